@@ -1,0 +1,165 @@
+//! The library's error type. Every variant's message says what happened and, where there is one,
+//! what the user can do about it.
+
+use std::path::{Path, PathBuf};
+
+use crate::perfdata::ParseError;
+use crate::read::MemoryError;
+
+/// Everything that can go wrong between naming a target and holding its parsed PerfData.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be opened, read or mapped.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// An ELF file is malformed or of a kind we cannot read.
+    #[error("{}: {reason}", path.display())]
+    Elf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The PerfData bytes are malformed.
+    #[error(transparent)]
+    PerfData(#[from] ParseError),
+    /// Reading the target's memory failed.
+    #[error("{what}: {source}")]
+    Memory {
+        /// What was being read.
+        what: String,
+        /// The failure.
+        source: MemoryError,
+    },
+    /// No process has this pid.
+    #[error("no process with pid {0}")]
+    NoSuchProcess(i32),
+    /// The process exited while it was being read.
+    #[error("process {0} exited while it was being read")]
+    ProcessExited(i32),
+    /// The pid now names another process than when the read began.
+    #[error("pid {0} was reused by another process during the read; run again")]
+    PidReused(i32),
+    /// The process has no libjvm mapped.
+    #[error("process {pid} ({comm}) is not a HotSpot JVM: no libjvm.so in /proc/{pid}/maps")]
+    NotAJvm {
+        /// The pid.
+        pid: i32,
+        /// Its command name.
+        comm: String,
+    },
+    /// `PerfMemory::_start` is NULL.
+    #[error(
+        "perf data is disabled in the target (-XX:-UsePerfData): PerfMemory::_start is NULL in process {0}"
+    )]
+    PerfDataDisabled(i32),
+    /// The region's `accessible` flag stayed 0 for the whole wait.
+    #[error(
+        "the PerfData region of process {pid} is not accessible yet (the JVM is still starting) after waiting {waited_ms} ms; try again or pass a longer --wait"
+    )]
+    NotAccessible {
+        /// The pid.
+        pid: i32,
+        /// How long we waited.
+        waited_ms: u64,
+    },
+    /// The OS refused an operation on the target for lack of permission.
+    #[error("{what}: permission denied. {hint}")]
+    PermissionDenied {
+        /// What was refused.
+        what: String,
+        /// The cause and the fix.
+        hint: String,
+    },
+    /// A ptrace operation failed for another reason.
+    #[error("ptrace {op} on thread {tid}: {source}")]
+    Ptrace {
+        /// The request.
+        op: &'static str,
+        /// The thread.
+        tid: i32,
+        /// The errno.
+        source: nix::Error,
+    },
+    /// Another tracer (a debugger) already traces the target.
+    #[error(
+        "process {pid} is already traced by process {tracer} (a debugger?): detach it first, or read without -F"
+    )]
+    AlreadyTraced {
+        /// The pid.
+        pid: i32,
+        /// `TracerPid` from `/proc/<pid>/status`.
+        tracer: i32,
+    },
+    /// No symbol source gave `PerfMemory::_start` / `_capacity`.
+    #[error("cannot locate PerfMemory in {}: {reason}", path.display())]
+    Locate {
+        /// The libjvm that was searched.
+        path: PathBuf,
+        /// Every source tried and why it failed.
+        reason: String,
+    },
+    /// The libjvm file opened is not the one mapped in the target.
+    #[error("{}: build-id {file_id} differs from the build-id {memory_id} of the libjvm mapped in the target (the file was replaced); symbols from it would give wrong addresses", path.display())]
+    BuildIdMismatch {
+        /// The file that was opened.
+        path: PathBuf,
+        /// Its build-id (hex).
+        file_id: String,
+        /// The build-id in the target's memory (hex).
+        memory_id: String,
+    },
+    /// The vmStructs table could not be walked.
+    #[error("gHotSpotVMStructs: {0}")]
+    VmStructs(String),
+    /// `_capacity` or `_start` hold values no JVM would have.
+    #[error("implausible PerfData region in the target: {0}")]
+    ImplausibleRegion(String),
+    /// An hsperfdata file failed a safety rule, or is missing.
+    #[error("{}: {reason}", path.display())]
+    HsperfFile {
+        /// The file or directory.
+        path: PathBuf,
+        /// The rule broken and what to do.
+        reason: String,
+    },
+    /// The shared-file path found no hsperfdata file for the pid.
+    #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NoHsperfFile {
+        /// The pid.
+        pid: i32,
+        /// The paths that were tried.
+        tried: Vec<PathBuf>,
+    },
+    /// A core file cannot be used.
+    #[error("{}: {reason}", path.display())]
+    Core {
+        /// The core file.
+        path: PathBuf,
+        /// What is wrong and what would help.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
+    /// An [`Error::Memory`] reading `what`.
+    pub fn memory(what: impl Into<String>, source: MemoryError) -> Self {
+        Error::Memory {
+            what: what.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! hsinspect: read HotSpot's PerfData (the hsperfdata counters) from outside the JVM.
+//!
+//! The data flows through the modules in this order:
+//!
+//! 1. [`target`]: which process or file; its identity; stopping it briefly ([`target::ptrace`]);
+//!    the hsperfdata file rules ([`target::hsperf_file`]).
+//! 2. [`locate`]: where libjvm is loaded, and the addresses of `PerfMemory::_start` /
+//!    `_capacity` from symbol tables or `gHotSpotVMStructs`.
+//! 3. [`read`]: the bytes of the region, through one [`read::ReadMemory`] interface.
+//! 4. [`perfdata`]: the pure parser, bytes in, counters out.
+//! 5. [`format`]: jcmd-compatible output and counter filters.
+//!
+//! The functions below run steps 1 to 4 for each kind of target.
+
+pub mod error;
+pub mod format;
+pub mod locate;
+pub mod perfdata;
+pub mod read;
+pub mod target;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use error::Error;
+use perfdata::Snapshot;
+use read::{MemoryError, ReadMemory};
+use target::ProcessInfo;
+
+/// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
+pub const MAX_REGION: u64 = 64 << 20;
+
+/// A parsed region and how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    /// The counters.
+    pub snapshot: Snapshot,
+    /// The raw region bytes (for saving or re-parsing).
+    pub bytes: Vec<u8>,
+    /// Facts for `-v`: path taken, symbol source, addresses, stop time.
+    pub details: Vec<String>,
+    /// Things the user should know even without `-v`.
+    pub warnings: Vec<String>,
+}
+
+/// Options of a forced read of a live process.
+#[derive(Debug, Clone)]
+pub struct ForcedOptions {
+    /// Stop the target's threads while reading (consistent snapshot). `false`: `--no-stop`.
+    pub stop: bool,
+    /// How long to wait for all threads to reach ptrace-stop.
+    pub stop_bound: Duration,
+    /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
+    pub wait_accessible: Duration,
+}
+
+impl Default for ForcedOptions {
+    fn default() -> Self {
+        ForcedOptions {
+            stop: true,
+            stop_bound: Duration::from_millis(100),
+            wait_accessible: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
+///
+/// Everything that needs no stop (maps, the ELF, symbols, the vmStructs walk) happens first;
+/// then, with the threads held (unless `opts.stop` is false), `_start` and `_capacity` are read
+/// and the region is copied in one `process_vm_readv`; then the threads are released and the
+/// start time is checked again, so a reused pid is caught.
+///
+/// # Errors
+/// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
+/// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
+pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    let info = ProcessInfo::read(pid)?;
+    let module = locate::libjvm::find_in_process(pid)?;
+    let mem = read::ProcessMemory::new(pid);
+    let located = locate::locate_perf_memory(&module, &mem).map_err(|e| permission(pid, e))?;
+    let mut details = vec![
+        format!("path: forced read of process {pid} ({}) memory", info.comm),
+        format!(
+            "libjvm: {} opened as {}, load bias {:#x}",
+            module.path.display(),
+            located.opened.display(),
+            located.load_bias
+        ),
+        format!("symbols: {}", located.source),
+        format!(
+            "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
+            located.vars.start, located.vars.capacity
+        ),
+    ];
+    let mut warnings: Vec<String> = located.notes.clone();
+    let began = Instant::now();
+    loop {
+        let (start, capacity, bytes, report) = read_region_once(pid, &located.vars, &mem, opts)?;
+        target::check_same_process(&info)?;
+        if let Some(r) = &report {
+            details.push(format!(
+                "stopped {} threads for {:.3} ms{}",
+                r.threads,
+                r.stopped_for.as_secs_f64() * 1e3,
+                if info.is_stopped() {
+                    " (the process was already stopped and stays stopped)"
+                } else {
+                    ""
+                }
+            ));
+            if !r.not_stopped.is_empty() {
+                warnings.push(format!(
+                    "threads {:?} did not stop within {} ms (uninterruptible?): read anyway, values may be mid-update",
+                    r.not_stopped,
+                    opts.stop_bound.as_millis()
+                ));
+            }
+        }
+        let Some(bytes) = bytes else {
+            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData).
+            if began.elapsed() < Duration::from_millis(500)
+                && process_age(&info) < Duration::from_secs(2)
+            {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            return Err(Error::PerfDataDisabled(pid));
+        };
+        details.push(format!("region: {capacity} bytes at {start:#x}"));
+        let snapshot = perfdata::parse(&bytes)?;
+        if !snapshot.prologue.accessible {
+            if began.elapsed() < opts.wait_accessible {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            return Err(Error::NotAccessible {
+                pid,
+                waited_ms: began.elapsed().as_millis() as u64,
+            });
+        }
+        return Ok(Reading {
+            snapshot,
+            bytes,
+            details,
+            warnings,
+        });
+    }
+}
+
+type RegionRead = (
+    u64,
+    u64,
+    Option<Vec<u8>>,
+    Option<target::ptrace::FreezeReport>,
+);
+
+fn read_region_once(
+    pid: i32,
+    vars: &locate::PerfMemoryVars,
+    mem: &read::ProcessMemory,
+    opts: &ForcedOptions,
+) -> Result<RegionRead, Error> {
+    let frozen = if opts.stop {
+        Some(target::ptrace::freeze(pid, opts.stop_bound)?)
+    } else {
+        None
+    };
+    let result = region_bytes(vars, mem);
+    let report = frozen.map(|f| f.thaw());
+    let (start, capacity, bytes) = result.map_err(|e| permission(pid, e))?;
+    Ok((start, capacity, bytes, report))
+}
+
+/// Reads `_start`, `_capacity` and then the region; `None` bytes when `_start` is NULL.
+pub fn region_bytes(
+    vars: &locate::PerfMemoryVars,
+    mem: &dyn ReadMemory,
+) -> Result<(u64, u64, Option<Vec<u8>>), Error> {
+    let start = mem
+        .read_u64(vars.start)
+        .map_err(|e| Error::memory("PerfMemory::_start", e))?;
+    let capacity = mem
+        .read_u64(vars.capacity)
+        .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
+    if start == 0 {
+        return Ok((0, capacity, None));
+    }
+    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
+        return Err(Error::ImplausibleRegion(format!(
+            "PerfMemory::_capacity is {capacity} bytes (expected {} to {MAX_REGION}); the symbols may not match this JVM",
+            perfdata::PROLOGUE_SIZE
+        )));
+    }
+    let mut bytes = vec![0u8; capacity as usize];
+    mem.read_exact_at(start, &mut bytes).map_err(|e| {
+        Error::memory(
+            format!("the PerfData region ({capacity} bytes at {start:#x})"),
+            e,
+        )
+    })?;
+    Ok((start, capacity, Some(bytes)))
+}
+
+fn process_age(info: &ProcessInfo) -> Duration {
+    let ticks = procfs::ticks_per_second().max(1);
+    let uptime = std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .unwrap_or_default();
+    uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
+}
+
+/// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
+fn permission(pid: i32, e: Error) -> Error {
+    match e {
+        Error::Memory {
+            what,
+            source: MemoryError::PermissionDenied { .. },
+        } => Error::PermissionDenied {
+            what: format!("reading {what} from process {pid}"),
+            hint: target::permission_hint(pid),
+        },
+        e => e,
+    }
+}
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`).
+///
+/// # Errors
+/// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
+/// a safety rule, [`Error::PerfData`] when its contents are malformed.
+pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    let info = ProcessInfo::read(pid)?;
+    let (path, bytes) = target::hsperf_file::read_for_process(&info)?;
+    let snapshot = perfdata::parse(&bytes)?;
+    let mut warnings = Vec::new();
+    if !snapshot.prologue.accessible {
+        warnings.push("the region is not marked accessible yet (the JVM is still starting): counters may be incomplete".into());
+    }
+    Ok(Reading {
+        snapshot,
+        bytes,
+        details: vec![format!(
+            "path: shared file {} (uid {}, NSpid {})",
+            path.display(),
+            info.euid,
+            info.nspid
+        )],
+        warnings,
+    })
+}
+
+/// Reads a saved hsperfdata file (`inspect <path>`).
+///
+/// # Errors
+/// As [`read_shared`], without the pid lookup.
+pub fn read_file(path: &Path) -> Result<Reading, Error> {
+    let bytes = target::hsperf_file::read_path(path)?;
+    let snapshot = perfdata::parse(&bytes)?;
+    Ok(Reading {
+        snapshot,
+        bytes,
+        details: vec![format!("path: file {}", path.display())],
+        warnings: Vec::new(),
+    })
+}
+
+/// A target named on the command line: a pid, or a path to an hsperfdata file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// A process id.
+    Pid(i32),
+    /// A file.
+    File(PathBuf),
+}
+
+impl TargetSpec {
+    /// All digits: a pid; anything else: a path.
+    pub fn parse(s: &str) -> Self {
+        match s.parse::<i32>() {
+            Ok(pid) if !s.starts_with(['+', '-']) => TargetSpec::Pid(pid),
+            _ => TargetSpec::File(PathBuf::from(s)),
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! An ELF shared object on disk (libjvm.so, or its separate debug file): its program headers,
+//! build-id and symbol tables, read with goblin from a read-only mapping of the file.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use goblin::container::{Container, Ctx, Endian};
+use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, Header};
+use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
+use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB, SectionHeader};
+use goblin::elf::sym::{STT_OBJECT, Symtab};
+use memmap2::Mmap;
+
+use crate::Error;
+
+/// `NT_GNU_BUILD_ID`, the note type of a GNU build-id (`elf.h`).
+const NT_GNU_BUILD_ID: u32 = 3;
+
+/// A mapped ELF file, 64-bit little-endian (x86_64 or aarch64).
+#[derive(Debug)]
+pub struct ElfFile {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    program_headers: Vec<ProgramHeader>,
+    section_headers: Vec<SectionHeader>,
+}
+
+/// Which table a symbol came from (reported by `-v`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SymbolSource {
+    /// `.symtab` of the file itself.
+    Symtab(PathBuf),
+    /// `.symtab` of a separate debug file (found by build-id or `.gnu_debuglink`).
+    DebugFile(PathBuf),
+    /// `.dynsym` (exported symbols only).
+    Dynsym(PathBuf),
+}
+
+impl std::fmt::Display for SymbolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SymbolSource::Symtab(p) => write!(f, ".symtab of {}", p.display()),
+            SymbolSource::DebugFile(p) => write!(f, ".symtab of debug file {}", p.display()),
+            SymbolSource::Dynsym(p) => write!(f, ".dynsym of {}", p.display()),
+        }
+    }
+}
+
+/// A defined symbol: its link-time value (`st_value`, add the load bias for an address) and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Symbol {
+    /// `st_value`, the link-time virtual address.
+    pub value: u64,
+    /// `st_size` in bytes.
+    pub size: u64,
+}
+
+fn malformed(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::Elf {
+        path: path.to_owned(),
+        reason: why.to_string(),
+    }
+}
+
+impl ElfFile {
+    /// Opens and maps `path` read-only and parses its headers.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be opened or mapped; [`Error::Elf`] when it is not a
+    /// 64-bit little-endian x86_64/aarch64 ELF executable or shared object, or its headers lie
+    /// outside the file.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Self::from_file(path, &file)
+    }
+
+    /// Like [`ElfFile::open`] for an already open file; `path` is for messages.
+    ///
+    /// # Errors
+    /// As [`ElfFile::open`].
+    pub fn from_file(path: &Path, file: &File) -> Result<Self, Error> {
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(malformed(path, "not a regular file"));
+        }
+        // SAFETY: the mapping is read-only and private; the bytes are treated as untrusted and
+        // every access is bounds-checked. A file truncated under us would raise SIGBUS, which is
+        // why the hsperfdata files (which other users control) are read with pread instead.
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, e))?;
+        let header = goblin::elf::Elf::parse_header(&map).map_err(|e| malformed(path, e))?;
+        if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
+            || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
+        {
+            return Err(malformed(path, "not a 64-bit little-endian ELF"));
+        }
+        if header.e_type != ET_DYN && header.e_type != ET_EXEC {
+            return Err(malformed(
+                path,
+                format!(
+                    "ELF type {} is not a shared object or executable",
+                    header.e_type
+                ),
+            ));
+        }
+        if header.e_machine != EM_X86_64 && header.e_machine != EM_AARCH64 {
+            return Err(malformed(
+                path,
+                format!("machine {} is not x86_64 or aarch64", header.e_machine),
+            ));
+        }
+        let ctx = Ctx::new(Container::Big, Endian::Little);
+        let program_headers =
+            ProgramHeader::parse(&map, header.e_phoff as usize, header.e_phnum as usize, ctx)
+                .map_err(|e| malformed(path, format!("program headers: {e}")))?;
+        let section_headers = if header.e_shoff == 0 {
+            Vec::new()
+        } else {
+            SectionHeader::parse(&map, header.e_shoff as usize, header.e_shnum as usize, ctx)
+                .map_err(|e| malformed(path, format!("section headers: {e}")))?
+        };
+        Ok(ElfFile {
+            path: path.to_owned(),
+            map,
+            header,
+            program_headers,
+            section_headers,
+        })
+    }
+
+    /// The path this file was opened by.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The program headers.
+    pub fn program_headers(&self) -> &[ProgramHeader] {
+        &self.program_headers
+    }
+
+    /// The ELF type (`ET_DYN` or `ET_EXEC`).
+    pub fn elf_type(&self) -> u16 {
+        self.header.e_type
+    }
+
+    /// The `PT_LOAD` segments.
+    pub fn loads(&self) -> impl Iterator<Item = &ProgramHeader> {
+        self.program_headers.iter().filter(|p| p.p_type == PT_LOAD)
+    }
+
+    /// The build-id from the file's notes (a `PT_NOTE` segment, else an `SHT_NOTE` section).
+    pub fn build_id(&self) -> Option<Vec<u8>> {
+        let ranges = self
+            .program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_NOTE)
+            .map(|p| (p.p_offset, p.p_filesz))
+            .chain(
+                self.section_headers
+                    .iter()
+                    .filter(|s| s.sh_type == SHT_NOTE)
+                    .map(|s| (s.sh_offset, s.sh_size)),
+            );
+        for (off, size) in ranges {
+            let Some(bytes) = slice(&self.map, off, size) else {
+                continue;
+            };
+            if let Some(id) = build_id_from_notes(bytes) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// The `PT_NOTE` segment that holds the build-id: its `p_vaddr` and `p_filesz`, so the same
+    /// note can be read from the target's memory and compared.
+    pub fn build_id_note_vaddr(&self) -> Option<(u64, u64)> {
+        self.program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_NOTE)
+            .find(|p| {
+                slice(&self.map, p.p_offset, p.p_filesz)
+                    .and_then(build_id_from_notes)
+                    .is_some()
+            })
+            .map(|p| (p.p_vaddr, p.p_filesz))
+    }
+
+    /// `.gnu_debuglink`: the debug file's name and the CRC32 of its contents.
+    pub fn debuglink(&self) -> Option<(String, u32)> {
+        let shstr = self.section_headers.get(self.header.e_shstrndx as usize)?;
+        let shstrtab = slice(&self.map, shstr.sh_offset, shstr.sh_size)?;
+        let sec = self
+            .section_headers
+            .iter()
+            .find(|s| c_str_at(shstrtab, s.sh_name as u32) == Some(b".gnu_debuglink"))?;
+        let bytes = slice(&self.map, sec.sh_offset, sec.sh_size)?;
+        let nul = bytes.iter().position(|&b| b == 0)?;
+        let name = std::str::from_utf8(&bytes[..nul]).ok()?.to_owned();
+        let crc_at = (nul + 1).next_multiple_of(4);
+        let crc = u32::from_le_bytes(bytes.get(crc_at..crc_at + 4)?.try_into().ok()?);
+        Some((name, crc))
+    }
+
+    /// The whole file's CRC32 (for checking a `.gnu_debuglink` target).
+    pub fn crc32(&self) -> u32 {
+        crc32fast::hash(&self.map)
+    }
+
+    /// Whether the file has a `.symtab` with entries (a debug file or an unstripped library).
+    pub fn has_symtab(&self) -> bool {
+        self.section_headers
+            .iter()
+            .any(|s| s.sh_type == SHT_SYMTAB && s.sh_size > 0)
+    }
+
+    /// Looks up each name in `wanted` in one pass over `.symtab` (`SHT_SYMTAB`) or `.dynsym`
+    /// (`SHT_DYNSYM`), as `table` says. Only defined data objects (`STT_OBJECT`) are considered,
+    /// which is all the locator ever looks up; a name defined twice keeps its first definition.
+    ///
+    /// One linear pass is used instead of building a hash table of all ~60 000 libjvm symbols
+    /// first: the locator needs four names once per run, and hashing every name would cost more
+    /// than the whole forced read (see ARCHITECTURE.md).
+    pub fn find_objects(&self, table: u32, wanted: &[&str]) -> Vec<Option<Symbol>> {
+        let mut found = vec![None; wanted.len()];
+        let Some(sec) = self
+            .section_headers
+            .iter()
+            .find(|s| s.sh_type == table && s.sh_entsize == 24)
+        else {
+            return found;
+        };
+        let Some(strsec) = self.section_headers.get(sec.sh_link as usize) else {
+            return found;
+        };
+        let Some(strtab) = slice(&self.map, strsec.sh_offset, strsec.sh_size) else {
+            return found;
+        };
+        if slice(&self.map, sec.sh_offset, sec.sh_size).is_none() {
+            return found;
+        }
+        let count = (sec.sh_size / 24) as usize;
+        let ctx = Ctx::new(Container::Big, Endian::Little);
+        let Ok(symtab) = Symtab::parse(&self.map, sec.sh_offset as usize, count, ctx) else {
+            return found;
+        };
+        let mut left = wanted.len();
+        for sym in symtab.iter() {
+            if sym.st_type() != STT_OBJECT || sym.st_shndx == 0 {
+                continue;
+            }
+            let Some(name) = c_str_at(strtab, sym.st_name as u32) else {
+                continue;
+            };
+            for (i, w) in wanted.iter().enumerate() {
+                if found[i].is_none() && name == w.as_bytes() {
+                    found[i] = Some(Symbol {
+                        value: sym.st_value,
+                        size: sym.st_size,
+                    });
+                    left -= 1;
+                }
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        found
+    }
+
+    /// `find_objects` over `.symtab`.
+    pub fn find_in_symtab(&self, wanted: &[&str]) -> Vec<Option<Symbol>> {
+        self.find_objects(SHT_SYMTAB, wanted)
+    }
+
+    /// `find_objects` over `.dynsym`.
+    pub fn find_in_dynsym(&self, wanted: &[&str]) -> Vec<Option<Symbol>> {
+        self.find_objects(SHT_DYNSYM, wanted)
+    }
+
+    /// The file bytes backing link-time address range `[vaddr, vaddr+len)`, when a `PT_LOAD`
+    /// segment holds them in the file (used to read constant data without touching the target).
+    pub fn bytes_at_vaddr(&self, vaddr: u64, len: u64) -> Option<&[u8]> {
+        let end = vaddr.checked_add(len)?;
+        let seg = self
+            .loads()
+            .find(|p| vaddr >= p.p_vaddr && end <= p.p_vaddr.saturating_add(p.p_filesz))?;
+        slice(&self.map, seg.p_offset + (vaddr - seg.p_vaddr), len)
+    }
+}
+
+fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(off).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    bytes.get(start..end)
+}
+
+fn c_str_at(table: &[u8], at: u32) -> Option<&[u8]> {
+    let rest = table.get(at as usize..)?;
+    let nul = rest.iter().position(|&b| b == 0)?;
+    Some(&rest[..nul])
+}
+
+/// Finds the `NT_GNU_BUILD_ID` descriptor in a buffer of ELF notes (4-byte aligned `Elf64_Nhdr`
+/// records: namesz, descsz, type, name, desc).
+pub fn build_id_from_notes(mut notes: &[u8]) -> Option<Vec<u8>> {
+    while notes.len() >= 12 {
+        let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().expect("4 bytes"));
+        let (namesz, descsz, ntype) = (word(0) as usize, word(4) as usize, word(8));
+        let name_end = 12usize.checked_add(namesz.next_multiple_of(4))?;
+        let desc_end = name_end.checked_add(descsz.next_multiple_of(4))?;
+        if desc_end > notes.len() {
+            return None;
+        }
+        if ntype == NT_GNU_BUILD_ID && &notes[12..12 + namesz] == b"GNU\0" {
+            return Some(notes[name_end..name_end + descsz].to_vec());
+        }
+        notes = &notes[desc_end..];
+    }
+    None
+}
+
+/// Lower-case hex of a build-id.
+pub fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}

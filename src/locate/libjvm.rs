@@ -1,0 +1,80 @@
+//! Finding libjvm in a live Linux process: its mappings from `/proc/<pid>/maps`, and the files
+//! that can stand for it (which still work when the library was deleted or replaced on disk after
+//! the JVM started, or when the target lives in another mount namespace).
+
+use std::path::PathBuf;
+
+use procfs::process::{MMapPath, Process};
+
+use super::{Mapping, Module};
+use crate::Error;
+use crate::target::process_error;
+
+/// The file name HotSpot's library has on Linux.
+pub const LIBJVM: &str = "libjvm.so";
+const DELETED: &str = " (deleted)";
+
+/// Finds libjvm among the mappings of process `pid`.
+///
+/// Candidates, best first: `/proc/<pid>/map_files/<range>` (the very inode mapped; needs
+/// `CAP_SYS_ADMIN` or `CAP_CHECKPOINT_RESTORE`), `/proc/<pid>/root/<path>` (the target's mount
+/// namespace), and `<path>` itself.
+///
+/// # Errors
+/// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when maps cannot be read, and
+/// [`Error::NotAJvm`] when no libjvm is mapped.
+pub fn find_in_process(pid: i32) -> Result<Module, Error> {
+    let process = Process::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
+    let maps = process
+        .maps()
+        .map_err(|e| process_error(pid, "read /proc/<pid>/maps", e))?;
+    let mut path: Option<PathBuf> = None;
+    let mut deleted = false;
+    let mut mappings = Vec::new();
+    for m in maps.iter() {
+        let MMapPath::Path(p) = &m.pathname else {
+            continue;
+        };
+        let s = p.to_string_lossy();
+        let (name, is_deleted) = match s.strip_suffix(DELETED) {
+            Some(n) => (n, true),
+            None => (&*s, false),
+        };
+        if !name.ends_with(&format!("/{LIBJVM}")) {
+            continue;
+        }
+        match &path {
+            None => {
+                path = Some(PathBuf::from(name));
+                deleted = is_deleted;
+            }
+            Some(first) if first.as_os_str() != name => continue, // a second libjvm: keep the first
+            Some(_) => {}
+        }
+        mappings.push(Mapping {
+            start: m.address.0,
+            end: m.address.1,
+            offset: m.offset,
+        });
+    }
+    let Some(path) = path else {
+        let comm = process.stat().map(|s| s.comm).unwrap_or_default();
+        return Err(Error::NotAJvm { pid, comm });
+    };
+    let mut candidates = Vec::new();
+    if let Some(first) = mappings.iter().min_by_key(|m| m.offset) {
+        candidates.push(PathBuf::from(format!(
+            "/proc/{pid}/map_files/{:x}-{:x}",
+            first.start, first.end
+        )));
+    }
+    // A deleted library's path may now hold another build: the build-id check rejects that.
+    candidates.push(PathBuf::from(format!("/proc/{pid}/root{}", path.display())));
+    candidates.push(path.clone());
+    let _ = deleted;
+    Ok(Module {
+        path,
+        mappings,
+        candidates,
+    })
+}

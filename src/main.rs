@@ -1,0 +1,158 @@
+//! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use hsinspect::format::{self, Filter};
+use hsinspect::{Error, ForcedOptions, Reading, TargetSpec};
+
+const EXAMPLES: &str = "\
+Examples:
+  inspect -F 4242                  every counter of JVM 4242, read from its memory (works on hung
+                                   JVMs and with -XX:+PerfDisableSharedMem); same output as
+                                   `jcmd 4242 PerfCounter.print`
+  inspect 4242                     the same from its hsperfdata file (no ptrace needed)
+  inspect -F 4242 sun.gc.collector 'java.threads.*'
+                                   only counters with that prefix or matching that glob
+  inspect --no-stop -F 4242        read without stopping the JVM (for frequent sampling)
+  inspect /tmp/hsperfdata_app/4242 a saved or copied hsperfdata file
+  inspect --save out.hsperf -F 4242
+                                   also write the raw region, readable later by `inspect out.hsperf`
+
+Permissions: -F needs ptrace access: root, the JVM's own user (when kernel.yama.ptrace_scope is 0),
+or CAP_SYS_PTRACE (in a container: --cap-add SYS_PTRACE). Without it, `inspect <pid>` reads the
+hsperfdata file, which the JVM's user and root can read.";
+
+/// Read HotSpot JVM performance counters (PerfData / hsperfdata) from outside the JVM.
+#[derive(Debug, Parser)]
+#[command(name = "inspect", version, about, after_help = EXAMPLES)]
+struct Cli {
+    /// A JVM's pid, or the path of an hsperfdata file.
+    target: String,
+
+    /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
+    patterns: Vec<String>,
+
+    /// Forced read: take the region out of the process's memory (ptrace), not its hsperfdata file.
+    #[arg(short = 'F', long = "force")]
+    force: bool,
+
+    /// With -F: do not stop the JVM's threads while reading (no pause, snapshot may be torn).
+    #[arg(long, requires = "force")]
+    no_stop: bool,
+
+    /// With -F: longest time to wait for the JVM's threads to stop, in milliseconds.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    stop_timeout: u64,
+
+    /// Longest time to wait for a starting JVM to make its region accessible, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    wait: u64,
+
+    /// Also write the raw PerfData region to this file (never over an existing one).
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+
+    /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("inspect: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    let filter = Filter::new(&cli.patterns).context("bad counter pattern")?;
+    let reading = read(cli)?;
+    if cli.verbose {
+        for d in &reading.details {
+            eprintln!("inspect: {d}");
+        }
+    }
+    for w in &reading.warnings {
+        eprintln!("inspect: warning: {w}");
+    }
+    if let Some(path) = &cli.save {
+        save(path, &reading.bytes)?;
+    }
+    let counters = format::sorted(&reading.snapshot, &filter);
+    if counters.is_empty() && !filter.is_empty() {
+        bail!("no counter matches {}", cli.patterns.join(" "));
+    }
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written =
+        format::write_jcmd(&mut out, &counters).and_then(|skipped| out.flush().map(|()| skipped));
+    match written {
+        Ok(skipped) => {
+            for c in skipped {
+                eprintln!(
+                    "inspect: warning: counter {} has a value jcmd cannot show ({:?}); left out",
+                    c.name, c.value
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e).context("writing the counters"),
+    }
+}
+
+fn read(cli: &Cli) -> anyhow::Result<Reading> {
+    match TargetSpec::parse(&cli.target) {
+        TargetSpec::Pid(pid) if cli.force => {
+            let opts = ForcedOptions {
+                stop: !cli.no_stop,
+                stop_bound: Duration::from_millis(cli.stop_timeout),
+                wait_accessible: Duration::from_millis(cli.wait),
+            };
+            match hsinspect::read_forced(pid, &opts) {
+                Err(Error::PermissionDenied { what, hint }) => {
+                    // Fall back to the shared file when it is readable.
+                    match hsinspect::read_shared(pid) {
+                        Ok(mut r) => {
+                            eprintln!(
+                                "inspect: {what}: permission denied; read the hsperfdata file instead"
+                            );
+                            r.details.insert(0, format!("forced read refused: {hint}"));
+                            Ok(r)
+                        }
+                        Err(_) => Err(Error::PermissionDenied { what, hint }.into()),
+                    }
+                }
+                other => Ok(other?),
+            }
+        }
+        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared(pid)?),
+        TargetSpec::File(path) if cli.force => {
+            bail!(
+                "-F reads a live process: give a pid, not the path {}",
+                path.display()
+            )
+        }
+        TargetSpec::File(path) => Ok(hsinspect::read_file(&path)?),
+    }
+}
+
+fn save(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("--save {}", path.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("--save {}", path.display()))?;
+    Ok(())
+}

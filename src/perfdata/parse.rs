@@ -1,0 +1,388 @@
+//! Bounds-checked walk of a PerfData buffer. Every field is untrusted: each offset and length is
+//! checked against the buffer before use, nothing is allocated from a size the buffer gives that is
+//! not already backed by bytes of the buffer, and every loop is bounded by the buffer's length.
+
+use super::{
+    ByteOrder, Counter, ENTRY_HEADER_SIZE, MAGIC, PROLOGUE_SIZE, Prologue, Snapshot, Units, Value,
+    Variability,
+};
+
+/// Why a buffer is not a valid PerfData region, and where (byte offset into the buffer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed PerfData at offset {offset:#x}: {reason}")]
+pub struct ParseError {
+    /// Byte offset into the buffer of the field at fault.
+    pub offset: usize,
+    /// What is wrong, in words.
+    pub reason: String,
+}
+
+fn err<T>(offset: usize, reason: impl Into<String>) -> Result<T, ParseError> {
+    Err(ParseError {
+        offset,
+        reason: reason.into(),
+    })
+}
+
+struct Fields<'a> {
+    buf: &'a [u8],
+    order: ByteOrder,
+}
+
+impl Fields<'_> {
+    fn bytes<const N: usize>(&self, at: usize, what: &str) -> Result<[u8; N], ParseError> {
+        match at.checked_add(N).and_then(|end| self.buf.get(at..end)) {
+            Some(s) => Ok(s.try_into().expect("slice has length N")),
+            None => err(
+                at,
+                format!(
+                    "{what} lies past the end of the {}-byte buffer",
+                    self.buf.len()
+                ),
+            ),
+        }
+    }
+
+    fn i32(&self, at: usize, what: &str) -> Result<i32, ParseError> {
+        let b = self.bytes::<4>(at, what)?;
+        Ok(match self.order {
+            ByteOrder::Big => i32::from_be_bytes(b),
+            ByteOrder::Little => i32::from_le_bytes(b),
+        })
+    }
+
+    fn i64(&self, at: usize, what: &str) -> Result<i64, ParseError> {
+        let b = self.bytes::<8>(at, what)?;
+        Ok(match self.order {
+            ByteOrder::Big => i64::from_be_bytes(b),
+            ByteOrder::Little => i64::from_le_bytes(b),
+        })
+    }
+
+    fn u8(&self, at: usize, what: &str) -> Result<u8, ParseError> {
+        Ok(self.bytes::<1>(at, what)?[0])
+    }
+
+    /// A non-negative `jint` as an offset or length.
+    fn len(&self, at: usize, what: &str) -> Result<usize, ParseError> {
+        let v = self.i32(at, what)?;
+        usize::try_from(v).or_else(|_| err(at, format!("{what} is negative ({v})")))
+    }
+}
+
+/// Parses a PerfData region: the prologue, every entry up to `num_entries` (or up to a zero
+/// `entry_length`, the tail the VM is still writing), then appends jvmstat's pseudo counters
+/// `sun.perfdata.{majorVersion,minorVersion,size,used,overflow,timestamp}`.
+///
+/// `buf` is the whole region (`PerfMemory::_capacity` bytes, or the whole hsperfdata file); its
+/// length becomes `sun.perfdata.size`. Accessibility is reported in the prologue, not checked here.
+///
+/// # Errors
+/// A [`ParseError`] with the offset and the rule broken: short buffer, bad magic, unknown byte
+/// order, a version other than 2.0, `used`/`entry_offset`/`num_entries` out of range, and for each
+/// entry a length, name or data that does not fit, a misaligned entry, a name without NUL or not
+/// UTF-8, unknown units or variability.
+pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
+    let prologue = parse_prologue(buf)?;
+    let f = Fields {
+        buf,
+        order: prologue.byte_order,
+    };
+    // Entries live in [entry_offset, used): `PerfMemory::alloc` bumps `used` before it writes.
+    let limit = prologue.used as usize;
+    let num_entries = prologue.num_entries as usize;
+    let mut counters = Vec::with_capacity(num_entries.min(limit / ENTRY_HEADER_SIZE) + 6);
+    let mut at = prologue.entry_offset as usize;
+    let mut tail_in_progress = false;
+    for index in 0..num_entries {
+        if at % 4 != 0 {
+            return err(
+                at,
+                format!("entry {index} is misaligned (offset not a multiple of 4)"),
+            );
+        }
+        if at + ENTRY_HEADER_SIZE > limit {
+            // The header is not even reserved yet: only possible while `used` races ahead.
+            if at + 4 <= limit && f.i32(at, "entry_length")? == 0 {
+                tail_in_progress = true;
+                break;
+            }
+            return err(
+                at,
+                format!("entry {index} header runs past used ({limit} bytes)"),
+            );
+        }
+        match parse_entry(&f, at, limit, index)? {
+            Some((counter, length)) => {
+                counters.push(counter);
+                at += length;
+            }
+            None => {
+                tail_in_progress = true;
+                break;
+            }
+        }
+    }
+    push_pseudo_counters(&mut counters, &prologue, buf.len());
+    Ok(Snapshot {
+        prologue,
+        size: buf.len(),
+        counters,
+        tail_in_progress,
+    })
+}
+
+fn parse_prologue(buf: &[u8]) -> Result<Prologue, ParseError> {
+    if buf.len() < PROLOGUE_SIZE {
+        return err(
+            0,
+            format!(
+                "buffer is {} bytes, shorter than the {PROLOGUE_SIZE}-byte prologue",
+                buf.len()
+            ),
+        );
+    }
+    if buf[0..4] != MAGIC {
+        return err(
+            0,
+            format!(
+                "bad magic {:02x?}, expected ca fe c0 c0 (not a PerfData region)",
+                &buf[0..4]
+            ),
+        );
+    }
+    let byte_order = match buf[4] {
+        0 => ByteOrder::Big,
+        1 => ByteOrder::Little,
+        b => {
+            return err(
+                4,
+                format!("unknown byte order {b} (0 = big endian, 1 = little endian)"),
+            );
+        }
+    };
+    let f = Fields {
+        buf,
+        order: byte_order,
+    };
+    let (major_version, minor_version) = (buf[5], buf[6]);
+    if (major_version, minor_version) != (2, 0) {
+        return err(
+            5,
+            format!(
+                "PerfData version {major_version}.{minor_version} is not supported (only 2.0, written by HotSpot since JDK 1.4.2)"
+            ),
+        );
+    }
+    let used = f.i32(8, "used")?;
+    if used < PROLOGUE_SIZE as i32 || used as usize > buf.len() {
+        return err(
+            8,
+            format!(
+                "used = {used} is outside [{PROLOGUE_SIZE}, {}] (the buffer size)",
+                buf.len()
+            ),
+        );
+    }
+    let overflow = f.i32(12, "overflow")?;
+    if overflow < 0 {
+        return err(12, format!("overflow is negative ({overflow})"));
+    }
+    let mod_time_stamp = f.i64(16, "mod_time_stamp")?;
+    let entry_offset = f.i32(24, "entry_offset")?;
+    if entry_offset < PROLOGUE_SIZE as i32 || entry_offset > used {
+        return err(
+            24,
+            format!("entry_offset = {entry_offset} is outside [{PROLOGUE_SIZE}, used = {used}]"),
+        );
+    }
+    let num_entries = f.i32(28, "num_entries")?;
+    if num_entries < 0 {
+        return err(28, format!("num_entries is negative ({num_entries})"));
+    }
+    Ok(Prologue {
+        byte_order,
+        major_version,
+        minor_version,
+        accessible: buf[7] != 0,
+        used,
+        overflow,
+        mod_time_stamp,
+        entry_offset,
+        num_entries,
+    })
+}
+
+/// Parses the entry at `at`; `Ok(None)` for a zero `entry_length` (the end of what is written).
+fn parse_entry(
+    f: &Fields,
+    at: usize,
+    limit: usize,
+    index: usize,
+) -> Result<Option<(Counter, usize)>, ParseError> {
+    let length = f.len(at, "entry_length")?;
+    if length == 0 {
+        return Ok(None);
+    }
+    if length < ENTRY_HEADER_SIZE || length > limit - at {
+        return err(
+            at,
+            format!(
+                "entry {index}: entry_length {length} is outside [{ENTRY_HEADER_SIZE}, {}] (bytes left before used)",
+                limit - at
+            ),
+        );
+    }
+    let entry = &f.buf[at..at + length];
+    let name_offset = f.len(at + 4, "name_offset")?;
+    let vector_length = f.len(at + 8, "vector_length")?;
+    let type_code = f.u8(at + 12, "data_type")?;
+    let flags = f.u8(at + 13, "flags")?;
+    let units_code = f.u8(at + 14, "data_units")?;
+    let variability_code = f.u8(at + 15, "data_variability")?;
+    let data_offset = f.len(at + 16, "data_offset")?;
+
+    if name_offset < ENTRY_HEADER_SIZE || name_offset >= length {
+        return err(
+            at + 4,
+            format!(
+                "entry {index}: name_offset {name_offset} is outside [{ENTRY_HEADER_SIZE}, {length}) (the entry)"
+            ),
+        );
+    }
+    if data_offset < name_offset || data_offset > length {
+        return err(
+            at + 16,
+            format!(
+                "entry {index}: data_offset {data_offset} is outside [name_offset = {name_offset}, entry_length = {length}]"
+            ),
+        );
+    }
+    let name_area = &entry[name_offset..data_offset];
+    let Some(nul) = name_area.iter().position(|&b| b == 0) else {
+        return err(
+            at + name_offset,
+            format!("entry {index}: name has no NUL before data_offset {data_offset}"),
+        );
+    };
+    if nul == 0 {
+        return err(at + name_offset, format!("entry {index}: empty name"));
+    }
+    let name = match std::str::from_utf8(&name_area[..nul]) {
+        Ok(s) => s.to_owned(),
+        Err(e) => {
+            return err(
+                at + name_offset + e.valid_up_to(),
+                format!("entry {index}: name is not UTF-8"),
+            );
+        }
+    };
+    let Some(units) = Units::from_code(units_code) else {
+        return err(
+            at + 14,
+            format!("entry {index} ({name}): unknown data_units {units_code}"),
+        );
+    };
+    let Some(variability) = Variability::from_code(variability_code) else {
+        return err(
+            at + 15,
+            format!("entry {index} ({name}): unknown data_variability {variability_code}"),
+        );
+    };
+    let data = &entry[data_offset..];
+    let value = match (type_code, vector_length) {
+        (b'J', 0) => {
+            let Some(bytes) = data.get(..8) else {
+                return err(
+                    at + data_offset,
+                    format!("entry {index} ({name}): jlong data runs past entry_length {length}"),
+                );
+            };
+            let bytes: [u8; 8] = bytes.try_into().expect("8 bytes");
+            Value::Long(match f.order {
+                ByteOrder::Big => i64::from_be_bytes(bytes),
+                ByteOrder::Little => i64::from_le_bytes(bytes),
+            })
+        }
+        (b'B', n) if n > 0 => {
+            let Some(bytes) = data.get(..n) else {
+                return err(
+                    at + 8,
+                    format!(
+                        "entry {index} ({name}): vector_length {n} runs past entry_length {length}"
+                    ),
+                );
+            };
+            if units == Units::String {
+                let end = bytes.iter().position(|&b| b == 0).unwrap_or(n);
+                Value::String(String::from_utf8_lossy(&bytes[..end]).into_owned())
+            } else {
+                Value::Bytes(bytes.to_vec())
+            }
+        }
+        (type_code, n) => Value::Unsupported {
+            type_code,
+            vector_length: u32::try_from(n).unwrap_or(u32::MAX),
+        },
+    };
+    let counter = Counter {
+        name,
+        value,
+        units,
+        variability,
+        supported: flags & 1 != 0,
+        offset: Some(at),
+    };
+    Ok(Some((counter, length)))
+}
+
+/// jvmstat's pseudo counters (`v2_0/PerfDataBuffer.buildPseudoMonitors`): prologue fields shown
+/// as counters by jcmd `PerfCounter.print` and `jstat -snap`.
+fn push_pseudo_counters(out: &mut Vec<Counter>, p: &Prologue, size: usize) {
+    let pseudo = |name: &str, value: i64, units, variability| Counter {
+        name: name.to_owned(),
+        value: Value::Long(value),
+        units,
+        variability,
+        supported: true,
+        offset: None,
+    };
+    out.extend([
+        pseudo(
+            "sun.perfdata.majorVersion",
+            p.major_version.into(),
+            Units::None,
+            Variability::Constant,
+        ),
+        pseudo(
+            "sun.perfdata.minorVersion",
+            p.minor_version.into(),
+            Units::None,
+            Variability::Constant,
+        ),
+        pseudo(
+            "sun.perfdata.size",
+            size as i64,
+            Units::Bytes,
+            Variability::Constant,
+        ),
+        pseudo(
+            "sun.perfdata.used",
+            p.used.into(),
+            Units::Bytes,
+            Variability::Monotonic,
+        ),
+        pseudo(
+            "sun.perfdata.overflow",
+            p.overflow.into(),
+            Units::Bytes,
+            Variability::Monotonic,
+        ),
+        pseudo(
+            "sun.perfdata.timestamp",
+            p.mod_time_stamp,
+            Units::Ticks,
+            Variability::Monotonic,
+        ),
+    ]);
+}
