@@ -95,7 +95,7 @@ pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
     let mut at = prologue.entry_offset as usize;
     let mut tail_in_progress = false;
     for index in 0..num_entries {
-        if at % 4 != 0 {
+        if !at.is_multiple_of(4) {
             return err(
                 at,
                 format!("entry {index} is misaligned (offset not a multiple of 4)"),

@@ -1,0 +1,47 @@
+//! `inspect -F <pid>` and `inspect <pid>` against real JDK 17 JVMs, with jcmd as the reference.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn forced_read_matches_jcmd() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_counters(&jvm.java_home, jvm.pid);
+    let ours = counters(&inspect_ok(&["-F", &pid]));
+    let after = jcmd_counters(&jvm.java_home, jvm.pid);
+    let compared = assert_matches_reference(&ours, &before, &after);
+    assert!(compared > 100, "compared {compared}");
+    assert_left_alone(jvm.pid, false);
+}
+
+#[test]
+fn shared_file_read_matches_jcmd() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_counters(&jvm.java_home, jvm.pid);
+    let ours = counters(&inspect_ok(&[&pid]));
+    let after = jcmd_counters(&jvm.java_home, jvm.pid);
+    assert_matches_reference(&ours, &before, &after);
+}
+
+#[test]
+fn output_is_byte_identical_to_jcmd_for_constants() {
+    // Counters that never change must print exactly as jcmd prints them, quoting included.
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let ours = inspect_ok(&["-F", &pid, "java.property", "sun.rt.javaCommand"]);
+    let out = std::process::Command::new(jvm.java_home.join("bin/jcmd"))
+        .args([&pid, "PerfCounter.print"])
+        .output()
+        .unwrap();
+    let jcmd = String::from_utf8(out.stdout).unwrap();
+    let expected: String = jcmd
+        .lines()
+        .filter(|l| l.starts_with("java.property") || l.starts_with("sun.rt.javaCommand"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(ours, expected);
+}
