@@ -52,6 +52,8 @@ pub struct ForcedOptions {
     pub stop_bound: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
+    /// Use and fill the per-build symbol cache ([`locate::cache`]).
+    pub symbol_cache: bool,
 }
 
 impl Default for ForcedOptions {
@@ -60,6 +62,7 @@ impl Default for ForcedOptions {
             stop: true,
             stop_bound: Duration::from_millis(100),
             wait_accessible: Duration::from_secs(5),
+            symbol_cache: true,
         }
     }
 }
@@ -78,7 +81,13 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let module = locate::libjvm::find_in_process(pid)?;
     let mem = read::ProcessMemory::new(pid);
-    let located = locate::locate_perf_memory(&module, &mem).map_err(|e| permission(pid, e))?;
+    let cache = if opts.symbol_cache {
+        locate::cache::SymbolCache::from_env()
+    } else {
+        None
+    };
+    let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
+        .map_err(|e| permission(pid, e))?;
     let mut details = vec![
         format!("path: forced read of process {pid} ({}) memory", info.comm),
         format!(
@@ -93,7 +102,8 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
             located.vars.start, located.vars.capacity
         ),
     ];
-    let mut warnings: Vec<String> = located.notes.clone();
+    let mut warnings = Vec::new();
+    details.extend(located.notes.iter().map(|n| format!("note: {n}")));
     let began = Instant::now();
     loop {
         let (start, capacity, bytes, report) = read_region_once(pid, &located.vars, &mem, opts)?;

@@ -57,6 +57,10 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
 
+    /// With -F: do not use or fill the per-build symbol cache (~/.cache/hsinspect).
+    #[arg(long)]
+    no_cache: bool,
+
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
@@ -117,6 +121,7 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
                 stop: !cli.no_stop,
                 stop_bound: Duration::from_millis(cli.stop_timeout),
                 wait_accessible: Duration::from_millis(cli.wait),
+                symbol_cache: !cli.no_cache,
             };
             match hsinspect::read_forced(pid, &opts) {
                 Err(Error::PermissionDenied { what, hint }) => {
