@@ -326,12 +326,12 @@ fn find_vars(
     match vmstructs::find_perf_memory(mem, &resolve) {
         Ok(vars) => Ok((
             vars,
-            format!("gHotSpotVMStructs (exported by {})", elf.path().display()),
+            format!("gHotSpotVMStructs (exported by {})", real_path.display()),
         )),
         Err(e) => {
             tried.push(e.to_string());
             Err(Error::Locate {
-                path: elf.path().to_owned(),
+                path: real_path.to_owned(),
                 reason: tried.join("; "),
             })
         }
