@@ -45,3 +45,28 @@ fn output_is_byte_identical_to_jcmd_for_constants() {
     assert!(!expected.is_empty());
     assert_eq!(ours, expected);
 }
+
+#[test]
+fn symbol_cache_is_used_and_gives_the_same_counters() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let cache = tempfile::tempdir().unwrap();
+    let first = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    assert!(first.status.success());
+    let first_err = String::from_utf8_lossy(&first.stderr);
+    assert!(first_err.contains("symbols: .symtab of"), "{first_err}");
+    let entries: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "one cache entry per build: {entries:?}");
+    let second = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    let second_err = String::from_utf8_lossy(&second.stderr);
+    assert!(second_err.contains("symbols: symbol cache for build-id"), "{second_err}");
+    assert_eq!(first.stdout, second.stdout);
+
+    // An entry others could have written is not trusted.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&entries[0], std::fs::Permissions::from_mode(0o666)).unwrap();
+    let third = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    let third_err = String::from_utf8_lossy(&third.stderr);
+    assert!(third_err.contains("symbols: .symtab of"), "{third_err}");
+    assert_eq!(first.stdout, third.stdout);
+}

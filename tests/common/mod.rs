@@ -111,10 +111,18 @@ impl Drop for Jvm {
     }
 }
 
-/// Runs the `inspect` binary.
+/// Runs the `inspect` binary with an empty symbol cache of its own, so every run exercises the
+/// real symbol lookup (the cache has its own tests).
 pub fn inspect(args: &[&str]) -> Output {
+    let cache = tempfile::tempdir().unwrap();
+    inspect_with_cache(args, cache.path())
+}
+
+/// Runs the `inspect` binary with the symbol cache in `cache_dir`.
+pub fn inspect_with_cache(args: &[&str], cache_dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_inspect"))
         .args(args)
+        .env("HSINSPECT_CACHE_DIR", cache_dir)
         .output()
         .expect("running inspect")
 }
