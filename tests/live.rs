@@ -55,11 +55,17 @@ fn symbol_cache_is_used_and_gives_the_same_counters() {
     assert!(first.status.success());
     let first_err = String::from_utf8_lossy(&first.stderr);
     assert!(first_err.contains("symbols: .symtab of"), "{first_err}");
-    let entries: Vec<_> = std::fs::read_dir(cache.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let entries: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(entries.len(), 1, "one cache entry per build: {entries:?}");
     let second = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
     let second_err = String::from_utf8_lossy(&second.stderr);
-    assert!(second_err.contains("symbols: symbol cache for build-id"), "{second_err}");
+    assert!(
+        second_err.contains("symbols: symbol cache for build-id"),
+        "{second_err}"
+    );
     assert_eq!(first.stdout, second.stdout);
 
     // An entry others could have written is not trusted.
