@@ -75,6 +75,15 @@ impl Default for ForcedOptions {
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    read_forced_inner(pid, opts).map_err(|e| match e {
+        // An exiting process fails in odd ways (EPERM from ptrace, short reads): say what happened.
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if target::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    })
+}
+
+fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let module = locate::libjvm::find_in_process(pid)?;
     let mem = read::ProcessMemory::new(pid);
@@ -232,6 +241,16 @@ fn permission(pid: i32, e: Error) -> Error {
 /// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
 /// a safety rule, [`Error::PerfData`] when its contents are malformed.
 pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    read_shared_inner(pid).map_err(|e| match e {
+        // The JVM deletes its file as it exits: "no file" then means "exited".
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if target::exited_or_exiting(pid) => {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+fn read_shared_inner(pid: i32) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let (path, bytes) = target::hsperf_file::read_for_process(&info)?;
     let snapshot = perfdata::parse(&bytes)?;

@@ -455,25 +455,30 @@ fn not_a_jvm_no_such_pid_and_exit_during_read() {
         let mut outs = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(20);
         while Path::new(&format!("/proc/{pid}/maps")).exists() && Instant::now() < deadline {
-            outs.push(inspect(&["-F", &pid.to_string()]));
+            outs.push((true, inspect(&["-F", &pid.to_string()])));
+            outs.push((false, inspect(&[&pid.to_string()])));
         }
-        outs.push(inspect(&["-F", &pid.to_string()]));
+        outs.push((true, inspect(&["-F", &pid.to_string()])));
         outs
     });
     std::thread::sleep(Duration::from_millis(300));
     drop(jvm);
     let outs = reader.join().unwrap();
     assert!(outs.len() >= 2);
-    for out in &outs {
+    for (forced, out) in &outs {
         if !out.status.success() {
             let err = inspect_err(out);
+            // The VM deletes its hsperfdata file early in its shutdown, while it still runs.
+            let file_gone = !forced && err.contains("no hsperfdata file");
             assert!(
-                err.contains("exited") || err.contains(&format!("no process with pid {pid}")),
+                err.contains("exited")
+                    || err.contains(&format!("no process with pid {pid}"))
+                    || file_gone,
                 "unclear error for a JVM that exited: {err}"
             );
         }
     }
-    assert!(!outs.last().unwrap().status.success());
+    assert!(!outs.last().unwrap().1.status.success());
 }
 
 #[test]
