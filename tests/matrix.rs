@@ -246,6 +246,80 @@ fn separate_debug_file_by_debuglink() {
     assert_matches_reference(&ours, &before, &after);
 }
 
+/// Removes a file on drop (a debug file placed under the global `/usr/lib/debug`).
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        // Its `xx/` directory too, if this left it empty (fails harmlessly otherwise).
+        if let Some(parent) = self.0.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+#[test]
+fn separate_debug_file_by_build_id() {
+    let dir = scratch_dir("build-id");
+    let home = jdk_copy(&jdk17(), dir.path());
+    // A build-id of this test run's own (random), so the file it places under the global
+    // /usr/lib/debug/.build-id can be no other library's and no other test's.
+    let mut id = [0u8; 20];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut id).unwrap();
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    // The note: namesz 4, descsz 20, type NT_GNU_BUILD_ID (3), "GNU\0", the id.
+    let mut note = Vec::new();
+    for v in [4u32, 20, 3] {
+        note.extend_from_slice(&v.to_le_bytes());
+    }
+    note.extend_from_slice(b"GNU\0");
+    note.extend_from_slice(&id);
+    let note_file = dir.path().join("build-id.note");
+    std::fs::write(&note_file, &note).unwrap();
+    rewrite_libjvm(
+        &home,
+        "objcopy",
+        &[&format!(
+            "--update-section=.note.gnu.build-id={}",
+            note_file.display()
+        )],
+    );
+    let debug_dir = Path::new("/usr/lib/debug/.build-id").join(&hex[..2]);
+    std::fs::create_dir_all(&debug_dir).unwrap();
+    let debug = RemoveOnDrop(debug_dir.join(format!("{}.debug", &hex[2..])));
+    run_ok(
+        Command::new("objcopy")
+            .arg("--only-keep-debug")
+            .arg(home.join("lib/server/libjvm.so"))
+            .arg(&debug.0),
+    );
+    rewrite_libjvm(
+        &home,
+        "strip",
+        &["--strip-all", "--remove-section=.gnu_debuglink"],
+    );
+    let lib = home.join("lib/server/libjvm.so");
+    let notes = run_ok(Command::new("readelf").arg("-n").arg(&lib));
+    assert!(String::from_utf8_lossy(&notes.stdout).contains(&hex));
+    assert!(!has_section(&lib, ".symtab"));
+
+    let jvm = Jvm::start_with(&home, &[], 0);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_counters(&home, jvm.pid);
+    let out = inspect(&["-F", "-v", &pid]);
+    let after = jcmd_counters(&home, jvm.pid);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&debug.0.display().to_string()),
+        "-v does not name the debug file {}: {stderr}",
+        debug.0.display()
+    );
+    let ours = counters(&String::from_utf8(out.stdout).unwrap());
+    assert_matches_reference(&ours, &before, &after);
+}
+
 #[test]
 fn libjvm_replaced_on_disk_after_start() {
     let dir = scratch_dir("replaced");
