@@ -176,9 +176,30 @@ fn has_section(lib: &Path, section: &str) -> bool {
 }
 
 #[test]
-fn stripped_libjvm_found_through_vmstructs() {
-    let dir = scratch_dir("stripped");
-    let home = jdk_copy(&jdk17(), dir.path());
+fn stripped_libjvm_found_through_vmstructs_jdk17() {
+    stripped_libjvm_found_through_vmstructs(17);
+}
+
+#[test]
+fn stripped_libjvm_found_through_vmstructs_jdk11() {
+    stripped_libjvm_found_through_vmstructs(11);
+}
+
+#[test]
+fn stripped_libjvm_found_through_vmstructs_jdk21() {
+    stripped_libjvm_found_through_vmstructs(21);
+}
+
+#[test]
+fn stripped_libjvm_found_through_vmstructs_jdk25() {
+    stripped_libjvm_found_through_vmstructs(25);
+}
+
+/// A copy of JDK `major` whose libjvm keeps only `.dynsym`: `-F` must walk the exported
+/// `gHotSpotVMStructs` table of that version and still match jcmd.
+fn stripped_libjvm_found_through_vmstructs(major: u32) {
+    let dir = scratch_dir(&format!("stripped-{major}"));
+    let home = jdk_copy(&jdk(major), dir.path());
     rewrite_libjvm(
         &home,
         "strip",
