@@ -78,6 +78,15 @@ impl Default for ForcedOptions {
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    read_forced_inner(pid, opts).map_err(|e| match e {
+        // An exiting process fails in odd ways (EPERM from ptrace, short reads): say what happened.
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if target::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    })
+}
+
+fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let module = locate::libjvm::find_in_process(pid)?;
     let mem = read::ProcessMemory::new(pid);
@@ -128,9 +137,11 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
             }
         }
         let Some(bytes) = bytes else {
-            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData).
-            if began.elapsed() < Duration::from_millis(500)
-                && process_age(&info) < Duration::from_secs(2)
+            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
+            // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
+            // the caller's bound); an older one never will.
+            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+                && process_age(&info) < STARTUP_GRACE
             {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -236,19 +247,69 @@ fn permission(pid: i32, e: Error) -> Error {
     }
 }
 
-/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`).
+/// How old a process may be and still be starting up: until then a missing region or file is
+/// waited for (as jvmstat waits), after it the answer is final.
+const STARTUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
+/// JVM (see [`read_shared_wait`]).
+///
+/// # Errors
+/// As [`read_shared_wait`].
+pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
+}
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
+/// not have created its file yet (waited for while the process is younger than 2 s) or not yet
+/// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
 ///
 /// # Errors
 /// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
-/// a safety rule, [`Error::PerfData`] when its contents are malformed.
-pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+/// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
+/// when the file stayed inaccessible for all of `wait`, [`Error::ProcessExited`].
+pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    read_shared_inner(pid, wait).map_err(|e| match e {
+        // The JVM deletes its file as it exits: "no file" then means "exited".
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if target::exited_or_exiting(pid) => {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
-    let (path, bytes) = target::hsperf_file::read_for_process(&info)?;
-    let snapshot = perfdata::parse(&bytes)?;
-    let mut warnings = Vec::new();
-    if !snapshot.prologue.accessible {
-        warnings.push("the region is not marked accessible yet (the JVM is still starting): counters may be incomplete".into());
-    }
+    let began = Instant::now();
+    let (path, bytes, snapshot) = loop {
+        let (path, bytes) = match target::hsperf_file::read_for_process(&info) {
+            Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
+                if began.elapsed() < wait {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                // Too young to conclude there will be no file.
+                return Err(Error::NotAccessible {
+                    pid,
+                    waited_ms: began.elapsed().as_millis() as u64,
+                });
+            }
+            r => r?,
+        };
+        let snapshot = perfdata::parse(&bytes)?;
+        if !snapshot.prologue.accessible {
+            if began.elapsed() < wait {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            return Err(Error::NotAccessible {
+                pid,
+                waited_ms: began.elapsed().as_millis() as u64,
+            });
+        }
+        break (path, bytes, snapshot);
+    };
+    let warnings = Vec::new();
     Ok(Reading {
         snapshot,
         bytes,

@@ -126,7 +126,7 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
             match hsinspect::read_forced(pid, &opts) {
                 Err(Error::PermissionDenied { what, hint }) => {
                     // Fall back to the shared file when it is readable.
-                    match hsinspect::read_shared(pid) {
+                    match hsinspect::read_shared_wait(pid, opts.wait_accessible) {
                         Ok(mut r) => {
                             eprintln!(
                                 "inspect: {what}: permission denied; read the hsperfdata file instead"
@@ -140,7 +140,10 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
                 other => Ok(other?),
             }
         }
-        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared(pid)?),
+        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared_wait(
+            pid,
+            Duration::from_millis(cli.wait),
+        )?),
         TargetSpec::File(path) if cli.force => {
             bail!(
                 "-F reads a live process: give a pid, not the path {}",

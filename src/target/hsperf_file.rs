@@ -77,6 +77,7 @@ fn user_name_in(passwd: &str, uid: u32) -> Option<String> {
 /// [`Error::HsperfFile`] when a file exists but breaks a rule.
 pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error> {
     let mut tried = Vec::new();
+    let mut denied = None;
     for dir in candidate_dirs(info) {
         let path = dir.join(info.nspid.to_string());
         let dirfd = match open(
@@ -85,7 +86,12 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             Mode::empty(),
         ) {
             Ok(fd) => fd,
-            Err(nix::errno::Errno::ENOENT) | Err(nix::errno::Errno::EACCES) => {
+            Err(nix::errno::Errno::ENOENT) => {
+                tried.push(path);
+                continue;
+            }
+            Err(nix::errno::Errno::EACCES) => {
+                denied.get_or_insert_with(|| dir.clone());
                 tried.push(path);
                 continue;
             }
@@ -123,15 +129,37 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
                 tried.push(path);
                 continue;
             }
+            Err(nix::errno::Errno::EACCES) => return Err(denied_error(&path, info)),
             Err(e) => return Err(open_error(&path, e)),
         };
         let bytes = read_checked(&path, fd, Some(info.euid))?;
         return Ok((path, bytes));
     }
+    if let Some(dir) = denied {
+        return Err(denied_error(&dir, info));
+    }
     Err(Error::NoHsperfFile {
         pid: info.pid,
         tried,
     })
+}
+
+/// The hsperfdata file (or its directory) exists but this user may not read it: say whose it is
+/// and who can read it, rather than claiming there is no file.
+fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
+    let me = nix::unistd::geteuid().as_raw();
+    let owner = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid))
+        .ok()
+        .flatten()
+        .map(|u| format!("uid {} ({})", info.euid, u.name))
+        .unwrap_or_else(|| format!("uid {}", info.euid));
+    Error::PermissionDenied {
+        what: format!("reading {}", path.display()),
+        hint: format!(
+            "The hsperfdata file of process {} belongs to the JVM's user, {owner}, and only that user and root can read it; you are uid {me}: run inspect as {owner} or as root",
+            info.pid
+        ),
+    }
 }
 
 /// Reads an hsperfdata file given by path (a copy, or one written by `-XX:+PerfDataSaveToFile`).

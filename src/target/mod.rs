@@ -79,6 +79,28 @@ pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
     }
 }
 
+/// `PF_EXITING` in `/proc/<pid>/stat` `flags` (`include/linux/sched.h`): the task is exiting.
+const PF_EXITING: u32 = 0x4;
+/// `PF_KTHREAD`: a kernel thread (it has no user mappings, and is not exiting for lack of them).
+const PF_KTHREAD: u32 = 0x0020_0000;
+
+/// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
+/// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
+/// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
+/// [`Error::ProcessExited`].
+pub fn exited_or_exiting(pid: i32) -> bool {
+    let Ok(process) = Process::new(pid) else {
+        return true;
+    };
+    let Ok(stat) = process.stat() else {
+        return true;
+    };
+    if matches!(stat.state, 'Z' | 'X' | 'x') || stat.flags & PF_EXITING != 0 {
+        return true;
+    }
+    stat.flags & PF_KTHREAD == 0 && process.maps().is_ok_and(|m| m.iter().next().is_none())
+}
+
 /// Maps a procfs error about `pid` to ours.
 pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     match e {
