@@ -7,8 +7,10 @@
 //
 // Protocol on stdin/stdout, one line each way:
 //   "reset"  -> "ok"      a new window starts: statistics zeroed, the spinner is running when "ok" is printed
-//   "report" -> "maxgap_ns=<n> over100us=<n> over1ms=<n> reads=<n> window_ns=<n>"
-//                         the window ends, the spinner parks, its statistics are printed
+//   "report" -> "maxgap_ns=<n> over100us=<n> over1ms=<n> reads=<n> window_ns=<n> gaps=<s>:<len>,..."
+//                         the window ends, the spinner parks, its statistics are printed; gaps lists
+//                         every gap longer than 50 us (at most 4096): <s> is the System.nanoTime()
+//                         (CLOCK_MONOTONIC on Linux) of the read before the gap, <len> its length in ns
 //   "quit" or end of input: the JVM exits (so a benchmark that dies never leaves it behind).
 // It prints "READY" once the threads run.
 public class StallTarget {
@@ -21,7 +23,12 @@ public class StallTarget {
     private static volatile boolean active = false;
     /** Window generation whose statistics are published below. */
     private static volatile long published = 0;
-    private static volatile long maxGap, over100us, over1ms, reads, windowNs;
+    private static volatile long maxGap, over100us, over1ms, reads, windowNs, gapCount;
+    /** Gaps are listed from this length on, in nanoseconds. */
+    private static final long LISTED_GAP_NS = 50_000L;
+    private static final int MAX_LISTED = 4096;
+    private static final long[] gapStart = new long[MAX_LISTED];
+    private static final long[] gapLen = new long[MAX_LISTED];
 
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 100;
@@ -66,8 +73,17 @@ public class StallTarget {
                     System.out.println("error: no window (send reset first)");
                 } else {
                     stopWindow();
-                    System.out.println("maxgap_ns=" + maxGap + " over100us=" + over100us
-                            + " over1ms=" + over1ms + " reads=" + reads + " window_ns=" + windowNs);
+                    StringBuilder b = new StringBuilder();
+                    b.append("maxgap_ns=").append(maxGap).append(" over100us=").append(over100us)
+                            .append(" over1ms=").append(over1ms).append(" reads=").append(reads)
+                            .append(" window_ns=").append(windowNs).append(" gaps=");
+                    for (int i = 0; i < gapCount; i++) {
+                        if (i > 0) {
+                            b.append(',');
+                        }
+                        b.append(gapStart[i]).append(':').append(gapLen[i]);
+                    }
+                    System.out.println(b);
                 }
             } else if (line.equals("quit")) {
                 break;
@@ -104,12 +120,18 @@ public class StallTarget {
             long start = System.nanoTime();
             long prev = start;
             long max = 0, c100 = 0, c1 = 0, n = 0;
+            int listed = 0;
             spinning = gen;
             while (active) {
                 long now = System.nanoTime();
                 long gap = now - prev;
                 if (gap > max) {
                     max = gap;
+                }
+                if (gap > LISTED_GAP_NS && listed < MAX_LISTED) {
+                    gapStart[listed] = prev;
+                    gapLen[listed] = gap;
+                    listed++;
                 }
                 if (gap > 100_000L) {
                     c100++;
@@ -125,6 +147,7 @@ public class StallTarget {
             over1ms = c1;
             reads = n;
             windowNs = prev - start;
+            gapCount = listed;
             done = gen;
             published = gen;
         }

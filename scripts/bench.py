@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
 JDK_HINT = "install it with `apt-get install -y openjdk-17-jdk-headless` or pass --jdk DIR"
 
+EXPECT = "java.threads.live"  # a counter every tool prints (jhsdb jsnap has no sun.perfdata.*)
 GOAL_SPEEDUP = 100.0  # inspect -F at least this many times faster than jcmd (median wall)
 GOAL_RSS_MIB = 12.0  # inspect -F peak RSS at most this
 GOAL_STALL_MS = 1.0  # inspect -F stall beyond noise below this
@@ -118,6 +119,22 @@ class Target:
             self.close()
             raise SetupError(f"the target JVM did not start (said {line!r})")
 
+    def spinner_tid(self):
+        """The spinner thread's tid (its native name is the Java thread name)."""
+        for t in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{t}/comm") as f:
+                    if f.read().strip() == "spinner":
+                        return int(t)
+            except OSError:
+                continue
+        raise RuntimeError("no thread named 'spinner' in the target")
+
+    def make_spinner_realtime(self, priority=10):
+        """SCHED_FIFO for the spinner only, so other processes on the machine cannot preempt it
+        and its gaps come from the tool (ptrace stop, safepoint), not from the machine's load."""
+        os.sched_setscheduler(self.spinner_tid(), os.SCHED_FIFO, os.sched_param(priority))
+
     def _ask(self, cmd):
         self.proc.stdin.write(cmd + "\n")
         self.proc.stdin.flush()
@@ -133,11 +150,14 @@ class Target:
 
     def report(self):
         reply = self._ask("report")
-        fields = dict(kv.split("=", 1) for kv in reply.split())
         try:
-            return {k: int(v) for k, v in fields.items()}
+            fields = dict(kv.split("=", 1) for kv in reply.split())
+            gaps = fields.pop("gaps", "")
+            rep = {k: int(v) for k, v in fields.items()}
+            rep["gaps"] = [tuple(int(x) for x in g.split(":")) for g in gaps.split(",") if g]
+            return rep
         except ValueError:
-            raise RuntimeError(f"target answered {reply!r} to report")
+            raise RuntimeError(f"target answered {reply[:200]!r} to report")
 
     def close(self):
         if self.proc.poll() is None:
@@ -204,20 +224,20 @@ def commands(inspect, tools, pid, runs, jdk_runs, jhsdb_runs):
     i = str(inspect)
     cmds = [
         ("/bin/true (spawn floor)", ["/bin/true"], runs, None),
-        ("inspect -F", [i, "-F", p], runs, "sun.perfdata.size"),
-        ("inspect --no-cache -F", [i, "--no-cache", "-F", p], runs, "sun.perfdata.size"),
-        ("inspect --no-stop -F", [i, "--no-stop", "-F", p], runs, "sun.perfdata.size"),
-        ("inspect <pid>", [i, p], runs, "sun.perfdata.size"),
+        ("inspect -F", [i, "-F", p], runs, EXPECT),
+        ("inspect --no-cache -F", [i, "--no-cache", "-F", p], runs, EXPECT),
+        ("inspect --no-stop -F", [i, "--no-stop", "-F", p], runs, EXPECT),
+        ("inspect <pid>", [i, p], runs, EXPECT),
     ]
     if "jcmd" in tools:
         cmds.append(("jcmd PerfCounter.print", [tools["jcmd"], p, "PerfCounter.print"],
-                     jdk_runs, "sun.perfdata.size"))
+                     jdk_runs, EXPECT))
     if "jstat" in tools:
         cmds.append(("jstat -snap", [tools["jstat"], "-J-Djstat.showUnsupported=true", "-snap",
-                                     p], jdk_runs, "sun.perfdata.size"))
+                                     p], jdk_runs, EXPECT))
     if "jhsdb" in tools:
         cmds.append(("jhsdb jsnap --all", [tools["jhsdb"], "jsnap", "--all", "--pid", p],
-                     jhsdb_runs, "sun.perfdata.size"))
+                     jhsdb_runs, EXPECT))
     return cmds
 
 
@@ -254,6 +274,7 @@ def measure_times(cmds, tmp, env):
             s["cpu"].append((ru.ru_utime + ru.ru_stime) * 1e3)
         print(f"  round {r + 1}/{rounds}", file=sys.stderr, end="\r")
     print(file=sys.stderr)
+    rss, rss_how = measure_rss(live, tmp, env, failures)
     result = {}
     for name, argv, n, _ in cmds:
         s = samples[name]
@@ -267,66 +288,129 @@ def measure_times(cmds, tmp, env):
             "p90_ms": pct(s["wall"], 90),
             "min_ms": min(s["wall"]),
             "cpu_median_ms": statistics.median(s["cpu"]),
-            "peak_rss_mib": max(s["rss"]),
+            "peak_rss_mib": rss.get(name, max(s["rss"])),
+            "rss_how": rss_how,
         }
     return result
+
+
+def measure_rss(cmds, tmp, env, failures, k=3):
+    """Peak RSS (MiB) of each command, the largest of min(k, N) runs under GNU time (%M).
+
+    os.wait4's ru_maxrss cannot be used for this: the kernel folds the RSS high-water mark of
+    the address space the child had before exec (this Python process's, ~10-20 MiB, shared by
+    posix_spawn's vfork and copied by fork) into the child's. GNU time's own footprint (~2 MiB)
+    is the floor instead (see the /bin/true row). Without /usr/bin/time, returns {} and the
+    wait4 figure, an upper bound, is used."""
+    gnu_time = "/usr/bin/time"
+    if not os.access(gnu_time, os.X_OK):
+        print("bench: /usr/bin/time not found (apt-get install -y time): peak RSS is the wait4 "
+              "ru_maxrss, an upper bound that includes this script's own RSS", file=sys.stderr)
+        return {}, "wait4 ru_maxrss (upper bound: includes the Python spawner's RSS)"
+    out = os.path.join(tmp, "rss-out")
+    tfile = os.path.join(tmp, "rss")
+    rss = {}
+    for name, argv, n, _ in cmds:
+        if name in failures:
+            continue
+        peak = 0.0
+        for _ in range(min(k, n)):
+            _, _, code, err = run_once([gnu_time, "-o", tfile, "-f", "%M"] + argv, out, env)
+            with open(tfile) as f:
+                lines = f.read().split()
+            if code != 0 or not lines or not lines[-1].isdigit():
+                print(f"bench: peak RSS of {name} not measured (exit {code}: {err[-200:]})",
+                      file=sys.stderr)
+                break
+            peak = max(peak, int(lines[-1]) / 1024.0)
+        if peak:
+            rss[name] = peak
+    return rss, f"GNU time %M, largest of {k} runs"
 
 
 STOPPED_RE = re.compile(r"stopped (\d+) threads for ([0-9.]+) ms")
 
 
-def measure_stall(target, stall_cmds, windows, tmp, env):
-    """For each tool: `windows` pairs of (baseline window, window with one run of the tool),
-    both of the same length. Returns name -> stats dict (gaps in ms)."""
+def gaps_in(rep, a, b):
+    """The longest listed gap (ms) overlapping [a, b] (CLOCK_MONOTONIC ns), and how many of the
+    overlapping gaps exceed 100 us and 1 ms."""
+    longest, c100, c1 = 0.0, 0, 0
+    for s, ln in rep["gaps"]:
+        if s < b and s + ln > a:
+            longest = max(longest, ln / 1e6)
+            c100 += ln > 100_000
+            c1 += ln > 1_000_000
+    return longest, c100, c1
+
+
+def measure_stall(target, stall_cmds, windows, tmp, env, rest=False):
+    """For each tool: `windows` pairs of (window with one run of the tool, baseline window of the
+    same length with nothing run). Java's System.nanoTime() and Python's time.monotonic_ns() are
+    both CLOCK_MONOTONIC, so the spinner's gaps are matched to the tool's run [start, end]; the
+    baseline is the same interval, at the same offset, in the baseline window.
+    Returns name -> stats dict (gaps in ms)."""
     out = os.path.join(tmp, "stall-out")
+    lead = 0.01  # seconds of spinning before the tool starts and after it ends
     result = {}
     for name, argv in stall_cmds:
-        base, with_tool, stopped_ms, c100, c1, base_c100, base_c1 = [], [], [], 0, 0, 0, 0
+        tool, base, stopped_ms, whole = [], [], [], []
+        c100 = c1 = b100 = b1 = 0
         error = None
-        lead = 0.02  # seconds of spinning before the tool starts and after it ends
         for _ in range(windows):
-            # the window with the tool
             target.reset()
-            t0 = time.perf_counter()
+            w0 = time.monotonic_ns()
             time.sleep(lead)
+            a = time.monotonic_ns()
             _, _, code, err = run_once(argv, out, env)
+            b = time.monotonic_ns()
             time.sleep(lead)
             rep = target.report()
-            length = time.perf_counter() - t0
+            length = (time.monotonic_ns() - w0) / 1e9
             if code != 0:
                 error = f"{name} exited with {code}: {err.strip()[-300:]}"
                 break
+            if rest:
+                time.sleep(length)  # see below
             m = STOPPED_RE.search(err)
             if m:
                 stopped_ms.append(float(m.group(2)))
-            with_tool.append(rep["maxgap_ns"] / 1e6)
-            c100 += rep["over100us"]
-            c1 += rep["over1ms"]
-            # a baseline window of the same length, nothing run
+            g, x100, x1 = gaps_in(rep, a, b)
+            tool.append(g)
+            whole.append(rep["maxgap_ns"] / 1e6)
+            c100 += x100
+            c1 += x1
+            # the baseline: same length, nothing run, the same interval [a, b] relative to reset
             target.reset()
+            v0 = time.monotonic_ns()
             time.sleep(length)
             rep = target.report()
-            base.append(rep["maxgap_ns"] / 1e6)
-            base_c100 += rep["over100us"]
-            base_c1 += rep["over1ms"]
+            g, x100, x1 = gaps_in(rep, v0 + (a - w0), v0 + (b - w0))
+            base.append(g)
+            b100 += x100
+            b1 += x1
+            if rest:
+                # keep a SCHED_FIFO spinner under half the time on its CPU: no RT throttling
+                time.sleep(length)
         if error:
             print(f"bench: {error}", file=sys.stderr)
             result[name] = {"argv": argv, "error": error}
             continue
+        n = len(tool)
         r = {
             "argv": argv,
-            "windows": len(with_tool),
-            "maxgap_median_ms": statistics.median(with_tool),
-            "maxgap_p90_ms": pct(with_tool, 90),
-            "maxgap_max_ms": max(with_tool),
+            "windows": n,
+            "maxgap_median_ms": statistics.median(tool),
+            "maxgap_p90_ms": pct(tool, 90),
+            "maxgap_max_ms": max(tool),
             "baseline_median_ms": statistics.median(base),
             "baseline_p90_ms": pct(base, 90),
             "baseline_max_ms": max(base),
-            "stall_beyond_noise_ms": statistics.median(with_tool) - statistics.median(base),
-            "gaps_over_100us_per_window": c100 / len(with_tool),
-            "gaps_over_1ms_per_window": c1 / len(with_tool),
-            "baseline_gaps_over_100us_per_window": base_c100 / len(base),
-            "baseline_gaps_over_1ms_per_window": base_c1 / len(base),
+            "stall_beyond_noise_ms": statistics.median(tool) - statistics.median(base),
+            "gaps_over_100us_per_run": c100 / n,
+            "gaps_over_1ms_per_run": c1 / n,
+            "baseline_gaps_over_100us_per_run": b100 / n,
+            "baseline_gaps_over_1ms_per_run": b1 / n,
+            "whole_window_maxgap_median_ms": statistics.median(whole),
         }
         if stopped_ms:
             r["inspect_reported_stop_median_ms"] = statistics.median(stopped_ms)
@@ -358,11 +442,13 @@ def print_tables(times, stall, goals, info):
         print(f"{name:<26} {r['runs']:>4} {r['median_ms']:>10.2f} {r['p90_ms']:>9.2f} "
               f"{r['cpu_median_ms']:>8.2f} {ratio:>13} {r['peak_rss_mib']:>13.1f}")
     print()
-    print("Stall in the target's spinner thread (longest gap between two System.nanoTime() reads "
-          "per window; baseline = same-length window with no tool)")
-    hdr = f"{'tool':<22} {'win':>4} {'gap med ms':>11} {'gap p90':>8} {'gap max':>8} " \
-          f"{'base med':>9} {'base p90':>9} {'beyond noise':>13} {'>1ms/win':>9} " \
-          f"{'inspect says stopped':>21}"
+    print(f"Stall (spinner {info.get('spinner_policy', '?')}): longest gap between two System.nanoTime() reads of the target's spinner thread "
+          "while the tool ran;")
+    print("baseline: the same interval in a same-length window with no tool run. "
+          "'>1ms/run': gaps over 1 ms per run (tool / baseline).")
+    hdr = f"{'tool':<22} {'runs':>4} {'gap med ms':>11} {'gap p90':>8} {'gap max':>8} " \
+          f"{'base med':>9} {'base p90':>9} {'beyond noise':>13} {'>1ms/run':>11} " \
+          f"{'inspect says stopped ms':>24}"
     print(hdr)
     print("-" * len(hdr))
     for name, r in stall.items():
@@ -373,11 +459,11 @@ def print_tables(times, stall, goals, info):
         if "inspect_reported_stop_median_ms" in r:
             said = f"{r['inspect_reported_stop_median_ms']:.3f} (max " \
                    f"{r['inspect_reported_stop_max_ms']:.3f})"
+        over = f"{r['gaps_over_1ms_per_run']:.1f}/{r['baseline_gaps_over_1ms_per_run']:.1f}"
         print(f"{name:<22} {r['windows']:>4} {r['maxgap_median_ms']:>11.3f} "
               f"{r['maxgap_p90_ms']:>8.3f} {r['maxgap_max_ms']:>8.3f} "
               f"{r['baseline_median_ms']:>9.3f} {r['baseline_p90_ms']:>9.3f} "
-              f"{r['stall_beyond_noise_ms']:>13.3f} {r['gaps_over_1ms_per_window']:>9.2f} "
-              f"{said:>21}")
+              f"{r['stall_beyond_noise_ms']:>13.3f} {over:>11} {said:>24}")
     print()
     print("Goals")
     for g in goals:
@@ -452,6 +538,11 @@ def main(argv=None):
     ap.add_argument("--jdk", type=Path, default=Path(DEFAULT_JDK),
                     help=f"JDK home for the target and tools ({DEFAULT_JDK})")
     ap.add_argument("--no-stall", action="store_true", help="skip the stall measurement")
+    ap.add_argument("--rt", dest="rt", action="store_true", default=None,
+                    help="run the target's spinner thread SCHED_FIFO during the stall test, so "
+                         "the machine's load does not preempt it (default when root)")
+    ap.add_argument("--no-rt", dest="rt", action="store_false",
+                    help="leave the spinner SCHED_OTHER")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--core", action="store_true",
                     help="then run the core-file benchmark (scripts/bench_core.py main())")
@@ -501,10 +592,21 @@ def main(argv=None):
                 sc = [("inspect -F", [str(inspect), "-v", "-F", str(target.pid)]),
                       ("inspect --no-stop -F", [str(inspect), "--no-stop", "-F",
                                                 str(target.pid)])]
-                stall = measure_stall(target, sc, args.stall_windows, tmp, env)
+                rt = args.rt if args.rt is not None else os.geteuid() == 0
+                if rt:
+                    try:
+                        target.make_spinner_realtime()
+                    except (OSError, RuntimeError) as e:
+                        print(f"bench: cannot make the spinner SCHED_FIFO ({e}); it stays "
+                              f"SCHED_OTHER and the machine's load shows up as noise",
+                              file=sys.stderr)
+                        rt = False
+                info["spinner_policy"] = "SCHED_FIFO 10" if rt else "SCHED_OTHER"
+                stall = measure_stall(target, sc, args.stall_windows, tmp, env, rest=rt)
                 jdk_sc = [(n, a) for n, a, _, _ in cmds
                           if n in ("jcmd PerfCounter.print", "jhsdb jsnap --all")]
-                stall.update(measure_stall(target, jdk_sc, args.stall_jdk_windows, tmp, env))
+                stall.update(measure_stall(target, jdk_sc, args.stall_jdk_windows, tmp, env,
+                                           rest=rt))
             info["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
             goals = judge(times, stall)
             print_tables(times, stall, goals, info)
