@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shlex
 import signal
 import statistics
