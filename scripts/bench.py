@@ -350,7 +350,7 @@ def gaps_in(rep, a, b):
     return longest, c100, c1
 
 
-RT_WINDOW_LIMIT_S = 0.6  # longest window run with a SCHED_FIFO spinner (RT throttling: 0.95 s)
+RT_WINDOW_LIMIT_S = 0.4  # longest window run with a SCHED_FIFO spinner (RT throttling: 0.95 s per s)
 
 
 def measure_stall(target, stall_cmds, windows, tmp, env, rt=False, expected_ms=None):
@@ -464,7 +464,7 @@ def print_tables(times, stall, goals, info):
     print("baseline: the same interval in a same-length window with no tool run. "
           "'>1ms/run': gaps over 1 ms per run (tool / baseline).")
     print("spinner: its scheduling policy (SCHED_FIFO keeps the machine's load out of the gaps; "
-          "windows over 0.6 s run SCHED_OTHER because of RT throttling).")
+          "windows over 0.4 s run SCHED_OTHER because of RT throttling).")
     hdr = f"{'tool':<22} {'runs':>4} {'gap med ms':>11} {'gap p90':>8} {'gap max':>8} " \
           f"{'base med':>9} {'base p90':>9} {'beyond noise':>13} {'>1ms/run':>11} " \
           f"{'inspect says stopped ms':>24} {'spinner':>11}"
