@@ -69,12 +69,15 @@ impl ProcessInfo {
 /// # Errors
 /// [`Error::ProcessExited`] or [`Error::PidReused`].
 pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
-    match ProcessInfo::read(before.pid) {
-        Ok(now) if now.start_time == before.start_time && now.state != 'Z' && now.state != 'X' => {
-            Ok(())
-        }
-        Ok(now) if now.start_time != before.start_time => Err(Error::PidReused(before.pid)),
-        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(before.pid)),
+    // Only `stat`: `status` of a many-threaded process costs a walk over all its threads.
+    let pid = before.pid;
+    let stat = Process::new(pid)
+        .and_then(|p| p.stat())
+        .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e));
+    match stat {
+        Ok(now) if now.starttime != before.start_time => Err(Error::PidReused(pid)),
+        Ok(now) if !matches!(now.state, 'Z' | 'X' | 'x') => Ok(()),
+        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(pid)),
         Err(e) => Err(e),
     }
 }
