@@ -203,7 +203,13 @@ impl CoreMemory {
             .filter(|s| s.filesz > 0)
             .map(|s| s.offset.saturating_add(s.filesz))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(
+                // The section header table (gdb writes one after the notes; unused here).
+                header
+                    .e_shoff
+                    .saturating_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize)),
+            );
 
         let notes: Vec<(u64, u64)> = phdrs
             .iter()
@@ -280,6 +286,15 @@ impl CoreMemory {
     pub fn truncated(&self) -> Option<(u64, u64)> {
         let len = self.map.len() as u64;
         (len < self.needed_len).then_some((len, self.needed_len))
+    }
+
+    /// Whether the core's segment for `addr` says the bytes were dumped but the file ends before
+    /// them (a truncated copy), as opposed to bytes the dumper left out.
+    pub fn cut_off_at(&self, addr: u64) -> bool {
+        self.segment_at(addr).is_some_and(|s| {
+            let into = addr - s.vaddr;
+            into < s.filesz && s.offset.saturating_add(into) >= self.map.len() as u64
+        })
     }
 
     /// The `NT_FILE` mapping covering `addr`, if any.

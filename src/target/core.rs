@@ -394,10 +394,21 @@ fn check_same_machine(core: &CoreMemory, lib: &Path) -> Result<(), Error> {
 
 /// The error for a region the core does not hold, with what would have put it there.
 fn region_missing(core: &CoreMemory, what: &str, source: &MemoryError) -> Error {
-    let addr = match source {
-        MemoryError::NotDumped { addr, .. } | MemoryError::Unmapped { addr, .. } => *addr,
-        _ => 0,
+    let (addr, why) = match source {
+        MemoryError::NotDumped { addr, why, .. } => (*addr, why.clone()),
+        MemoryError::Unmapped { addr, .. } => {
+            (*addr, format!("no segment of the core covers {addr:#x}"))
+        }
+        other => (0, other.to_string()),
     };
+    if core.cut_off_at(addr) {
+        return core_error(
+            core,
+            format!(
+                "{what} is missing from the core because the core file is truncated: {why}; copy the whole core"
+            ),
+        );
+    }
     let file = core
         .file_at(addr)
         .map(|f| strip_deleted(&f.path).0)
@@ -420,7 +431,7 @@ fn region_missing(core: &CoreMemory, what: &str, source: &MemoryError) -> Error 
     core_error(
         core,
         format!(
-            "the PerfData region is not in the core: {what}: {source}. The region is a MAP_SHARED file mapping, which the dumper writes only when bit 3 (0x8, file-backed shared) of /proc/<pid>/coredump_filter is set: JDK 11 and later set it themselves (unless run with -XX:-DumpSharedMappingsInCore), JDK 8 does not. For the next core, set it before the JVM starts (`echo 0x3b > /proc/self/coredump_filter` in the launching shell; children inherit it) or on the running JVM (`/proc/<pid>/coredump_filter`), or run the JVM with -XX:+PerfDataSaveToFile (it writes the counters to a file at exit){file_hint}"
+            "{what} is not in the core: {why}. The region is a MAP_SHARED file mapping, which the dumper writes only when bit 3 (0x8, file-backed shared) of /proc/<pid>/coredump_filter is set: JDK 11 and later set it themselves (unless run with -XX:-DumpSharedMappingsInCore), JDK 8 does not. For the next core, set it before the JVM starts (`echo 0x3b > /proc/self/coredump_filter` in the launching shell; children inherit it) or on the running JVM (`/proc/<pid>/coredump_filter`), or run the JVM with -XX:+PerfDataSaveToFile (it writes the counters to a file at exit){file_hint}"
         ),
     )
 }
