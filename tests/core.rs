@@ -150,6 +150,51 @@ fn copy_prefix(from: &Path, to: &Path, len: u64) {
     dst.flush().unwrap();
 }
 
+/// Renames the core's NT_FILE note (to an unknown type) in place, as if the dumper wrote none.
+fn hide_nt_file(core: &Path) {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::FileExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(core)
+        .unwrap();
+    let mut h = [0u8; 64];
+    f.read_exact(&mut h).unwrap();
+    let phoff = u64::from_le_bytes(h[32..40].try_into().unwrap());
+    let phnum = u16::from_le_bytes(h[56..58].try_into().unwrap()) as usize;
+    let mut ph = vec![0u8; 56 * phnum];
+    f.seek(SeekFrom::Start(phoff)).unwrap();
+    f.read_exact(&mut ph).unwrap();
+    let mut patched = 0;
+    for p in ph.chunks_exact(56) {
+        if u32::from_le_bytes(p[0..4].try_into().unwrap()) != 4 {
+            continue; // not PT_NOTE
+        }
+        let off = u64::from_le_bytes(p[8..16].try_into().unwrap());
+        let size = u64::from_le_bytes(p[32..40].try_into().unwrap()) as usize;
+        let mut notes = vec![0u8; size];
+        f.read_exact_at(&mut notes, off).unwrap();
+        let mut at = 0;
+        while at + 12 <= size {
+            let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().unwrap()) as usize;
+            let (namesz, descsz, ntype) = (word(at), word(at + 4), word(at + 8));
+            if ntype == 0x4649_4c45 {
+                f.write_all_at(&0x7fff_0001u32.to_le_bytes(), off + at as u64 + 8)
+                    .unwrap();
+                patched += 1;
+            }
+            at += 12 + namesz.next_multiple_of(4) + descsz.next_multiple_of(4);
+        }
+    }
+    assert_eq!(
+        patched,
+        1,
+        "expected one NT_FILE note in {}",
+        core.display()
+    );
+}
+
 /// Dumps `jvm` and checks the core's counters against jcmd reads just before and after.
 fn dump_and_compare(jvm: &Jvm, dir: &Path) -> (PathBuf, BTreeMap<String, String>) {
     let before = jcmd_counters(&jvm.java_home, jvm.pid);
@@ -271,6 +316,15 @@ fn jdk17_core_matches_live_reads_and_jsnap() {
         "{stderr}"
     );
     std::fs::remove_file(&t).unwrap();
+
+    // A core without the NT_FILE note (older kernels, other dumpers): libjvm is found by walking
+    // the dynamic linker's r_debug/link_map from the executable given with --exe.
+    hide_nt_file(&core);
+    let err = inspect_err(&["--core", core_s]);
+    assert!(err.contains("NT_FILE") && err.contains("--exe"), "{err}");
+    let java = jdk.join("bin/java");
+    let via_link_map = inspect_ok(&["--core", core_s, "--exe", java.to_str().unwrap()]);
+    assert_eq!(via_link_map, full);
     std::fs::remove_file(&core).unwrap();
 
     // Without bit 3 of coredump_filter (what JDK 8 and -XX:-DumpSharedMappingsInCore leave),

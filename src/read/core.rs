@@ -522,3 +522,154 @@ fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
     let end = start.checked_add(usize::try_from(len).ok()?)?;
     bytes.get(start..end)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+        if buf.len() < at + bytes.len() {
+            buf.resize(at + bytes.len(), 0);
+        }
+        buf[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    fn note(name: &[u8], ntype: u32, desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend((name.len() as u32).to_le_bytes());
+        n.extend((desc.len() as u32).to_le_bytes());
+        n.extend(ntype.to_le_bytes());
+        n.extend(name);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n.extend(desc);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n
+    }
+
+    /// A hand-made x86_64 core: `(vaddr, memsz, filesz)` loads, an NT_FILE entry for
+    /// `/tmp/f` at 0x20000, an NT_PRPSINFO for pid 4242; the file cut to `cut` bytes.
+    fn synthetic(loads: &[(u64, u64, u64)], cut: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+        let phnum = loads.len() + 1;
+        let mut notes = Vec::new();
+        let mut file = Vec::new();
+        for v in [1u64, 4096, 0x20000, 0x21000, 0] {
+            file.extend(v.to_le_bytes());
+        }
+        file.extend(b"/tmp/f\0");
+        notes.extend(note(b"CORE\0", NT_FILE, &file));
+        let mut ps = vec![0u8; 136];
+        ps[24..28].copy_from_slice(&4242u32.to_le_bytes());
+        ps[40..44].copy_from_slice(b"java");
+        notes.extend(note(b"CORE\0", NT_PRPSINFO, &ps));
+        let mut b = Vec::new();
+        put(&mut b, 0, b"\x7fELF\x02\x01\x01");
+        put(&mut b, 16, &4u16.to_le_bytes());
+        put(&mut b, 18, &EM_X86_64.to_le_bytes());
+        put(&mut b, 20, &1u32.to_le_bytes());
+        put(&mut b, 32, &64u64.to_le_bytes());
+        put(&mut b, 52, &64u16.to_le_bytes());
+        put(&mut b, 54, &56u16.to_le_bytes());
+        put(&mut b, 56, &(phnum as u16).to_le_bytes());
+        let mut data_at = 64 + 56 * phnum;
+        let phdr =
+            |b: &mut Vec<u8>, i: usize, t: u32, off: u64, vaddr: u64, filesz: u64, memsz: u64| {
+                let at = 64 + 56 * i;
+                put(b, at, &t.to_le_bytes());
+                put(b, at + 4, &6u32.to_le_bytes());
+                put(b, at + 8, &off.to_le_bytes());
+                put(b, at + 16, &vaddr.to_le_bytes());
+                put(b, at + 32, &filesz.to_le_bytes());
+                put(b, at + 40, &memsz.to_le_bytes());
+            };
+        phdr(&mut b, 0, PT_NOTE, data_at as u64, 0, notes.len() as u64, 0);
+        put(&mut b, data_at, &notes);
+        data_at += notes.len();
+        for (i, &(vaddr, memsz, filesz)) in loads.iter().enumerate() {
+            phdr(&mut b, i + 1, PT_LOAD, data_at as u64, vaddr, filesz, memsz);
+            // Each byte holds the low 8 bits of its address.
+            let bytes: Vec<u8> = (0..filesz).map(|k| (vaddr + k) as u8).collect();
+            put(&mut b, data_at, &bytes);
+            data_at += filesz as usize;
+        }
+        if let Some(cut) = cut {
+            b.truncate(cut);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("core");
+        std::fs::write(&path, &b).unwrap();
+        (dir, path)
+    }
+
+    const LOADS: [(u64, u64, u64); 4] = [
+        (0x10000, 0x1000, 0x1000),
+        (0x11000, 0x1000, 0x800),
+        (0x20000, 0x1000, 0),
+        (0x30000, 0x1000, 0x1000),
+    ];
+
+    #[test]
+    fn reads_across_segments_and_names_what_is_missing() {
+        let (_dir, path) = synthetic(&LOADS, None);
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.process().unwrap().pid, 4242);
+        assert_eq!(core.process().unwrap().command, "java");
+        assert_eq!(core.files().unwrap()[0].path, Path::new("/tmp/f"));
+        assert!(core.truncated().is_none());
+        let mut buf = [0u8; 16];
+        core.read_exact_at(0x10ff8, &mut buf).unwrap();
+        let want: Vec<u8> = (0x10ff8u64..0x11008).map(|a| a as u8).collect();
+        assert_eq!(buf.as_slice(), want.as_slice());
+        match core.read_exact_at(0x117f8, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("anonymous"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        match core.read_exact_at(0x20010, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("/tmp/f"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            core.read_exact_at(0x40000, &mut buf),
+            Err(MemoryError::Unmapped { .. })
+        ));
+        assert!(matches!(
+            core.read_exact_at(u64::MAX - 4, &mut buf),
+            Err(MemoryError::Unmapped { .. })
+        ));
+    }
+
+    #[test]
+    fn a_truncated_copy_fails_the_reads_past_its_end() {
+        let (_dir, path) = synthetic(&LOADS, None);
+        let full = std::fs::metadata(&path).unwrap().len() as usize;
+        let (_dir, path) = synthetic(&LOADS, Some(full - 0x800));
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.truncated(), Some(((full - 0x800) as u64, full as u64)));
+        let mut buf = [0u8; 8];
+        core.read_exact_at(0x30000, &mut buf).unwrap();
+        assert!(core.cut_off_at(0x30900));
+        assert!(!core.cut_off_at(0x11900));
+        match core.read_exact_at(0x30900, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("truncated"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Cut inside the notes: the open fails.
+        let (_dir, path) = synthetic(&LOADS, Some(64 + 56 * 5 + 10));
+        let err = CoreMemory::open(&path).unwrap_err().to_string();
+        assert!(err.contains("truncated"), "{err}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_read_panics(addr in 0x0fff0u64..0x31010, len in 0usize..0x2000, cut in 0usize..9000) {
+            let (_dir, path) = synthetic(&LOADS, Some(cut));
+            if let Ok(core) = CoreMemory::open(&path) {
+                let mut buf = vec![0u8; len];
+                if core.read_exact_at(addr, &mut buf).is_ok() {
+                    for (k, b) in buf.iter().enumerate() {
+                        proptest::prop_assert_eq!(*b, (addr + k as u64) as u8);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -156,7 +156,7 @@ pub fn libjvm_from_link_map(
     let Some(exe) = exe else {
         return Err(core_error(
             core,
-            "the core has no NT_FILE note (the list of mapped files), so libjvm cannot be found from it alone: pass --exe <the java launcher the JVM ran> so its dynamic linker's library list can be walked, or --exe <its libjvm.so>",
+            "the core has no NT_FILE note (the list of mapped files), so libjvm cannot be found from it alone: pass --exe <the java launcher the JVM ran> so its dynamic linker's library list can be walked",
         ));
     };
     let exe_file = ElfFile::open(&under_sysroot(sysroot, exe))?;
@@ -194,9 +194,15 @@ pub fn libjvm_from_link_map(
     let mut r_debug = 0;
     let dyn_addr = bias.wrapping_add(dynamic.p_vaddr);
     for i in 0..(dynamic.p_memsz / 16).min(4096) {
-        let tag = core
-            .read_u64(dyn_addr + i * 16)
-            .map_err(|e| mem("_DYNAMIC", e))?;
+        let tag = core.read_u64(dyn_addr + i * 16).map_err(|e| {
+            mem(
+                &format!(
+                    "_DYNAMIC (is {} the executable the process ran?)",
+                    exe.display()
+                ),
+                e,
+            )
+        })?;
         if tag == 0 {
             break;
         }
