@@ -658,6 +658,25 @@ mod tests {
         assert!(err.contains("truncated"), "{err}");
     }
 
+    #[test]
+    fn more_than_65534_program_headers_use_section_header_0() {
+        // PN_XNUM: e_phnum = 0xffff, the real count in section header 0's sh_info.
+        let (_dir, path) = synthetic(&LOADS, None);
+        let mut b = std::fs::read(&path).unwrap();
+        let shoff = b.len() as u64;
+        let mut sh0 = [0u8; 64];
+        sh0[44..48].copy_from_slice(&5u32.to_le_bytes());
+        b.extend(sh0);
+        b[40..48].copy_from_slice(&shoff.to_le_bytes());
+        b[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
+        std::fs::write(&path, &b).unwrap();
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.segments().len(), 4);
+        let mut buf = [0u8; 4];
+        core.read_exact_at(0x30010, &mut buf).unwrap();
+        assert_eq!(buf, [0x10, 0x11, 0x12, 0x13]);
+    }
+
     proptest::proptest! {
         #[test]
         fn no_read_panics(addr in 0x0fff0u64..0x31010, len in 0usize..0x2000, cut in 0usize..9000) {

@@ -44,6 +44,17 @@ fn under_sysroot(sysroot: Option<&Path>, path: &Path) -> PathBuf {
     }
 }
 
+/// The `--exe` file: as given when it exists, else under the sysroot; symlinks resolved (so
+/// `/usr/bin/java` leads to the JDK home).
+fn resolve_exe(exe: &Path, sysroot: Option<&Path>) -> PathBuf {
+    let p = if exe.exists() || sysroot.is_none() {
+        exe.to_owned()
+    } else {
+        under_sysroot(sysroot, exe)
+    };
+    p.canonicalize().unwrap_or(p)
+}
+
 /// Files that may stand for the core's libjvm, best first: `--exe` when it names a libjvm;
 /// the path the process mapped (under `--sysroot` when given); the same JDK-relative path under
 /// the home of a `--exe` java launcher (`<home>/bin/java` → `<home>/lib/server/libjvm.so`).
@@ -159,7 +170,7 @@ pub fn libjvm_from_link_map(
             "the core has no NT_FILE note (the list of mapped files), so libjvm cannot be found from it alone: pass --exe <the java launcher the JVM ran> so its dynamic linker's library list can be walked",
         ));
     };
-    let exe_file = ElfFile::open(&under_sysroot(sysroot, exe))?;
+    let exe_file = ElfFile::open(&resolve_exe(exe, sysroot))?;
     if is_libjvm(exe) {
         // --exe names libjvm itself: its load address must come from the link_map walk anyway,
         // which needs the executable. Without NT_FILE, ask for the launcher.
