@@ -338,6 +338,19 @@ pub fn read_file(path: &Path) -> Result<Reading, Error> {
     })
 }
 
+/// Reads the PerfData region out of an ELF core file (`inspect --core <core>`); see
+/// [`target::core::read_core`] for `exe` and `sysroot`.
+///
+/// # Errors
+/// As [`target::core::read_core`].
+pub fn read_core(
+    core: &Path,
+    exe: Option<&Path>,
+    sysroot: Option<&Path>,
+) -> Result<Reading, Error> {
+    target::core::read_core(core, exe, sysroot)
+}
+
 /// A target named on the command line: a pid, or a path to an hsperfdata file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetSpec {

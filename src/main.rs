@@ -20,6 +20,9 @@ Examples:
                                    only counters with that prefix or matching that glob
   inspect --no-stop -F 4242        read without stopping the JVM (for frequent sampling)
   inspect /tmp/hsperfdata_app/4242 a saved or copied hsperfdata file
+  inspect --core core.4242 sun.gc  counters of a dead JVM from its core file (crash or gcore)
+  inspect --core core.4242 --sysroot /srv/box1
+                                   a core from another machine, its JDK copied under /srv/box1
   inspect --save out.hsperf -F 4242
                                    also write the raw region, readable later by `inspect out.hsperf`
 
@@ -31,11 +34,26 @@ hsperfdata file, which the JVM's user and root can read.";
 #[derive(Debug, Parser)]
 #[command(name = "inspect", version, about, after_help = EXAMPLES)]
 struct Cli {
-    /// A JVM's pid, or the path of an hsperfdata file.
-    target: String,
+    /// A JVM's pid, or the path of an hsperfdata file. With --core: the first counter pattern.
+    #[arg(required_unless_present = "core")]
+    target: Option<String>,
 
     /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
     patterns: Vec<String>,
+
+    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`).
+    #[arg(long, value_name = "CORE", conflicts_with_all = ["force", "no_stop"])]
+    core: Option<PathBuf>,
+
+    /// With --core: the java launcher the JVM ran, or its libjvm.so, when the library is no longer
+    /// at the path the process used (or the core has no list of mapped files).
+    #[arg(long, value_name = "PATH", requires = "core")]
+    exe: Option<PathBuf>,
+
+    /// With --core: a directory holding the dead process's files under their original paths
+    /// (for a core from another machine or container).
+    #[arg(long, value_name = "DIR", requires = "core")]
+    sysroot: Option<PathBuf>,
 
     /// Forced read: take the region out of the process's memory (ptrace), not its hsperfdata file.
     #[arg(short = 'F', long = "force")]
@@ -77,8 +95,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// The counter patterns: with --core the positional TARGET is the first of them.
+fn patterns(cli: &Cli) -> Vec<String> {
+    match (&cli.core, &cli.target) {
+        (Some(_), Some(first)) => std::iter::once(first.clone())
+            .chain(cli.patterns.iter().cloned())
+            .collect(),
+        _ => cli.patterns.clone(),
+    }
+}
+
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
-    let filter = Filter::new(&cli.patterns).context("bad counter pattern")?;
+    let patterns = patterns(cli);
+    let filter = Filter::new(&patterns).context("bad counter pattern")?;
     let reading = read(cli)?;
     if cli.verbose {
         for d in &reading.details {
@@ -93,7 +122,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
     let counters = format::sorted(&reading.snapshot, &filter);
     if counters.is_empty() && !filter.is_empty() {
-        bail!("no counter matches {}", cli.patterns.join(" "));
+        bail!("no counter matches {}", patterns.join(" "));
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -115,7 +144,17 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn read(cli: &Cli) -> anyhow::Result<Reading> {
-    match TargetSpec::parse(&cli.target) {
+    if let Some(core) = &cli.core {
+        return Ok(hsinspect::read_core(
+            core,
+            cli.exe.as_deref(),
+            cli.sysroot.as_deref(),
+        )?);
+    }
+    let Some(target) = &cli.target else {
+        bail!("give a pid, an hsperfdata file, or --core <core>");
+    };
+    match TargetSpec::parse(target) {
         TargetSpec::Pid(pid) if cli.force => {
             let opts = ForcedOptions {
                 stop: !cli.no_stop,

@@ -143,6 +143,16 @@ impl ElfFile {
         self.header.e_type
     }
 
+    /// The ELF machine (`EM_X86_64` or `EM_AARCH64`).
+    pub fn machine(&self) -> u16 {
+        self.header.e_machine
+    }
+
+    /// The entry point (`e_entry`, a link-time address).
+    pub fn entry(&self) -> u64 {
+        self.header.e_entry
+    }
+
     /// The `PT_LOAD` segments.
     pub fn loads(&self) -> impl Iterator<Item = &ProgramHeader> {
         self.program_headers.iter().filter(|p| p.p_type == PT_LOAD)

@@ -4,7 +4,10 @@
 //! core file and (later) a Windows process sit. The vmStructs walker and the region reader use only
 //! this trait, so they do not know which kind of target they read.
 
+mod core;
 mod process;
+
+pub use core::{CoreMemory, CoreProcess, FileMapping, Segment, machine_name};
 
 pub use process::ProcessMemory;
 

@@ -1,0 +1,694 @@
+//! [`CoreMemory`]: the address space of a dead (or `gcore`d) process, read from its ELF core file.
+//!
+//! A Linux core (`ET_CORE`, written by the kernel's `fs/binfmt_elf.c` or by gdb's `gcore`) holds:
+//! * `PT_LOAD` program headers, one per memory mapping: `p_vaddr`/`p_memsz` is the mapping,
+//!   `p_offset`/`p_filesz` the bytes the dumper wrote. `p_filesz` is smaller than `p_memsz` (often
+//!   0) for mappings `/proc/<pid>/coredump_filter` told it to leave out — by default file-backed
+//!   mappings, among them the `MAP_SHARED` hsperfdata mapping that holds the PerfData region.
+//! * `PT_NOTE` segments with `NT_PRSTATUS` (threads), `NT_PRPSINFO` (pid, uid, command),
+//!   `NT_AUXV` (auxiliary vector) and `NT_FILE` (the file-backed mappings and their paths).
+//!
+//! The file is mapped (memmap2), never read whole: opening costs the program headers and notes,
+//! and each read is a binary search over the segments sorted by address plus a copy, so the time
+//! does not grow with the size of the core. (SA's `ps_core.c` reads cores the same way, with
+//! `pread`, and also fails a read no segment covers.)
+
+use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use goblin::elf::header::{
+    EI_CLASS, EI_DATA, ELFCLASS64, ELFDATA2LSB, EM_AARCH64, EM_X86_64, ET_CORE, Header,
+};
+use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
+use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
+use memmap2::Mmap;
+
+use super::{MemoryError, ReadMemory};
+use crate::Error;
+
+/// `NT_AUXV`, the auxiliary vector note (`elf.h`).
+pub const NT_AUXV: u32 = 6;
+/// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
+const PN_XNUM: u16 = 0xffff;
+/// Size of an `Elf64_Phdr`.
+const PHDR_SIZE: usize = 56;
+/// Largest number of program headers accepted (a corrupt count must not allocate gigabytes).
+const MAX_PHDRS: usize = 1 << 22;
+
+/// One `PT_LOAD` segment of the core: a mapping of the process and the bytes dumped of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// First address of the mapping (`p_vaddr`).
+    pub vaddr: u64,
+    /// Size of the mapping in bytes (`p_memsz`).
+    pub memsz: u64,
+    /// File offset of the dumped bytes (`p_offset`).
+    pub offset: u64,
+    /// How many bytes of the mapping were dumped (`p_filesz`), from `vaddr` on.
+    pub filesz: u64,
+    /// `p_flags` (`PF_R` 4, `PF_W` 2, `PF_X` 1).
+    pub flags: u32,
+}
+
+/// One file-backed mapping from the `NT_FILE` note (`fs/binfmt_elf.c` `fill_files_note`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMapping {
+    /// First address.
+    pub start: u64,
+    /// One past the last address.
+    pub end: u64,
+    /// Offset in the file of `start`, in bytes (the note stores pages).
+    pub offset: u64,
+    /// The file's path as the kernel saw it (a ` (deleted)` suffix kept).
+    pub path: PathBuf,
+}
+
+/// What `NT_PRPSINFO` (`struct elf_prpsinfo`, `include/linux/elfcore.h`) says of the process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreProcess {
+    /// `pr_pid`.
+    pub pid: i32,
+    /// `pr_uid`.
+    pub uid: u32,
+    /// `pr_fname`: the command name (up to 16 bytes).
+    pub command: String,
+}
+
+/// A mapped ELF core file; implements [`ReadMemory`] over the process's dumped address space.
+#[derive(Debug)]
+pub struct CoreMemory {
+    path: PathBuf,
+    map: Mmap,
+    machine: u16,
+    segments: Vec<Segment>,
+    files: Option<Vec<FileMapping>>,
+    process: Option<CoreProcess>,
+    auxv: Vec<(u64, u64)>,
+    needed_len: u64,
+}
+
+fn core_error(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Core {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// A name for an ELF `e_machine` value, for messages.
+pub fn machine_name(machine: u16) -> String {
+    use goblin::elf::header::*;
+    let name = match machine {
+        EM_X86_64 => "x86_64",
+        EM_AARCH64 => "aarch64",
+        EM_386 => "i386",
+        EM_ARM => "arm",
+        EM_PPC64 => "ppc64",
+        EM_PPC => "ppc",
+        EM_S390 => "s390x",
+        EM_RISCV => "riscv",
+        EM_LOONGARCH => "loongarch",
+        EM_SPARCV9 => "sparcv9",
+        EM_MIPS => "mips",
+        _ => return format!("machine {machine}"),
+    };
+    name.to_string()
+}
+
+impl CoreMemory {
+    /// Opens and maps the core at `path` and reads its program headers and notes.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be opened or mapped; [`Error::Core`] when it is not an
+    /// ELF core (`ET_CORE`), is not a 64-bit little-endian x86_64/aarch64 core, or is truncated
+    /// before its program headers or notes end.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(core_error(path, "not a regular file"));
+        }
+        // SAFETY: read-only private mapping; every access below is bounds-checked against the
+        // mapping's length. A core shrunk while we read it would raise SIGBUS: cores are not
+        // rewritten in place by their writers, so this is accepted (as for libjvm, see elf.rs).
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        Self::from_map(path, map)
+    }
+
+    fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {
+        let len = map.len() as u64;
+        if map.len() < 64 || &map[..4] != b"\x7fELF" {
+            return Err(core_error(
+                path,
+                if map.len() >= 4 && &map[..4] == b"\x7fELF" {
+                    format!("only {len} bytes: too short for an ELF header (truncated core?)")
+                } else {
+                    "not an ELF file, so not a core file".to_string()
+                },
+            ));
+        }
+        if map[EI_CLASS] != ELFCLASS64 {
+            return Err(core_error(
+                path,
+                "a 32-bit ELF file: hsinspect reads cores of 64-bit JVMs only",
+            ));
+        }
+        if map[EI_DATA] != ELFDATA2LSB {
+            return Err(core_error(
+                path,
+                "a big-endian ELF file: hsinspect reads little-endian (x86_64, aarch64) cores only",
+            ));
+        }
+        let header =
+            goblin::elf::Elf::parse_header(&map).map_err(|e| core_error(path, e.to_string()))?;
+        if header.e_type != ET_CORE {
+            let kind = match header.e_type {
+                goblin::elf::header::ET_EXEC => "an executable",
+                goblin::elf::header::ET_DYN => "a shared object or PIE executable",
+                goblin::elf::header::ET_REL => "a relocatable object",
+                _ => "an ELF file of unknown type",
+            };
+            return Err(core_error(
+                path,
+                format!(
+                    "{kind} (ELF type {}), not a core file (ET_CORE); a JVM's core is made by the kernel when it crashes or by `gcore <pid>`",
+                    header.e_type
+                ),
+            ));
+        }
+        if header.e_machine != EM_X86_64 && header.e_machine != EM_AARCH64 {
+            return Err(core_error(
+                path,
+                format!(
+                    "a core of a {} process: hsinspect reads x86_64 and aarch64 cores",
+                    machine_name(header.e_machine)
+                ),
+            ));
+        }
+        let phdrs = program_headers(path, &map, &header)?;
+        let mut segments: Vec<Segment> = phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD && p.p_memsz > 0)
+            .map(|p| Segment {
+                vaddr: p.p_vaddr,
+                memsz: p.p_memsz,
+                offset: p.p_offset,
+                filesz: p.p_filesz.min(p.p_memsz),
+                flags: p.p_flags,
+            })
+            .collect();
+        segments.sort_by_key(|s| s.vaddr);
+        let needed_len = segments
+            .iter()
+            .filter(|s| s.filesz > 0)
+            .map(|s| s.offset.saturating_add(s.filesz))
+            .max()
+            .unwrap_or(0)
+            .max(
+                // The section header table (gdb writes one after the notes; unused here).
+                header
+                    .e_shoff
+                    .saturating_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize)),
+            );
+
+        let notes: Vec<(u64, u64)> = phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_NOTE)
+            .map(|p| (p.p_offset, p.p_filesz))
+            .collect();
+        if notes.is_empty() {
+            return Err(core_error(
+                path,
+                "the core has no PT_NOTE segment (no threads, no mapped-file list): corrupt core",
+            ));
+        }
+        let mut parsed = Notes::default();
+        for (off, size) in notes {
+            let Some(bytes) = slice(&map, off, size) else {
+                return Err(core_error(
+                    path,
+                    format!(
+                        "the core is truncated: its notes (file offset {off:#x}, {size} bytes) end beyond the file's {len} bytes (gdb writes them last); copy the whole core"
+                    ),
+                ));
+            };
+            parsed.read(bytes);
+        }
+        Ok(CoreMemory {
+            path: path.to_owned(),
+            map,
+            machine: header.e_machine,
+            segments,
+            files: parsed.files,
+            process: parsed.process,
+            auxv: parsed.auxv,
+            needed_len,
+        })
+    }
+
+    /// The core file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The ELF machine (`EM_X86_64` or `EM_AARCH64`).
+    pub fn machine(&self) -> u16 {
+        self.machine
+    }
+
+    /// The `PT_LOAD` segments, sorted by address.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// The file-backed mappings from `NT_FILE`; `None` when the core has no such note (cores
+    /// written before Linux 3.7, and some other dumpers).
+    pub fn files(&self) -> Option<&[FileMapping]> {
+        self.files.as_deref()
+    }
+
+    /// The process the core is of (`NT_PRPSINFO`), when the note is there.
+    pub fn process(&self) -> Option<&CoreProcess> {
+        self.process.as_ref()
+    }
+
+    /// The auxiliary vector (`NT_AUXV`) as `(a_type, a_val)` pairs, `AT_NULL` excluded.
+    pub fn auxv(&self) -> &[(u64, u64)] {
+        &self.auxv
+    }
+
+    /// The value of auxiliary vector entry `key` (`AT_ENTRY` 9, `AT_PHDR` 3, ...).
+    pub fn auxv_value(&self, key: u64) -> Option<u64> {
+        self.auxv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// When the file is shorter than its segments need: `(actual, needed)` lengths in bytes.
+    pub fn truncated(&self) -> Option<(u64, u64)> {
+        let len = self.map.len() as u64;
+        (len < self.needed_len).then_some((len, self.needed_len))
+    }
+
+    /// Whether the core's segment for `addr` says the bytes were dumped but the file ends before
+    /// them (a truncated copy), as opposed to bytes the dumper left out.
+    pub fn cut_off_at(&self, addr: u64) -> bool {
+        self.segment_at(addr).is_some_and(|s| {
+            let into = addr - s.vaddr;
+            into < s.filesz && s.offset.saturating_add(into) >= self.map.len() as u64
+        })
+    }
+
+    /// The `NT_FILE` mapping covering `addr`, if any.
+    pub fn file_at(&self, addr: u64) -> Option<&FileMapping> {
+        self.files
+            .as_deref()?
+            .iter()
+            .find(|f| f.start <= addr && addr < f.end)
+    }
+
+    /// The segment covering `addr`, if any.
+    pub fn segment_at(&self, addr: u64) -> Option<&Segment> {
+        let i = self.segments.partition_point(|s| s.vaddr <= addr);
+        let s = self.segments.get(i.checked_sub(1)?)?;
+        (addr - s.vaddr < s.memsz).then_some(s)
+    }
+
+    fn not_dumped(&self, addr: u64, len: usize, at: u64, seg: &Segment) -> MemoryError {
+        let what = match self.file_at(at) {
+            Some(f) => format!("a mapping of {}", f.path.display()),
+            None => "an anonymous mapping".to_string(),
+        };
+        MemoryError::NotDumped {
+            addr,
+            len,
+            why: format!(
+                "{at:#x} lies in {what} ({:#x}-{:#x}) of which the core holds only the first {} of {} bytes (the dumper left the rest out, as /proc/<pid>/coredump_filter told it)",
+                seg.vaddr,
+                seg.vaddr + seg.memsz,
+                seg.filesz,
+                seg.memsz
+            ),
+        }
+    }
+}
+
+impl ReadMemory for CoreMemory {
+    fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
+        let len = buf.len();
+        let mut done = 0usize;
+        while done < len {
+            let Some(at) = addr.checked_add(done as u64) else {
+                return Err(MemoryError::Unmapped { addr, len });
+            };
+            let Some(seg) = self.segment_at(at) else {
+                return Err(match self.file_at(at) {
+                    Some(f) => MemoryError::NotDumped {
+                        addr,
+                        len,
+                        why: format!(
+                            "{at:#x} lies in a mapping of {} that the core does not hold",
+                            f.path.display()
+                        ),
+                    },
+                    None => MemoryError::Unmapped { addr, len },
+                });
+            };
+            let into = at - seg.vaddr;
+            let n = ((len - done) as u64).min(seg.memsz - into);
+            if into + n > seg.filesz {
+                return Err(self.not_dumped(addr, len, at, seg));
+            }
+            let Some(bytes) = seg
+                .offset
+                .checked_add(into)
+                .and_then(|off| slice(&self.map, off, n))
+            else {
+                return Err(MemoryError::NotDumped {
+                    addr,
+                    len,
+                    why: format!(
+                        "the core file is truncated: the bytes of {at:#x} would be at file offset {:#x}, beyond its {} bytes",
+                        seg.offset.saturating_add(into),
+                        self.map.len()
+                    ),
+                });
+            };
+            buf[done..done + n as usize].copy_from_slice(bytes);
+            done += n as usize;
+        }
+        Ok(())
+    }
+}
+
+/// The notes the reader uses, as found in the core's `PT_NOTE` segments.
+#[derive(Debug, Default)]
+struct Notes {
+    files: Option<Vec<FileMapping>>,
+    process: Option<CoreProcess>,
+    auxv: Vec<(u64, u64)>,
+}
+
+impl Notes {
+    fn read(&mut self, mut notes: &[u8]) {
+        // Elf64_Nhdr: namesz u32, descsz u32, type u32; name and desc each padded to 4 bytes.
+        while notes.len() >= 12 {
+            let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().expect("4 bytes"));
+            let (namesz, descsz, ntype) = (word(0) as usize, word(4) as usize, word(8));
+            let Some(name_end) = 12usize.checked_add(namesz.next_multiple_of(4)) else {
+                return;
+            };
+            let Some(desc_end) = name_end.checked_add(descsz.next_multiple_of(4)) else {
+                return;
+            };
+            if desc_end > notes.len() || name_end - 12 < namesz {
+                return;
+            }
+            let name = &notes[12..12 + namesz];
+            let desc = &notes[name_end..name_end + descsz];
+            if name == b"CORE\0" {
+                match ntype {
+                    NT_FILE if self.files.is_none() => self.files = parse_nt_file(desc),
+                    NT_PRPSINFO if self.process.is_none() => self.process = parse_prpsinfo(desc),
+                    NT_AUXV if self.auxv.is_empty() => {
+                        self.auxv = desc
+                            .chunks_exact(16)
+                            .map(|c| {
+                                (
+                                    u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
+                                    u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
+                                )
+                            })
+                            .take_while(|&(k, _)| k != 0)
+                            .collect();
+                    }
+                    _ => {}
+                }
+            }
+            notes = &notes[desc_end..];
+        }
+    }
+}
+
+fn program_headers(path: &Path, map: &[u8], header: &Header) -> Result<Vec<ProgramHeader>, Error> {
+    let mut count = header.e_phnum as usize;
+    if header.e_phnum == PN_XNUM {
+        // More than 65534 mappings: the count is in section header 0's sh_info (at +44, u32).
+        let sh0 = usize::try_from(header.e_shoff)
+            .ok()
+            .and_then(|o| map.get(o..o.checked_add(64)?));
+        let Some(sh0) = sh0 else {
+            return Err(core_error(
+                path,
+                "e_phnum is PN_XNUM but section header 0 is missing: truncated or corrupt core",
+            ));
+        };
+        count = u32::from_le_bytes(sh0[44..48].try_into().expect("4 bytes")) as usize;
+    }
+    if count == 0 || count > MAX_PHDRS {
+        return Err(core_error(
+            path,
+            format!("implausible program header count {count}: corrupt core"),
+        ));
+    }
+    if header.e_phentsize as usize != PHDR_SIZE {
+        return Err(core_error(
+            path,
+            format!(
+                "program header size {} (expected {PHDR_SIZE}): corrupt core",
+                header.e_phentsize
+            ),
+        ));
+    }
+    let table = slice(map, header.e_phoff, (count * PHDR_SIZE) as u64).ok_or_else(|| {
+        core_error(
+            path,
+            format!(
+                "the core is truncated: its {count} program headers at offset {:#x} end beyond the file's {} bytes",
+                header.e_phoff,
+                map.len()
+            ),
+        )
+    })?;
+    let ctx = goblin::container::Ctx::new(
+        goblin::container::Container::Big,
+        goblin::container::Endian::Little,
+    );
+    ProgramHeader::parse(table, 0, count, ctx)
+        .map_err(|e| core_error(path, format!("program headers: {e}")))
+}
+
+/// Parses `NT_FILE`: `count`, `page_size`, then `count` × (`start`, `end`, `file_ofs` in pages),
+/// then `count` NUL-terminated paths (`fs/binfmt_elf.c` `fill_files_note`).
+fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
+    let word = |i: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(desc.get(i..i + 8)?.try_into().ok()?))
+    };
+    let count = usize::try_from(word(0)?).ok()?;
+    let page = word(8)?;
+    let names_at = count.checked_mul(24)?.checked_add(16)?;
+    if names_at > desc.len() {
+        return None;
+    }
+    let mut names = desc[names_at..].split(|&b| b == 0);
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        let at = 16 + i * 24;
+        let name = names.next()?;
+        out.push(FileMapping {
+            start: word(at)?,
+            end: word(at + 8)?,
+            offset: word(at + 16)?.checked_mul(page)?,
+            path: PathBuf::from(std::ffi::OsStr::from_bytes(name)),
+        });
+    }
+    Some(out)
+}
+
+/// Parses the 64-bit `struct elf_prpsinfo`: pid at 24, uid at 16, `pr_fname[16]` at 40.
+fn parse_prpsinfo(desc: &[u8]) -> Option<CoreProcess> {
+    let u32_at = |i: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(desc.get(i..i + 4)?.try_into().ok()?))
+    };
+    let fname = desc.get(40..56)?;
+    let end = fname.iter().position(|&b| b == 0).unwrap_or(fname.len());
+    Some(CoreProcess {
+        pid: u32_at(24)? as i32,
+        uid: u32_at(16)?,
+        command: String::from_utf8_lossy(&fname[..end]).into_owned(),
+    })
+}
+
+fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(off).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    bytes.get(start..end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+        if buf.len() < at + bytes.len() {
+            buf.resize(at + bytes.len(), 0);
+        }
+        buf[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
+    fn note(name: &[u8], ntype: u32, desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend((name.len() as u32).to_le_bytes());
+        n.extend((desc.len() as u32).to_le_bytes());
+        n.extend(ntype.to_le_bytes());
+        n.extend(name);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n.extend(desc);
+        n.resize(n.len().next_multiple_of(4), 0);
+        n
+    }
+
+    /// A hand-made x86_64 core: `(vaddr, memsz, filesz)` loads, an NT_FILE entry for
+    /// `/tmp/f` at 0x20000, an NT_PRPSINFO for pid 4242; the file cut to `cut` bytes.
+    fn synthetic(loads: &[(u64, u64, u64)], cut: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+        let phnum = loads.len() + 1;
+        let mut notes = Vec::new();
+        let mut file = Vec::new();
+        for v in [1u64, 4096, 0x20000, 0x21000, 0] {
+            file.extend(v.to_le_bytes());
+        }
+        file.extend(b"/tmp/f\0");
+        notes.extend(note(b"CORE\0", NT_FILE, &file));
+        let mut ps = vec![0u8; 136];
+        ps[24..28].copy_from_slice(&4242u32.to_le_bytes());
+        ps[40..44].copy_from_slice(b"java");
+        notes.extend(note(b"CORE\0", NT_PRPSINFO, &ps));
+        let mut b = Vec::new();
+        put(&mut b, 0, b"\x7fELF\x02\x01\x01");
+        put(&mut b, 16, &4u16.to_le_bytes());
+        put(&mut b, 18, &EM_X86_64.to_le_bytes());
+        put(&mut b, 20, &1u32.to_le_bytes());
+        put(&mut b, 32, &64u64.to_le_bytes());
+        put(&mut b, 52, &64u16.to_le_bytes());
+        put(&mut b, 54, &56u16.to_le_bytes());
+        put(&mut b, 56, &(phnum as u16).to_le_bytes());
+        let mut data_at = 64 + 56 * phnum;
+        let phdr =
+            |b: &mut Vec<u8>, i: usize, t: u32, off: u64, vaddr: u64, filesz: u64, memsz: u64| {
+                let at = 64 + 56 * i;
+                put(b, at, &t.to_le_bytes());
+                put(b, at + 4, &6u32.to_le_bytes());
+                put(b, at + 8, &off.to_le_bytes());
+                put(b, at + 16, &vaddr.to_le_bytes());
+                put(b, at + 32, &filesz.to_le_bytes());
+                put(b, at + 40, &memsz.to_le_bytes());
+            };
+        phdr(&mut b, 0, PT_NOTE, data_at as u64, 0, notes.len() as u64, 0);
+        put(&mut b, data_at, &notes);
+        data_at += notes.len();
+        for (i, &(vaddr, memsz, filesz)) in loads.iter().enumerate() {
+            phdr(&mut b, i + 1, PT_LOAD, data_at as u64, vaddr, filesz, memsz);
+            // Each byte holds the low 8 bits of its address.
+            let bytes: Vec<u8> = (0..filesz).map(|k| (vaddr + k) as u8).collect();
+            put(&mut b, data_at, &bytes);
+            data_at += filesz as usize;
+        }
+        if let Some(cut) = cut {
+            b.truncate(cut);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("core");
+        std::fs::write(&path, &b).unwrap();
+        (dir, path)
+    }
+
+    const LOADS: [(u64, u64, u64); 4] = [
+        (0x10000, 0x1000, 0x1000),
+        (0x11000, 0x1000, 0x800),
+        (0x20000, 0x1000, 0),
+        (0x30000, 0x1000, 0x1000),
+    ];
+
+    #[test]
+    fn reads_across_segments_and_names_what_is_missing() {
+        let (_dir, path) = synthetic(&LOADS, None);
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.process().unwrap().pid, 4242);
+        assert_eq!(core.process().unwrap().command, "java");
+        assert_eq!(core.files().unwrap()[0].path, Path::new("/tmp/f"));
+        assert!(core.truncated().is_none());
+        let mut buf = [0u8; 16];
+        core.read_exact_at(0x10ff8, &mut buf).unwrap();
+        let want: Vec<u8> = (0x10ff8u64..0x11008).map(|a| a as u8).collect();
+        assert_eq!(buf.as_slice(), want.as_slice());
+        match core.read_exact_at(0x117f8, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("anonymous"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        match core.read_exact_at(0x20010, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("/tmp/f"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            core.read_exact_at(0x40000, &mut buf),
+            Err(MemoryError::Unmapped { .. })
+        ));
+        assert!(matches!(
+            core.read_exact_at(u64::MAX - 4, &mut buf),
+            Err(MemoryError::Unmapped { .. })
+        ));
+    }
+
+    #[test]
+    fn a_truncated_copy_fails_the_reads_past_its_end() {
+        let (_dir, path) = synthetic(&LOADS, None);
+        let full = std::fs::metadata(&path).unwrap().len() as usize;
+        let (_dir, path) = synthetic(&LOADS, Some(full - 0x800));
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.truncated(), Some(((full - 0x800) as u64, full as u64)));
+        let mut buf = [0u8; 8];
+        core.read_exact_at(0x30000, &mut buf).unwrap();
+        assert!(core.cut_off_at(0x30900));
+        assert!(!core.cut_off_at(0x11900));
+        match core.read_exact_at(0x30900, &mut buf) {
+            Err(MemoryError::NotDumped { why, .. }) => assert!(why.contains("truncated"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Cut inside the notes: the open fails.
+        let (_dir, path) = synthetic(&LOADS, Some(64 + 56 * 5 + 10));
+        let err = CoreMemory::open(&path).unwrap_err().to_string();
+        assert!(err.contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn more_than_65534_program_headers_use_section_header_0() {
+        // PN_XNUM: e_phnum = 0xffff, the real count in section header 0's sh_info.
+        let (_dir, path) = synthetic(&LOADS, None);
+        let mut b = std::fs::read(&path).unwrap();
+        let shoff = b.len() as u64;
+        let mut sh0 = [0u8; 64];
+        sh0[44..48].copy_from_slice(&5u32.to_le_bytes());
+        b.extend(sh0);
+        b[40..48].copy_from_slice(&shoff.to_le_bytes());
+        b[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
+        std::fs::write(&path, &b).unwrap();
+        let core = CoreMemory::open(&path).unwrap();
+        assert_eq!(core.segments().len(), 4);
+        let mut buf = [0u8; 4];
+        core.read_exact_at(0x30010, &mut buf).unwrap();
+        assert_eq!(buf, [0x10, 0x11, 0x12, 0x13]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_read_panics(addr in 0x0fff0u64..0x31010, len in 0usize..0x2000, cut in 0usize..9000) {
+            let (_dir, path) = synthetic(&LOADS, Some(cut));
+            if let Ok(core) = CoreMemory::open(&path) {
+                let mut buf = vec![0u8; len];
+                if core.read_exact_at(addr, &mut buf).is_ok() {
+                    for (k, b) in buf.iter().enumerate() {
+                        proptest::prop_assert_eq!(*b, (addr + k as u64) as u8);
+                    }
+                }
+            }
+        }
+    }
+}
