@@ -1,0 +1,122 @@
+//! Targets: live processes (identity, permissions, stopping them briefly) and hsperfdata files.
+
+pub mod hsperf_file;
+pub mod ptrace;
+
+use procfs::ProcError;
+use procfs::process::Process;
+
+use crate::Error;
+
+/// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
+#[derive(Debug, Clone)]
+pub struct ProcessInfo {
+    /// The pid as this inspector sees it.
+    pub pid: i32,
+    /// `starttime` in clock ticks since boot: with the pid, identifies the process (pids are reused).
+    pub start_time: u64,
+    /// Effective uid (the owner of the JVM's hsperfdata file).
+    pub euid: u32,
+    /// The pid in the process's own (innermost) pid namespace: the last `NSpid` value.
+    pub nspid: i32,
+    /// `State` letter (`R`, `S`, `D`, `T`, `t`, `Z`, ...).
+    pub state: char,
+    /// `TracerPid` (0 when not traced).
+    pub tracer: i32,
+    /// `comm`.
+    pub comm: String,
+}
+
+impl ProcessInfo {
+    /// Reads the process's identity.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`], or [`Error::PermissionDenied`] when `/proc/<pid>` is hidden.
+    pub fn read(pid: i32) -> Result<Self, Error> {
+        if pid <= 0 {
+            return Err(Error::NoSuchProcess(pid));
+        }
+        let p = Process::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
+        let stat = p
+            .stat()
+            .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
+        let status = p
+            .status()
+            .map_err(|e| process_error(pid, "read /proc/<pid>/status", e))?;
+        Ok(ProcessInfo {
+            pid,
+            start_time: stat.starttime,
+            euid: status.euid,
+            nspid: status
+                .nspid
+                .as_ref()
+                .and_then(|v| v.last().copied())
+                .unwrap_or(pid),
+            state: stat.state,
+            tracer: status.tracerpid,
+            comm: stat.comm,
+        })
+    }
+
+    /// Whether the process is in group-stop (`T`), e.g. after SIGSTOP.
+    pub fn is_stopped(&self) -> bool {
+        self.state == 'T'
+    }
+}
+
+/// Checks that `before` still names a live process: same pid, same start time.
+///
+/// # Errors
+/// [`Error::ProcessExited`] or [`Error::PidReused`].
+pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
+    match ProcessInfo::read(before.pid) {
+        Ok(now) if now.start_time == before.start_time && now.state != 'Z' && now.state != 'X' => {
+            Ok(())
+        }
+        Ok(now) if now.start_time != before.start_time => Err(Error::PidReused(before.pid)),
+        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(before.pid)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Maps a procfs error about `pid` to ours.
+pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
+    match e {
+        ProcError::NotFound(_) => Error::NoSuchProcess(pid),
+        ProcError::PermissionDenied(_) => Error::PermissionDenied {
+            what: format!(
+                "{} of process {pid}",
+                what.replace("<pid>", &pid.to_string())
+            ),
+            hint: permission_hint(pid),
+        },
+        ProcError::Io(e, _) if e.raw_os_error() == Some(libc::ESRCH) => Error::NoSuchProcess(pid),
+        other => Error::Io {
+            path: format!("/proc/{pid}").into(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// Why ptrace-level access to `pid` may be refused, and what fixes it.
+pub fn permission_hint(pid: i32) -> String {
+    let owner = Process::new(pid).and_then(|p| p.uid()).ok();
+    let me = nix::unistd::geteuid().as_raw();
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
+    let mut hint = String::from("Reading another process's memory needs ptrace permission: ");
+    match owner {
+        Some(o) if o != me => hint.push_str(&format!(
+            "process {pid} belongs to uid {o} and you are uid {me}; run inspect as that user or as root (or with CAP_SYS_PTRACE)"
+        )),
+        _ => hint.push_str("run inspect as the JVM's user or as root (or with CAP_SYS_PTRACE)"),
+    }
+    if let Some(s) = scope.as_deref().map(str::trim).filter(|s| *s != "0") {
+        hint.push_str(&format!(
+            "; kernel.yama.ptrace_scope is {s}, which also limits ptrace between processes of the same user (sysctl kernel.yama.ptrace_scope=0, or use root)"
+        ));
+    }
+    hint.push_str(
+        ". In a container, the inspector needs CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE). Without it, `inspect <pid>` (no -F) reads the hsperfdata file, if the JVM shares one.",
+    );
+    hint
+}

@@ -1,0 +1,244 @@
+//! Stopping every thread of a process for a moment, with `PTRACE_SEIZE` + `PTRACE_INTERRUPT`, and
+//! letting it go exactly as it was.
+//!
+//! * Every thread in `/proc/<pid>/task` is seized and interrupted; the listing is repeated until
+//!   it shows no new thread, so threads started meanwhile are caught too.
+//! * Each stop is awaited with `waitpid(tid, __WALL | WNOHANG)` polling up to a bound; a thread
+//!   that does not stop in time (uninterruptible sleep) is reported, never waited for forever.
+//! * A thread that reported a signal-delivery-stop gets its signal back on `PTRACE_DETACH`, so the
+//!   JVM loses no signal (it uses SIGSEGV for safepoint polls and implicit null checks).
+//! * A process that was in group-stop (SIGSTOP) before stays stopped: the kernel puts a detached
+//!   tracee back into group-stop while the stop is in effect.
+//! * SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked while threads are held and unblocked after the
+//!   last detach, so an interrupted `inspect` exits only once the target runs again. If `inspect`
+//!   is killed (SIGKILL), the kernel detaches every tracee itself.
+//!
+//! `PTRACE_SEIZE` (not `PTRACE_ATTACH`) sends no SIGSTOP to the target, so nothing is left queued.
+
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::ptrace;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+
+use crate::Error;
+
+/// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
+const MAX_ROUNDS: usize = 16;
+
+/// A process whose threads are held in ptrace-stop. Dropping it (or [`Frozen::thaw`]) detaches
+/// every thread.
+#[derive(Debug)]
+pub struct Frozen {
+    pid: i32,
+    threads: Vec<Held>,
+    began: Instant,
+    old_mask: Option<SigSet>,
+}
+
+#[derive(Debug)]
+struct Held {
+    tid: i32,
+    stopped: bool,
+    /// A signal the thread was about to receive when it stopped: given back on detach.
+    reinject: Option<Signal>,
+}
+
+/// What the freeze achieved, for `-v` and for warnings.
+#[derive(Debug, Clone, Default)]
+pub struct FreezeReport {
+    /// Threads held.
+    pub threads: usize,
+    /// Threads that did not stop within the bound (read anyway).
+    pub not_stopped: Vec<i32>,
+    /// From the first seize to the last detach.
+    pub stopped_for: Duration,
+}
+
+fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
+    let dir = format!("/proc/{pid}/task");
+    let entries = std::fs::read_dir(&dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NoSuchProcess(pid),
+        _ => Error::io(dir.as_ref(), e),
+    })?;
+    Ok(entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
+
+/// Seizes and interrupts every thread of `pid` and waits up to `bound` for them to stop.
+///
+/// # Errors
+/// [`Error::PermissionDenied`] (with the cause and fix) when ptrace is refused,
+/// [`Error::AlreadyTraced`] when a debugger holds the process, [`Error::NoSuchProcess`] when it
+/// is gone; any thread already held is released before the error is returned.
+pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
+    let mut block = SigSet::empty();
+    for s in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
+        block.add(s);
+    }
+    let mut old = SigSet::empty();
+    let old_mask = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&block), Some(&mut old))
+        .ok()
+        .map(|_| old);
+    let mut frozen = Frozen {
+        pid,
+        threads: Vec::new(),
+        began: Instant::now(),
+        old_mask,
+    };
+
+    for _ in 0..MAX_ROUNDS {
+        let mut new = 0;
+        for tid in list_tasks(pid)? {
+            if frozen.threads.iter().any(|h| h.tid == tid) {
+                continue;
+            }
+            match ptrace::seize(Pid::from_raw(tid), ptrace::Options::empty()) {
+                Ok(()) => {}
+                Err(Errno::ESRCH) => continue, // the thread exited meanwhile
+                Err(Errno::EPERM) => {
+                    return Err(refused(pid, tid));
+                }
+                Err(e) => {
+                    return Err(Error::Ptrace {
+                        op: "PTRACE_SEIZE",
+                        tid,
+                        source: e,
+                    });
+                }
+            }
+            frozen.threads.push(Held {
+                tid,
+                stopped: false,
+                reinject: None,
+            });
+            match ptrace::interrupt(Pid::from_raw(tid)) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(e) => {
+                    return Err(Error::Ptrace {
+                        op: "PTRACE_INTERRUPT",
+                        tid,
+                        source: e,
+                    });
+                }
+            }
+            new += 1;
+        }
+        if frozen.threads.is_empty() {
+            return Err(Error::NoSuchProcess(pid));
+        }
+        frozen.wait_for_stops(bound.saturating_sub(frozen.began.elapsed()));
+        if new == 0 {
+            break;
+        }
+    }
+    Ok(frozen)
+}
+
+fn refused(pid: i32, tid: i32) -> Error {
+    if let Ok(info) = super::ProcessInfo::read(pid)
+        && info.tracer != 0
+        && info.tracer != std::process::id() as i32
+    {
+        return Error::AlreadyTraced {
+            pid,
+            tracer: info.tracer,
+        };
+    }
+    Error::PermissionDenied {
+        what: format!("ptrace(PTRACE_SEIZE) of thread {tid} of process {pid}"),
+        hint: super::permission_hint(pid),
+    }
+}
+
+impl Frozen {
+    /// Polls every thread not yet stopped until all are, or `bound` passes.
+    fn wait_for_stops(&mut self, bound: Duration) {
+        let deadline = Instant::now() + bound;
+        let mut spins = 0u32;
+        loop {
+            let mut pending = false;
+            for h in self.threads.iter_mut().filter(|h| !h.stopped) {
+                let flags = WaitPidFlag::__WALL | WaitPidFlag::WNOHANG;
+                match waitpid(Pid::from_raw(h.tid), Some(flags)) {
+                    Ok(WaitStatus::PtraceEvent(..)) => h.stopped = true,
+                    Ok(WaitStatus::Stopped(_, sig)) => {
+                        h.stopped = true;
+                        if sig != Signal::SIGSTOP && sig != Signal::SIGTRAP {
+                            h.reinject = Some(sig);
+                        }
+                    }
+                    Ok(WaitStatus::StillAlive) => pending = true,
+                    Ok(_) | Err(_) => h.stopped = true, // exited or no longer ours: nothing to hold
+                }
+            }
+            if !pending || Instant::now() >= deadline {
+                return;
+            }
+            spins += 1;
+            if spins > 64 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Threads that did not reach ptrace-stop within the bound.
+    pub fn not_stopped(&self) -> Vec<i32> {
+        self.threads
+            .iter()
+            .filter(|h| !h.stopped)
+            .map(|h| h.tid)
+            .collect()
+    }
+
+    /// The pid held.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Detaches every thread and unblocks the signals blocked by [`freeze`].
+    pub fn thaw(mut self) -> FreezeReport {
+        self.release()
+    }
+
+    fn release(&mut self) -> FreezeReport {
+        let mut report = FreezeReport {
+            threads: self.threads.len(),
+            ..Default::default()
+        };
+        // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
+        // to reach its stop; if it still has not, the kernel detaches it when inspect exits.
+        if self.threads.iter().any(|h| !h.stopped) {
+            self.wait_for_stops(Duration::from_millis(20));
+        }
+        for h in self.threads.drain(..) {
+            let r = ptrace::detach(Pid::from_raw(h.tid), h.reinject);
+            if r.is_err() && !h.stopped {
+                report.not_stopped.push(h.tid);
+            }
+        }
+        report.stopped_for = self.began.elapsed();
+        if let Some(mask) = self.old_mask.take() {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&mask), None);
+        }
+        report
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() || self.old_mask.is_some() {
+            self.release();
+        }
+    }
+}
