@@ -76,6 +76,11 @@ impl Default for ForcedOptions {
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
+    read_forced_from(&info, opts).map_err(|e| explain_exit(&info, e))
+}
+
+fn read_forced_from(info: &ProcessInfo, opts: &ForcedOptions) -> Result<Reading, Error> {
+    let pid = info.pid;
     let module = locate::libjvm::find_in_process(pid)?;
     let mem = read::ProcessMemory::new(pid);
     let located = locate::locate_perf_memory(&module, &mem).map_err(|e| permission(pid, e))?;
@@ -97,7 +102,7 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     let began = Instant::now();
     loop {
         let (start, capacity, bytes, report) = read_region_once(pid, &located.vars, &mem, opts)?;
-        target::check_same_process(&info)?;
+        target::check_same_process(info)?;
         if let Some(r) = &report {
             details.push(format!(
                 "stopped {} threads for {:.3} ms{}",
@@ -120,7 +125,7 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
         let Some(bytes) = bytes else {
             // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData).
             if began.elapsed() < Duration::from_millis(500)
-                && process_age(&info) < Duration::from_secs(2)
+                && process_age(info) < Duration::from_secs(2)
             {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -212,6 +217,31 @@ fn process_age(info: &ProcessInfo) -> Duration {
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
 
+/// Explains an error met while the target may have been exiting: when the process is gone, a
+/// zombie, reused, or tearing down its memory (`/proc/<pid>/maps` empty, as between `exit_mm`
+/// and the zombie state), the cause is its exit, not the missing libjvm or the unmapped region
+/// the error names.
+fn explain_exit(info: &ProcessInfo, e: Error) -> Error {
+    match e {
+        Error::NoSuchProcess(_) => return Error::ProcessExited(info.pid),
+        Error::ProcessExited(_) | Error::PidReused(_) => return e,
+        _ => {}
+    }
+    // A process with an empty memory map is exiting (or a kernel thread, which stays so).
+    let deadline = Instant::now() + Duration::from_millis(200);
+    loop {
+        if let Err(gone) = target::check_same_process(info) {
+            return gone;
+        }
+        let exiting = std::fs::read_to_string(format!("/proc/{}/maps", info.pid))
+            .is_ok_and(|maps| maps.is_empty());
+        if !exiting || Instant::now() >= deadline {
+            return e;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
 fn permission(pid: i32, e: Error) -> Error {
     match e {
@@ -233,7 +263,8 @@ fn permission(pid: i32, e: Error) -> Error {
 /// a safety rule, [`Error::PerfData`] when its contents are malformed.
 pub fn read_shared(pid: i32) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
-    let (path, bytes) = target::hsperf_file::read_for_process(&info)?;
+    let (path, bytes) =
+        target::hsperf_file::read_for_process(&info).map_err(|e| explain_exit(&info, e))?;
     let snapshot = perfdata::parse(&bytes)?;
     let mut warnings = Vec::new();
     if !snapshot.prologue.accessible {
@@ -277,10 +308,11 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// All digits: a pid; anything else: a path.
+    /// An integer: a pid (0 and negative ones too, so they are refused as pids rather than
+    /// looked for as files; a file named `-5` is `./-5`); anything else: a path.
     pub fn parse(s: &str) -> Self {
         match s.parse::<i32>() {
-            Ok(pid) if !s.starts_with(['+', '-']) => TargetSpec::Pid(pid),
+            Ok(pid) if !s.starts_with('+') => TargetSpec::Pid(pid),
             _ => TargetSpec::File(PathBuf::from(s)),
         }
     }

@@ -112,6 +112,11 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 
 fn read(cli: &Cli) -> anyhow::Result<Reading> {
     match TargetSpec::parse(&cli.target) {
+        TargetSpec::Pid(pid) if pid <= 0 => {
+            bail!(
+                "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
+            )
+        }
         TargetSpec::Pid(pid) if cli.force => {
             let opts = ForcedOptions {
                 stop: !cli.no_stop,
