@@ -167,6 +167,60 @@ fn sigkill_at_random_points_never_leaves_target_stopped_or_traced() {
 }
 
 #[test]
+fn sigtstp_during_forced_reads_never_stops_inspect_while_it_holds_the_target() {
+    // Ctrl-Z (SIGTSTP) stops inspect; if that happened while it held the JVM's threads, the JVM
+    // would stay frozen for as long as inspect stays stopped. It must stop only after the release.
+    let jvm = Jvm::start_with(&jdk17(), &[], THREADS);
+    let pid = jvm.pid.to_string();
+    let took = forced_read_time(&pid);
+    let mut rng = Rng::new("SIGTSTP");
+    let mut stopped = 0;
+    let runs = 30;
+    for _ in 0..runs {
+        // Killed if an assertion fails while it is stopped, so the JVM is released then too.
+        let mut guard = KillOnDrop(Some(spawn_inspect(&["-F", &pid])));
+        let child = guard.0.as_mut().unwrap();
+        let inspect_pid = child.id() as i32;
+        std::thread::sleep(rng.below(took + took / 2));
+        send_signal(inspect_pid, libc::SIGTSTP);
+        // Either inspect stops (state T) or it had already finished.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if process_state(inspect_pid) == Some('T') {
+                stopped += 1;
+                // inspect is stopped now: the JVM must be running, traced by nobody.
+                assert_left_alone(jvm.pid, false);
+                send_signal(inspect_pid, libc::SIGCONT);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "inspect neither stopped nor ended"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let child = guard.0.take().unwrap();
+        let out = wait_bounded(child, LIMIT, "inspect -F after SIGTSTP and SIGCONT");
+        assert!(
+            out.status.success(),
+            "inspect -F stopped and continued failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_left_alone(jvm.pid, false);
+    }
+    eprintln!("SIGTSTP: a forced read takes {took:?}; {stopped} of {runs} runs stopped");
+    assert!(
+        stopped > 0,
+        "inspect was never stopped: the test proves nothing"
+    );
+    assert_answers(&jvm);
+}
+
+#[test]
 fn target_traced_by_a_debugger_is_refused_naming_the_tracer() {
     let jvm = Jvm::start_with(&jdk17(), &[], 20);
     let pid = Pid::from_raw(jvm.pid);
@@ -401,7 +455,7 @@ fn process_that_is_not_a_jvm_is_a_clear_error() {
         .spawn()
         .expect("running sleep");
     let pid = sleeper.id().to_string();
-    let mut sleeper = scopeguard(sleeper);
+    let _sleeper = KillOnDrop(Some(sleeper));
     assert_fails_saying(
         &["-F", &pid],
         1,
@@ -418,19 +472,16 @@ fn process_that_is_not_a_jvm_is_a_clear_error() {
             "inspect -F",
         ],
     );
-    let _ = sleeper.0.kill();
 }
 
-/// Kills and reaps a child when dropped.
-struct KillOnDrop(std::process::Child);
+/// Kills and reaps a child (if still held) when dropped.
+struct KillOnDrop(Option<std::process::Child>);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
-}
-
-fn scopeguard(child: std::process::Child) -> KillOnDrop {
-    KillOnDrop(child)
 }
