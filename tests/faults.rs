@@ -222,20 +222,44 @@ fn sigtstp_during_forced_reads_never_stops_inspect_while_it_holds_the_target() {
 
 #[test]
 fn target_traced_by_a_debugger_is_refused_naming_the_tracer() {
+    // As gdb would: the main thread.
+    traced_target_is_refused(|jvm| jvm.pid);
+}
+
+#[test]
+fn target_with_one_traced_thread_is_refused_naming_the_tracer() {
+    // As `strace -p <tid>` would: one thread only, not the main one.
+    traced_target_is_refused(|jvm| {
+        let mut tids: Vec<i32> = task_tracers(jvm.pid)
+            .iter()
+            .map(|(tid, _)| tid.parse().unwrap())
+            .collect();
+        tids.sort();
+        *tids
+            .last()
+            .filter(|&&t| t != jvm.pid)
+            .expect("a second thread")
+    });
+}
+
+/// Traces the thread `which` picks, runs `inspect -F`, releases the thread, then checks the
+/// refusal and that the JVM is unharmed.
+fn traced_target_is_refused(which: impl FnOnce(&Jvm) -> i32) {
     let jvm = Jvm::start_with(&jdk17(), &[], 20);
-    let pid = Pid::from_raw(jvm.pid);
-    // This thread becomes the JVM main thread's tracer, as a debugger would (without stopping it).
-    ptrace::seize(pid, ptrace::Options::empty()).expect("PTRACE_SEIZE of the test JVM");
+    let traced = which(&jvm);
+    let thread = Pid::from_raw(traced);
+    // This test thread becomes the tracer, as a debugger would (without stopping the thread).
+    ptrace::seize(thread, ptrace::Options::empty()).expect("PTRACE_SEIZE of a test JVM thread");
     let tracer = nix::unistd::gettid().as_raw();
     let out = inspect_bounded(&["-F", &jvm.pid.to_string()], LIMIT);
     // Let the JVM go before asserting, so a failed assertion leaves nothing traced.
     let tracer_pids: Vec<(String, String)> = task_tracers(jvm.pid);
-    ptrace::interrupt(pid).unwrap();
-    match waitpid(pid, Some(WaitPidFlag::__WALL)).unwrap() {
+    ptrace::interrupt(thread).unwrap();
+    match waitpid(thread, Some(WaitPidFlag::__WALL)).unwrap() {
         WaitStatus::PtraceEvent(..) | WaitStatus::Stopped(..) => {}
-        other => panic!("unexpected wait status of the traced JVM: {other:?}"),
+        other => panic!("unexpected wait status of the traced JVM thread: {other:?}"),
     }
-    ptrace::detach(pid, None).unwrap();
+    ptrace::detach(thread, None).unwrap();
 
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}: {stderr}", out.status);
@@ -249,7 +273,7 @@ fn target_traced_by_a_debugger_is_refused_naming_the_tracer() {
     );
     // While traced: only our thread's trace, nothing left by inspect.
     for (tid, tracer_pid) in &tracer_pids {
-        let expected = if *tid == jvm.pid.to_string() {
+        let expected = if *tid == traced.to_string() {
             tracer.to_string()
         } else {
             "0".to_string()
@@ -314,6 +338,14 @@ fn stopped_target_is_read_promptly_and_stays_stopped() {
         "forced and shared reads of a stopped JVM differ"
     );
     assert!(counters(&forced).len() > 100, "{forced}");
+
+    // inspect killed at any point while it holds the stopped JVM: still stopped, untraced.
+    let mut rng = Rng::new("SIGKILL of a stopped target's reader");
+    for _ in 0..15 {
+        let out = signal_during_read(&pid, libc::SIGKILL, rng.below(took));
+        assert_finished_or_killed(&out, libc::SIGKILL);
+        assert_left_alone(jvm.pid, true);
+    }
 
     send_signal(jvm.pid, libc::SIGCONT);
     assert_left_alone(jvm.pid, false);

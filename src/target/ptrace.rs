@@ -150,7 +150,8 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
 }
 
 fn refused(pid: i32, tid: i32) -> Error {
-    if let Ok(info) = super::ProcessInfo::read(pid)
+    // The refused thread's own tracer: a debugger may trace one thread only (`strace -p <tid>`).
+    if let Ok(info) = super::ProcessInfo::read(tid)
         && info.tracer != 0
         && info.tracer != std::process::id() as i32
     {
