@@ -574,3 +574,60 @@ fn by_pid_directory_of_another_owner_is_refused() {
         },
     );
 }
+
+#[test]
+fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
+    // A real JVM run as the test user: HotSpot makes the directory and file itself, and both
+    // pass the rules. Then the user swaps its file for a link to a root-only hsperfdata file.
+    let (uid, gid) = ensure_user(USER);
+    let _shared = DIR_LOCK.read().unwrap_or_else(|e| e.into_inner());
+    user_dir(uid, gid);
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args([
+        &format!("--reuid={uid}"),
+        &format!("--regid={gid}"),
+        "--clear-groups",
+        "--",
+    ])
+    .arg(jdk17().join("bin/java"))
+    .args([
+        "-Xmx32m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-cp",
+    ])
+    .arg(test_classes())
+    .args(["Target", "0"])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::inherit());
+    let jvm = Jvm::spawn(cmd, &jdk17());
+    let pid = jvm.pid.to_string();
+    let file = PathBuf::from(format!("/tmp/hsperfdata_{USER}/{pid}"));
+    let meta = std::fs::symlink_metadata(&file).unwrap();
+    assert_eq!(meta.uid(), uid, "the JVM's file is not the user's");
+
+    let shared = counters(&inspect_ok(&[&pid]));
+    let forced = counters(&inspect_ok(&["-F", &pid]));
+    assert_eq!(
+        shared.get("sun.rt.javaCommand"),
+        forced.get("sun.rt.javaCommand")
+    );
+    assert!(shared["sun.rt.javaCommand"].contains("Target"));
+
+    let secret = tempfile::tempdir().unwrap();
+    let secret_file = secret.path().join("root-only");
+    std::fs::write(&secret_file, real_file_bytes()).unwrap();
+    std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::rename(&file, secret.path().join("moved")).unwrap();
+    symlink(&secret_file, &file).unwrap();
+    let _planted = Planted(file.clone());
+    let out = inspect_bounded(&[&pid], LIMIT);
+    assert_refused(
+        &out,
+        &["symbolic link", "refused", &format!("inspect -F {pid}")],
+    );
+    assert_not_leaked(&out, &secret_file);
+    // The forced read does not need the file and still works.
+    assert!(inspect_ok(&["-F", &pid, "sun.rt.javaCommand"]).contains("Target"));
+}
