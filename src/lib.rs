@@ -52,6 +52,8 @@ pub struct ForcedOptions {
     pub stop_bound: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
+    /// Use and fill the per-build symbol cache ([`locate::cache`]).
+    pub symbol_cache: bool,
 }
 
 impl Default for ForcedOptions {
@@ -60,6 +62,7 @@ impl Default for ForcedOptions {
             stop: true,
             stop_bound: Duration::from_millis(100),
             wait_accessible: Duration::from_secs(5),
+            symbol_cache: true,
         }
     }
 }
@@ -75,15 +78,25 @@ impl Default for ForcedOptions {
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
-    let info = ProcessInfo::read(pid)?;
-    read_forced_from(&info, opts).map_err(|e| explain_exit(&info, e))
+    read_forced_inner(pid, opts).map_err(|e| match e {
+        // An exiting process fails in odd ways (EPERM from ptrace, short reads): say what happened.
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if target::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    })
 }
 
-fn read_forced_from(info: &ProcessInfo, opts: &ForcedOptions) -> Result<Reading, Error> {
-    let pid = info.pid;
+fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    let info = ProcessInfo::read(pid)?;
     let module = locate::libjvm::find_in_process(pid)?;
     let mem = read::ProcessMemory::new(pid);
-    let located = locate::locate_perf_memory(&module, &mem).map_err(|e| permission(pid, e))?;
+    let cache = if opts.symbol_cache {
+        locate::cache::SymbolCache::from_env()
+    } else {
+        None
+    };
+    let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
+        .map_err(|e| permission(pid, e))?;
     let mut details = vec![
         format!("path: forced read of process {pid} ({}) memory", info.comm),
         format!(
@@ -98,11 +111,12 @@ fn read_forced_from(info: &ProcessInfo, opts: &ForcedOptions) -> Result<Reading,
             located.vars.start, located.vars.capacity
         ),
     ];
-    let mut warnings: Vec<String> = located.notes.clone();
+    let mut warnings = Vec::new();
+    details.extend(located.notes.iter().map(|n| format!("note: {n}")));
     let began = Instant::now();
     loop {
         let (start, capacity, bytes, report) = read_region_once(pid, &located.vars, &mem, opts)?;
-        target::check_same_process(info)?;
+        target::check_same_process(&info)?;
         if let Some(r) = &report {
             details.push(format!(
                 "stopped {} threads for {:.3} ms{}",
@@ -123,9 +137,11 @@ fn read_forced_from(info: &ProcessInfo, opts: &ForcedOptions) -> Result<Reading,
             }
         }
         let Some(bytes) = bytes else {
-            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData).
-            if began.elapsed() < Duration::from_millis(500)
-                && process_age(info) < Duration::from_secs(2)
+            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
+            // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
+            // the caller's bound); an older one never will.
+            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+                && process_age(&info) < STARTUP_GRACE
             {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -217,31 +233,6 @@ fn process_age(info: &ProcessInfo) -> Duration {
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
 
-/// Explains an error met while the target may have been exiting: when the process is gone, a
-/// zombie, reused, or tearing down its memory (`/proc/<pid>/maps` empty, as between `exit_mm`
-/// and the zombie state), the cause is its exit, not the missing libjvm or the unmapped region
-/// the error names.
-fn explain_exit(info: &ProcessInfo, e: Error) -> Error {
-    match e {
-        Error::NoSuchProcess(_) => return Error::ProcessExited(info.pid),
-        Error::ProcessExited(_) | Error::PidReused(_) => return e,
-        _ => {}
-    }
-    // A process with an empty memory map is exiting (or a kernel thread, which stays so).
-    let deadline = Instant::now() + Duration::from_millis(200);
-    loop {
-        if let Err(gone) = target::check_same_process(info) {
-            return gone;
-        }
-        let exiting = std::fs::read_to_string(format!("/proc/{}/maps", info.pid))
-            .is_ok_and(|maps| maps.is_empty());
-        if !exiting || Instant::now() >= deadline {
-            return e;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
 fn permission(pid: i32, e: Error) -> Error {
     match e {
@@ -256,20 +247,69 @@ fn permission(pid: i32, e: Error) -> Error {
     }
 }
 
-/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`).
+/// How old a process may be and still be starting up: until then a missing region or file is
+/// waited for (as jvmstat waits), after it the answer is final.
+const STARTUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
+/// JVM (see [`read_shared_wait`]).
+///
+/// # Errors
+/// As [`read_shared_wait`].
+pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
+}
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
+/// not have created its file yet (waited for while the process is younger than 2 s) or not yet
+/// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
 ///
 /// # Errors
 /// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
-/// a safety rule, [`Error::PerfData`] when its contents are malformed.
-pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+/// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
+/// when the file stayed inaccessible for all of `wait`, [`Error::ProcessExited`].
+pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    read_shared_inner(pid, wait).map_err(|e| match e {
+        // The JVM deletes its file as it exits: "no file" then means "exited".
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if target::exited_or_exiting(pid) => {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
-    let (path, bytes) =
-        target::hsperf_file::read_for_process(&info).map_err(|e| explain_exit(&info, e))?;
-    let snapshot = perfdata::parse(&bytes)?;
-    let mut warnings = Vec::new();
-    if !snapshot.prologue.accessible {
-        warnings.push("the region is not marked accessible yet (the JVM is still starting): counters may be incomplete".into());
-    }
+    let began = Instant::now();
+    let (path, bytes, snapshot) = loop {
+        let (path, bytes) = match target::hsperf_file::read_for_process(&info) {
+            Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
+                if began.elapsed() < wait {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                // Too young to conclude there will be no file.
+                return Err(Error::NotAccessible {
+                    pid,
+                    waited_ms: began.elapsed().as_millis() as u64,
+                });
+            }
+            r => r?,
+        };
+        let snapshot = perfdata::parse(&bytes)?;
+        if !snapshot.prologue.accessible {
+            if began.elapsed() < wait {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            return Err(Error::NotAccessible {
+                pid,
+                waited_ms: began.elapsed().as_millis() as u64,
+            });
+        }
+        break (path, bytes, snapshot);
+    };
+    let warnings = Vec::new();
     Ok(Reading {
         snapshot,
         bytes,

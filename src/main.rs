@@ -57,6 +57,10 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
 
+    /// With -F: do not use or fill the per-build symbol cache (~/.cache/hsinspect).
+    #[arg(long)]
+    no_cache: bool,
+
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
@@ -122,11 +126,12 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
                 stop: !cli.no_stop,
                 stop_bound: Duration::from_millis(cli.stop_timeout),
                 wait_accessible: Duration::from_millis(cli.wait),
+                symbol_cache: !cli.no_cache,
             };
             match hsinspect::read_forced(pid, &opts) {
                 Err(Error::PermissionDenied { what, hint }) => {
                     // Fall back to the shared file when it is readable.
-                    match hsinspect::read_shared(pid) {
+                    match hsinspect::read_shared_wait(pid, opts.wait_accessible) {
                         Ok(mut r) => {
                             eprintln!(
                                 "inspect: {what}: permission denied; read the hsperfdata file instead"
@@ -140,7 +145,10 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
                 other => Ok(other?),
             }
         }
-        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared(pid)?),
+        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared_wait(
+            pid,
+            Duration::from_millis(cli.wait),
+        )?),
         TargetSpec::File(path) if cli.force => {
             bail!(
                 "-F reads a live process: give a pid, not the path {}",

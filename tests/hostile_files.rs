@@ -2,8 +2,8 @@
 //! that says what is wrong and what to do, and none makes `inspect` block, die by a signal, or
 //! print what a planted link points to. The rules are in src/target/hsperf_file.rs.
 //!
-//! The by-pid cases use a test user (created when absent; the tests run as root, as in CI) and a
-//! process of that user (`sleep`, run with setpriv): `inspect <pid>` looks for
+//! The by-pid cases use a test user (made by scripts/setup-test-deps.sh; the tests run as root,
+//! as in CI) and a process of that user (`sleep`, run with setpriv): `inspect <pid>` looks for
 //! `/tmp/hsperfdata_<user>/<pid>`, where the test plants each hostile file. A copy of a real JDK 17
 //! JVM's hsperfdata file planted the same way is read fine, which shows the layout is right and
 //! that only the hostile part is refused.
@@ -325,7 +325,7 @@ fn plant_valid(path: &Path, uid: u32, gid: u32) {
 
 /// Runs `inspect <pid>` for a process of the test user whose hsperfdata file `plant` makes.
 fn by_pid(plant: impl FnOnce(&Path, u32, u32)) -> (Output, i32) {
-    let (uid, gid) = ensure_user(USER);
+    let (uid, gid) = user_ids(USER);
     let _shared = DIR_LOCK.read().unwrap_or_else(|e| e.into_inner());
     let dir = user_dir(uid, gid);
     let sleeper = Sleeper::start_as(uid, gid);
@@ -455,7 +455,7 @@ fn with_dir_changed(
     change: impl FnOnce(&Path, u32, u32) -> Vec<PathBuf>,
     check: impl FnOnce(i32, Output),
 ) {
-    let (uid, gid) = ensure_user(USER);
+    let (uid, gid) = user_ids(USER);
     let _exclusive = DIR_LOCK.write().unwrap_or_else(|e| e.into_inner());
     let dir = user_dir(uid, gid);
     let sleeper = Sleeper::start_as(uid, gid);
@@ -473,7 +473,7 @@ fn by_pid_symlinked_directory_is_refused_and_its_target_not_printed() {
     // file (with MARKER) to whoever ran inspect.
     let secret = tempfile::tempdir().unwrap();
     let secret_path = secret.path().to_owned();
-    let (uid, gid) = ensure_user(USER);
+    let (uid, gid) = user_ids(USER);
     let _exclusive = DIR_LOCK.write().unwrap_or_else(|e| e.into_inner());
     let dir = user_dir(uid, gid);
     let sleeper = Sleeper::start_as(uid, gid);
@@ -579,7 +579,7 @@ fn by_pid_directory_of_another_owner_is_refused() {
 fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
     // A real JVM run as the test user: HotSpot makes the directory and file itself, and both
     // pass the rules. Then the user swaps its file for a link to a root-only hsperfdata file.
-    let (uid, gid) = ensure_user(USER);
+    let (uid, gid) = user_ids(USER);
     let _shared = DIR_LOCK.read().unwrap_or_else(|e| e.into_inner());
     user_dir(uid, gid);
     let mut cmd = std::process::Command::new("setpriv");

@@ -45,3 +45,124 @@ fn output_is_byte_identical_to_jcmd_for_constants() {
     assert!(!expected.is_empty());
     assert_eq!(ours, expected);
 }
+
+#[test]
+fn symbol_cache_is_used_and_gives_the_same_counters() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let cache = tempfile::tempdir().unwrap();
+    let first = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    assert!(first.status.success());
+    let first_err = String::from_utf8_lossy(&first.stderr);
+    assert!(first_err.contains("symbols: .symtab of"), "{first_err}");
+    let entries: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "one cache entry per build: {entries:?}");
+    let second = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    let second_err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        second_err.contains("symbols: symbol cache for build-id"),
+        "{second_err}"
+    );
+    assert_eq!(first.stdout, second.stdout);
+
+    // An entry others could have written is not trusted.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&entries[0], std::fs::Permissions::from_mode(0o666)).unwrap();
+    let third = inspect_with_cache(&["-F", "-v", &pid, "java.property"], cache.path());
+    let third_err = String::from_utf8_lossy(&third.stderr);
+    assert!(third_err.contains("symbols: .symtab of"), "{third_err}");
+    assert_eq!(first.stdout, third.stdout);
+}
+
+#[test]
+fn no_stop_read_matches_jcmd_and_never_stops_the_target() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_counters(&jvm.java_home, jvm.pid);
+    let out = inspect(&["-F", "--no-stop", "-v", &pid]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = jcmd_counters(&jvm.java_home, jvm.pid);
+    assert_matches_reference(
+        &counters(&String::from_utf8(out.stdout).unwrap()),
+        &before,
+        &after,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("stopped"),
+        "--no-stop must not stop threads: {err}"
+    );
+    assert_left_alone(jvm.pid, false);
+}
+
+#[test]
+fn patterns_select_by_prefix_and_glob() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let all = counters(&inspect_ok(&["-F", &pid]));
+    let some = counters(&inspect_ok(&[
+        "-F",
+        &pid,
+        "sun.gc.collector",
+        "java.threads.*",
+        "*.hrt.frequency",
+    ]));
+    let expected: Vec<&String> = all
+        .keys()
+        .filter(|n| {
+            n.starts_with("sun.gc.collector")
+                || n.starts_with("java.threads.")
+                || n.ends_with(".hrt.frequency")
+        })
+        .collect();
+    assert!(expected.len() > 5);
+    assert_eq!(some.keys().collect::<Vec<_>>(), expected);
+
+    let none = inspect(&["-F", &pid, "no.such.counter"]);
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no counter matches no.such.counter"));
+}
+
+#[test]
+fn saved_region_reads_back_identically() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("region.hsperf");
+    let file = file.to_str().unwrap();
+    let live = inspect_ok(&["-F", "--save", file, &pid]);
+    assert_eq!(
+        inspect_ok(&[file]),
+        live,
+        "the saved region prints what the live read printed"
+    );
+    // --save never overwrites.
+    let again = inspect(&["-F", "--save", file, &pid]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--save"));
+}
+
+#[test]
+fn verbose_names_the_path_symbols_region_and_stop() {
+    let jvm = Jvm::start(&[]);
+    let out = inspect(&["-F", "-v", &jvm.pid.to_string(), "java.threads.live"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "path: forced read of process",
+        "libjvm: ",
+        "load bias 0x",
+        "symbols: .symtab of",
+        "region: 32768 bytes at 0x",
+        "stopped ",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in {err}");
+    }
+}

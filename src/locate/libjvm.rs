@@ -58,6 +58,9 @@ pub fn find_in_process(pid: i32) -> Result<Module, Error> {
         });
     }
     let Some(path) = path else {
+        if crate::target::exited_or_exiting(pid) {
+            return Err(Error::ProcessExited(pid));
+        }
         let comm = process.stat().map(|s| s.comm).unwrap_or_default();
         return Err(Error::NotAJvm { pid, comm });
     };

@@ -7,13 +7,17 @@
 //! `gHotSpotVMStructs` table walked in the target's memory ([`vmstructs`]), which works on
 //! stripped builds.
 
+pub mod cache;
 pub mod elf;
 pub mod libjvm;
 pub mod vmstructs;
 
 use std::path::{Path, PathBuf};
 
+use cache::{CachedVars, SymbolCache};
 use elf::{ElfFile, SymbolSource, hex};
+use goblin::container::{Container, Ctx, Endian};
+use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
 use crate::Error;
 use crate::read::ReadMemory;
@@ -78,33 +82,94 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
 
 const PAGE: u64 = 4096;
 
-/// The load bias of `elf` given its mappings: a mapping at file offset `o` that holds the page of
-/// a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
-pub fn load_bias(elf: &ElfFile, mappings: &[Mapping]) -> Option<u64> {
-    elf.loads().find_map(|seg| {
-        let file_page = seg.p_offset & !(PAGE - 1);
-        let m = mappings.iter().find(|m| m.offset == file_page)?;
-        Some(m.start.wrapping_sub(seg.p_vaddr & !(PAGE - 1)))
-    })
+/// The load bias of an image with these program headers given its mappings: a mapping at file
+/// offset `o` that holds the page of a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
+pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Option<u64> {
+    program_headers
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD)
+        .find_map(|seg| {
+            let file_page = seg.p_offset & !(PAGE - 1);
+            let m = mappings.iter().find(|m| m.offset == file_page)?;
+            Some(m.start.wrapping_sub(seg.p_vaddr & !(PAGE - 1)))
+        })
 }
 
-/// The build-id of the module as loaded in the target: the `PT_NOTE` of `elf` read from memory.
-fn build_id_in_memory(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Vec<u8>> {
-    let (vaddr, size) = elf.build_id_note_vaddr()?;
-    let mut buf = vec![0u8; size.min(4096) as usize];
-    mem.read_exact_at(bias.wrapping_add(vaddr), &mut buf).ok()?;
-    elf::build_id_from_notes(&buf)
+/// A module as its own bytes in the target describe it: the ELF header page (dumped in cores by
+/// default, always present in a live process) gives the program headers, hence the load bias and
+/// the build-id note, without opening any file.
+#[derive(Debug, Clone)]
+pub struct LoadedImage {
+    /// Load bias.
+    pub bias: u64,
+    /// The build-id from the `PT_NOTE` in memory.
+    pub build_id: Option<Vec<u8>>,
 }
 
-/// Opens the module's file (the first candidate that opens and whose build-id matches the one in
-/// the target's memory) and finds the addresses of `PerfMemory`'s variables.
+impl LoadedImage {
+    /// Reads the image's headers through `mem`; `None` when the first page is not readable or
+    /// is not a 64-bit little-endian ELF header.
+    pub fn read(module: &Module, mem: &dyn ReadMemory) -> Option<Self> {
+        let first = module.mappings.iter().find(|m| m.offset == 0)?;
+        let mut page = vec![0u8; PAGE as usize];
+        mem.read_exact_at(first.start, &mut page).ok()?;
+        let header = goblin::elf::Elf::parse_header(&page).ok()?;
+        if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
+            || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
+        {
+            return None;
+        }
+        let end = (header.e_phoff as usize).checked_add(header.e_phnum as usize * 56)?;
+        if end > page.len() {
+            return None;
+        }
+        let ctx = Ctx::new(Container::Big, Endian::Little);
+        let phdrs =
+            ProgramHeader::parse(&page, header.e_phoff as usize, header.e_phnum as usize, ctx)
+                .ok()?;
+        let bias = load_bias(&phdrs, &module.mappings)?;
+        let build_id = phdrs.iter().filter(|p| p.p_type == PT_NOTE).find_map(|p| {
+            let mut buf = vec![0u8; p.p_filesz.min(4096) as usize];
+            mem.read_exact_at(bias.wrapping_add(p.p_vaddr), &mut buf)
+                .ok()?;
+            elf::build_id_from_notes(&buf)
+        });
+        Some(LoadedImage { bias, build_id })
+    }
+}
+
+/// Finds the addresses of `PerfMemory`'s variables in the target: from `cache` when it knows the
+/// build-id found in the target's memory; else by opening the module's file (the first candidate
+/// that opens and whose build-id matches the one in the target's memory) and searching its symbol
+/// sources, then storing the answer in `cache`.
 ///
 /// # Errors
 /// [`Error::BuildIdMismatch`] when every candidate that opened is a different build;
 /// [`Error::Locate`] when no candidate opens or no symbol source has the variables; errors from
 /// the vmStructs walk.
-pub fn locate_perf_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
+pub fn locate_perf_memory(
+    module: &Module,
+    mem: &dyn ReadMemory,
+    cache: Option<&SymbolCache>,
+) -> Result<Located, Error> {
     let mut notes = Vec::new();
+    let image = LoadedImage::read(module, mem);
+    let memory_id = image.as_ref().and_then(|i| i.build_id.clone());
+    if let (Some(image), Some(cache), Some(id)) = (&image, cache, &memory_id)
+        && let Some(hit) = cache.get(id)
+    {
+        return Ok(Located {
+            vars: hit.vars.shifted(image.bias),
+            opened: module.path.clone(),
+            load_bias: image.bias,
+            source: format!(
+                "symbol cache for build-id {} (first found in {})",
+                hex(id),
+                hit.source
+            ),
+            notes,
+        });
+    }
     let mut mismatch = None;
     let mut open_errors = Vec::new();
     for candidate in &module.candidates {
@@ -115,7 +180,7 @@ pub fn locate_perf_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Locat
                 continue;
             }
         };
-        let Some(bias) = load_bias(&elf, &module.mappings) else {
+        let Some(bias) = load_bias(elf.program_headers(), &module.mappings) else {
             open_errors.push(format!(
                 "{}: no PT_LOAD segment matches the target's mappings",
                 candidate.display()
@@ -123,7 +188,10 @@ pub fn locate_perf_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Locat
             continue;
         };
         let file_id = elf.build_id();
-        match (&file_id, build_id_in_memory(&elf, bias, mem)) {
+        let in_memory = memory_id
+            .clone()
+            .or_else(|| build_id_at_note(&elf, bias, mem));
+        match (&file_id, in_memory) {
             (Some(f), Some(m)) if *f != m => {
                 mismatch = Some(Error::BuildIdMismatch { path: candidate.clone(), file_id: hex(f), memory_id: hex(&m) });
                 continue;
@@ -140,6 +208,15 @@ pub fn locate_perf_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Locat
             file_id.as_deref(),
             &mut notes,
         )?;
+        if let (Some(cache), Some(id)) = (cache, &file_id) {
+            let entry = CachedVars {
+                vars: vars.shifted(bias.wrapping_neg()),
+                source: source.clone(),
+            };
+            if let Err(e) = cache.put(id, &entry) {
+                notes.push(format!("symbol cache not written: {e}"));
+            }
+        }
         return Ok(Located {
             vars,
             opened: candidate.clone(),
@@ -155,6 +232,14 @@ pub fn locate_perf_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Locat
         path: module.path.clone(),
         reason: format!("no usable copy of the library: {}", open_errors.join("; ")),
     })
+}
+
+/// The build-id read from the target at the address of the file's build-id note.
+fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Vec<u8>> {
+    let (vaddr, size) = elf.build_id_note_vaddr()?;
+    let mut buf = vec![0u8; size.min(4096) as usize];
+    mem.read_exact_at(bias.wrapping_add(vaddr), &mut buf).ok()?;
+    elf::build_id_from_notes(&buf)
 }
 
 fn find_vars(
@@ -205,11 +290,11 @@ fn find_vars(
     }
     // 2. The library's own .symtab.
     if elf.has_symtab() {
-        if let Some(r) = try_table(elf, SymbolSource::Symtab(elf.path().to_owned()), &mut tried) {
+        if let Some(r) = try_table(elf, SymbolSource::Symtab(real_path.to_owned()), &mut tried) {
             return Ok(r);
         }
     } else {
-        tried.push(format!("{}: no .symtab (stripped)", elf.path().display()));
+        tried.push(format!("{}: no .symtab (stripped)", real_path.display()));
     }
     // 3. .gnu_debuglink, in the places gdb looks.
     if let Some((name, crc)) = elf.debuglink() {
@@ -241,12 +326,12 @@ fn find_vars(
     match vmstructs::find_perf_memory(mem, &resolve) {
         Ok(vars) => Ok((
             vars,
-            format!("gHotSpotVMStructs (exported by {})", elf.path().display()),
+            format!("gHotSpotVMStructs (exported by {})", real_path.display()),
         )),
         Err(e) => {
             tried.push(e.to_string());
             Err(Error::Locate {
-                path: elf.path().to_owned(),
+                path: real_path.to_owned(),
                 reason: tried.join("; "),
             })
         }

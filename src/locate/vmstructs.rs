@@ -191,3 +191,138 @@ impl PartialVars {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The walker over a synthetic address space laid out as `vmStructs.cpp` lays it out on LP64
+    //! (typeName 0, fieldName 8, typeString 16, isStatic 24, offset 32, address 40, stride 48).
+    //! Real JVMs exercise it in the integration tests (stripped libjvm).
+    use super::*;
+    use crate::read::MemoryError;
+
+    struct Space {
+        base: u64,
+        bytes: Vec<u8>,
+    }
+
+    impl ReadMemory for Space {
+        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
+            let off = addr.checked_sub(self.base).map(|o| o as usize);
+            match off.and_then(|o| self.bytes.get(o..o + buf.len())) {
+                Some(src) => {
+                    buf.copy_from_slice(src);
+                    Ok(())
+                }
+                None => Err(MemoryError::Unmapped {
+                    addr,
+                    len: buf.len(),
+                }),
+            }
+        }
+    }
+
+    const BASE: u64 = 0x10_0000;
+    const STRINGS: u64 = 0x100; // offset of the string pool
+    const VARS: u64 = 0x800; // offset of the exported layout variables
+    const TABLE: u64 = 0x1000; // offset of the table
+
+    fn put(bytes: &mut [u8], off: u64, v: u64) {
+        bytes[off as usize..off as usize + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Builds a space with `rows` (type, field, is_static, address) and a terminating row unless
+    /// `terminate` is false. Returns it and the resolver of the exported symbols.
+    fn space(rows: &[(&str, &str, u32, u64)], terminate: bool, stride: u64) -> Space {
+        let mut bytes = vec![0u8; 0x1000 + (rows.len() + 1) * stride.max(48) as usize];
+        let mut pool = STRINGS;
+        let mut intern = |bytes: &mut Vec<u8>, s: &str| {
+            let at = pool;
+            bytes[at as usize..at as usize + s.len()].copy_from_slice(s.as_bytes());
+            pool += s.len() as u64 + 1;
+            BASE + at
+        };
+        for (i, (ty, field, is_static, address)) in rows.iter().enumerate() {
+            let row = TABLE + i as u64 * stride;
+            let t = intern(&mut bytes, ty);
+            let f = intern(&mut bytes, field);
+            put(&mut bytes, row, t);
+            put(&mut bytes, row + 8, f);
+            bytes[row as usize + 24..row as usize + 28].copy_from_slice(&is_static.to_le_bytes());
+            put(&mut bytes, row + 40, *address);
+        }
+        if !terminate {
+            bytes.truncate((TABLE + rows.len() as u64 * stride) as usize);
+        }
+        for (i, v) in [BASE + TABLE, 0, 8, 24, 40, stride].into_iter().enumerate() {
+            put(&mut bytes, VARS + 8 * i as u64, v);
+        }
+        Space { base: BASE, bytes }
+    }
+
+    fn resolve(name: &str) -> Option<u64> {
+        SYMBOLS
+            .iter()
+            .position(|s| *s == name)
+            .map(|i| BASE + VARS + 8 * i as u64)
+    }
+
+    #[test]
+    fn finds_the_static_perf_memory_fields() {
+        let mem = space(
+            &[
+                ("Klass", "_name", 0, 0),
+                ("PerfMemory", "_end", 1, 0x5000),
+                ("PerfMemory", "_start", 1, 0x5008),
+                ("PerfMemory", "_top", 1, 0x5010),
+                ("PerfMemory", "_capacity", 1, 0x5018),
+                ("PerfMemory", "_initialized", 1, 0x5020),
+            ],
+            true,
+            48,
+        );
+        let vars = find_perf_memory(&mem, &resolve).unwrap();
+        assert_eq!(
+            vars,
+            PerfMemoryVars {
+                start: 0x5008,
+                capacity: 0x5018,
+                top: Some(0x5010),
+                initialized: Some(0x5020)
+            }
+        );
+    }
+
+    #[test]
+    fn a_table_without_perf_memory_is_an_error() {
+        let mem = space(&[("Klass", "_name", 0, 0)], true, 48);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(
+            err.contains("no static PerfMemory::_start/_capacity rows among the 1 rows"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unterminated_table_ends_at_unreadable_memory_with_an_error() {
+        let rows: Vec<_> = (0..100).map(|_| ("Klass", "_name", 0, 0)).collect();
+        let mem = space(&rows, false, 48);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(err.contains("gHotSpotVMStructs row 100"), "{err}");
+    }
+
+    #[test]
+    fn an_implausible_layout_is_refused() {
+        let mem = space(&[("PerfMemory", "_start", 1, 1)], true, 8);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(err.contains("implausible entry layout"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_export_is_named() {
+        let mem = space(&[], true, 48);
+        let err = find_perf_memory(&mem, &|n| if n == SYMBOLS[0] { None } else { resolve(n) })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("gHotSpotVMStructs is not exported"), "{err}");
+    }
+}

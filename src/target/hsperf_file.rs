@@ -46,33 +46,32 @@ fn refuse(path: &Path, reason: impl Into<String>) -> Error {
     }
 }
 
-/// The hsperfdata files that may belong to `info`'s JVM, best first: the target's own `/tmp` as
-/// seen through `/proc/<pid>/root` (another mount namespace, e.g. a container), then ours.
-pub fn candidate_dirs(info: &ProcessInfo) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for tmp in [format!("/proc/{}/root/tmp", info.pid), "/tmp".to_string()] {
-        let passwd = if tmp.starts_with("/proc") {
-            format!("/proc/{}/root/etc/passwd", info.pid)
-        } else {
-            "/etc/passwd".to_string()
-        };
-        let mut names = Vec::new();
-        if let Some(n) = user_name_in(&passwd, info.euid) {
-            names.push(n);
-        }
-        if tmp == "/tmp"
-            && let Ok(Some(u)) = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid))
-        {
-            names.push(u.name);
-        }
-        for n in names {
-            let dir = PathBuf::from(&tmp).join(format!("hsperfdata_{n}"));
-            if !out.contains(&dir) {
-                out.push(dir);
+/// The hsperfdata directories that may hold `info`'s file, best first, computed lazily: the
+/// target's own `/tmp` seen through `/proc/<pid>/root` (another mount namespace, e.g. a
+/// container) with the user name from the target's `/etc/passwd`, then our `/tmp` with the name
+/// from our `/etc/passwd` and then from NSS (LDAP users and the like).
+pub fn candidate_dirs(info: &ProcessInfo) -> impl Iterator<Item = PathBuf> + '_ {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    (0..3).filter_map(move |source| {
+        let root = format!("/proc/{}/root", info.pid);
+        let (tmp, name) = match source {
+            0 => (
+                format!("{root}/tmp"),
+                user_name_in(&format!("{root}/etc/passwd"), info.euid)?,
+            ),
+            1 => ("/tmp".to_string(), user_name_in("/etc/passwd", info.euid)?),
+            _ => {
+                let user =
+                    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid)).ok()??;
+                ("/tmp".to_string(), user.name)
             }
-        }
-    }
-    out
+        };
+        let dir = PathBuf::from(tmp).join(format!("hsperfdata_{name}"));
+        (!seen.contains(&dir)).then(|| {
+            seen.push(dir.clone());
+            dir
+        })
+    })
 }
 
 fn user_name_in(passwd: &str, uid: u32) -> Option<String> {
@@ -92,6 +91,7 @@ fn user_name_in(passwd: &str, uid: u32) -> Option<String> {
 /// [`Error::HsperfFile`] when a file exists but breaks a rule.
 pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error> {
     let mut tried = Vec::new();
+    let mut denied = None;
     for dir in candidate_dirs(info) {
         let path = dir.join(info.nspid.to_string());
         let dirfd = match open(
@@ -100,7 +100,12 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             Mode::empty(),
         ) {
             Ok(fd) => fd,
-            Err(nix::errno::Errno::ENOENT) | Err(nix::errno::Errno::EACCES) => {
+            Err(nix::errno::Errno::ENOENT) => {
+                tried.push(path);
+                continue;
+            }
+            Err(nix::errno::Errno::EACCES) => {
+                denied.get_or_insert_with(|| dir.clone());
                 tried.push(path);
                 continue;
             }
@@ -151,15 +156,39 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             }
             Err(e) => return Err(Error::io(&path, e.into())),
         }
-        let fd = openat(dirfd.as_fd(), name.as_str(), file_flags(), Mode::empty())
-            .map_err(|e| rules.open_error(&path, e))?;
+        let fd = match openat(dirfd.as_fd(), name.as_str(), file_flags(), Mode::empty()) {
+            Ok(fd) => fd,
+            Err(nix::errno::Errno::EACCES) => return Err(denied_error(&path, info)),
+            Err(e) => return Err(rules.open_error(&path, e)),
+        };
         let bytes = rules.read_checked(&path, fd)?;
         return Ok((path, bytes));
+    }
+    if let Some(dir) = denied {
+        return Err(denied_error(&dir, info));
     }
     Err(Error::NoHsperfFile {
         pid: info.pid,
         tried,
     })
+}
+
+/// The hsperfdata file (or its directory) exists but this user may not read it: say whose it is
+/// and who can read it, rather than claiming there is no file.
+fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
+    let me = nix::unistd::geteuid().as_raw();
+    let owner = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid))
+        .ok()
+        .flatten()
+        .map(|u| format!("uid {} ({})", info.euid, u.name))
+        .unwrap_or_else(|| format!("uid {}", info.euid));
+    Error::PermissionDenied {
+        what: format!("reading {}", path.display()),
+        hint: format!(
+            "The hsperfdata file of process {} belongs to the JVM's user, {owner}, and only that user and root can read it; you are uid {me}: run inspect as {owner} or as root",
+            info.pid
+        ),
+    }
 }
 
 /// Reads an hsperfdata file given by path (a copy, or one written by `-XX:+PerfDataSaveToFile`).

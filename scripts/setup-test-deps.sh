@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
+#   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
+#     objcopy), util-linux (unshare, setpriv), passwd (useradd);
+#   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
+#   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
+#     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
+#     the hostile-file tests plant files in).
+# Idempotent: what is already there is left alone.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+need=()
+[ -x /usr/lib/jvm/java-17-openjdk-amd64/bin/javac ] || need+=(openjdk-17-jdk-headless)
+command -v gdb >/dev/null || need+=(gdb)
+command -v strip >/dev/null && command -v objcopy >/dev/null || need+=(binutils)
+command -v unshare >/dev/null && command -v setpriv >/dev/null || need+=(util-linux)
+command -v useradd >/dev/null || need+=(passwd)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup-test-deps: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}"
+fi
+
+for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
+  if ! id -u "$user" >/dev/null 2>&1; then
+    echo "setup-test-deps: adding test user $user"
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+  fi
+done
+
+"$here/fetch-jdks.sh"
