@@ -44,6 +44,9 @@ pub struct Frozen {
 #[derive(Debug)]
 struct Held {
     tid: i32,
+    /// Running (`R`) when seized: interrupted last and released first, so the threads doing
+    /// work are held for the shortest time.
+    running: bool,
     stopped: bool,
     /// A signal the thread was about to receive when it stopped: given back on detach.
     reinject: Option<Signal>,
@@ -69,6 +72,25 @@ fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
     Ok(entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect())
+}
+
+/// Whether thread `tid` is running or runnable (`R` in `/proc/<pid>/task/<tid>/stat`).
+fn is_running(pid: i32, tid: i32) -> bool {
+    use std::io::Read;
+    // "tid (comm) S ...": the state follows the last ')'; comm is at most 16 bytes, so the
+    // first 64 bytes hold it.
+    let mut buf = [0u8; 64];
+    let Ok(n) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
+        .and_then(|mut f| f.read(&mut buf))
+    else {
+        return false;
+    };
+    let stat = &buf[..n];
+    let after = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .map_or(&[][..], |i| &stat[i + 1..]);
+    after.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'R')
 }
 
 /// Seizes and interrupts every thread of `pid` and waits up to `bound` for them to stop.
@@ -125,6 +147,7 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
             }
             frozen.threads.push(Held {
                 tid,
+                running: is_running(pid, tid),
                 stopped: false,
                 reinject: None,
             });
@@ -132,6 +155,7 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
         if frozen.threads.is_empty() {
             return Err(Error::NoSuchProcess(pid));
         }
+        frozen.threads[first_new..].sort_by_key(|h| h.running);
         if first_new == 0 {
             frozen.began = Instant::now(); // the hold starts with the first interrupt
         }
@@ -236,7 +260,12 @@ impl Frozen {
         if self.threads.iter().any(|h| !h.stopped) {
             self.wait_for_stops(Duration::from_millis(20));
         }
-        for h in self.threads.drain(..) {
+        // Running threads first, the last interrupted first; then the others in the order they
+        // were interrupted, so each is held about as long as the next.
+        let (mut first, rest): (Vec<Held>, Vec<Held>) =
+            self.threads.drain(..).partition(|h| h.running);
+        first.reverse();
+        for h in first.into_iter().chain(rest) {
             let r = ptrace::detach(Pid::from_raw(h.tid), h.reinject);
             if r.is_err() && !h.stopped {
                 report.not_stopped.push(h.tid);
