@@ -3,8 +3,9 @@
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), util-linux (unshare, setpriv), passwd (useradd);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
-#   * two unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
-#     hsinspect-other (runs inspect against it).
+#   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
+#     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
+#     the hostile-file tests plant files in).
 # Idempotent: what is already there is left alone.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,7 +24,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq "${need[@]}"
 fi
 
-for user in hsinspect-jvm hsinspect-other; do
+for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
   if ! id -u "$user" >/dev/null 2>&1; then
     echo "setup-test-deps: adding test user $user"
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"

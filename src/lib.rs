@@ -361,10 +361,11 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// All digits: a pid; anything else: a path.
+    /// An integer: a pid (0 and negative ones too, so they are refused as pids rather than
+    /// looked for as files; a file named `-5` is `./-5`); anything else: a path.
     pub fn parse(s: &str) -> Self {
         match s.parse::<i32>() {
-            Ok(pid) if !s.starts_with(['+', '-']) => TargetSpec::Pid(pid),
+            Ok(pid) if !s.starts_with('+') => TargetSpec::Pid(pid),
             _ => TargetSpec::File(PathBuf::from(s)),
         }
     }

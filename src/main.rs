@@ -155,6 +155,11 @@ fn read(cli: &Cli) -> anyhow::Result<Reading> {
         bail!("give a pid, an hsperfdata file, or --core <core>");
     };
     match TargetSpec::parse(target) {
+        TargetSpec::Pid(pid) if pid <= 0 => {
+            bail!(
+                "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
+            )
+        }
         TargetSpec::Pid(pid) if cli.force => {
             let opts = ForcedOptions {
                 stop: !cli.no_stop,

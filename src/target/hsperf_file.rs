@@ -2,21 +2,27 @@
 //! (`src/hotspot/os/posix/perfMemory_posix.cpp`), read with HotSpot's own safety rules and more.
 //!
 //! Rules, for a file found by pid: the directory is a real directory (not a symlink), not group-
-//! or other-writable, and owned by the JVM's effective uid; the file is opened `O_NOFOLLOW |
-//! O_NONBLOCK` relative to that directory (no symlink, never blocks on a FIFO), is a regular file
-//! with one link, owned by the same uid, of a sane size. For a file given by path: the same rules
-//! for the file, and its directory may be group/other-writable only with the sticky bit (`/tmp`).
+//! or other-writable, and owned by the JVM's effective uid; the file is looked at with
+//! `fstatat(AT_SYMLINK_NOFOLLOW)` and opened only when it is a regular file (a device is never
+//! opened), then opened `O_RDONLY | O_NOFOLLOW | O_NONBLOCK` relative to that directory (no
+//! symlink, never blocks on a FIFO swapped in meanwhile) and checked again on the open descriptor:
+//! a regular file with one link, owned by the same uid, of a sane size. For a file given by path:
+//! the same rules for the file; its directory is opened `O_NOFOLLOW` (the file's own directory
+//! may not be a symlink) and may be group/other-writable only with the sticky bit (`/tmp`).
+//!
+//! Every refusal says what is wrong and what to do instead (usually `inspect -F <pid>`, which
+//! does not need the file).
 //!
 //! The file is copied with `pread` rather than mapped: a file another user truncates while we read
 //! would raise SIGBUS through a mapping, while a short read is just an error.
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{OFlag, open, openat};
-use nix::sys::stat::{Mode, SFlag, fstat};
+use nix::fcntl::{AtFlags, OFlag, open, openat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
 use super::ProcessInfo;
 use crate::Error;
@@ -24,6 +30,14 @@ use crate::Error;
 /// Largest hsperfdata file read (HotSpot's default region is 32 KiB; `-XX:PerfDataMemorySize`
 /// raises it).
 pub const MAX_FILE_SIZE: u64 = 64 << 20;
+
+/// `inspect -F <pid>` with the pid when known: the way to read a JVM without its file.
+fn forced(pid: Option<i32>) -> String {
+    match pid {
+        Some(pid) => format!("`inspect -F {pid}`"),
+        None => "`inspect -F <pid>`".to_string(),
+    }
+}
 
 fn refuse(path: &Path, reason: impl Into<String>) -> Error {
     Error::HsperfFile {
@@ -98,7 +112,10 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             Err(nix::errno::Errno::ELOOP) | Err(nix::errno::Errno::ENOTDIR) => {
                 return Err(refuse(
                     &dir,
-                    "is a symbolic link or not a directory: refused (HotSpot's rule; someone may be planting it)",
+                    format!(
+                        "is a symbolic link or not a directory: refused (HotSpot refuses it too; someone may have planted it). Remove it if you did not make it, or read the JVM's memory with {}",
+                        forced(Some(info.pid))
+                    ),
                 ));
             }
             Err(e) => return Err(Error::io(&dir, e.into())),
@@ -108,8 +125,10 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             return Err(refuse(
                 &dir,
                 format!(
-                    "directory is group- or other-writable (mode {:o}): refused, its files could be replaced by other users",
-                    st.st_mode & 0o7777
+                    "directory is group- or other-writable (mode {:o}): refused, other users could replace its files. Make it private (`chmod go-w {}`) or read the JVM's memory with {}",
+                    st.st_mode & 0o7777,
+                    dir.display(),
+                    forced(Some(info.pid))
                 ),
             ));
         }
@@ -117,22 +136,32 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
             return Err(refuse(
                 &dir,
                 format!(
-                    "directory is owned by uid {}, not by the JVM's uid {}: refused",
-                    st.st_uid, info.euid
+                    "directory is owned by uid {}, not by the JVM's uid {}: refused, another user may have made it. Remove it if you did not make it, or read the JVM's memory with {}",
+                    st.st_uid,
+                    info.euid,
+                    forced(Some(info.pid))
                 ),
             ));
         }
         let name = info.nspid.to_string();
-        let fd = match openat(dirfd.as_fd(), name.as_str(), file_flags(), Mode::empty()) {
-            Ok(fd) => fd,
+        let rules = Rules {
+            owner: Some(info.euid),
+            pid: Some(info.pid),
+        };
+        match fstatat(dirfd.as_fd(), name.as_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => rules.check_kind(&path, &st)?,
             Err(nix::errno::Errno::ENOENT) => {
                 tried.push(path);
                 continue;
             }
+            Err(e) => return Err(Error::io(&path, e.into())),
+        }
+        let fd = match openat(dirfd.as_fd(), name.as_str(), file_flags(), Mode::empty()) {
+            Ok(fd) => fd,
             Err(nix::errno::Errno::EACCES) => return Err(denied_error(&path, info)),
-            Err(e) => return Err(open_error(&path, e)),
+            Err(e) => return Err(rules.open_error(&path, e)),
         };
-        let bytes = read_checked(&path, fd, Some(info.euid))?;
+        let bytes = rules.read_checked(&path, fd)?;
         return Ok((path, bytes));
     }
     if let Some(dir) = denied {
@@ -167,101 +196,169 @@ fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
 /// # Errors
 /// [`Error::Io`] when it cannot be opened; [`Error::HsperfFile`] when it breaks a rule.
 pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let st = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
-        let mode = st.mode();
-        if mode & (libc::S_IWGRP | libc::S_IWOTH) != 0 && mode & libc::S_ISVTX == 0 {
+    let rules = Rules {
+        owner: None,
+        pid: None,
+    };
+    let Some(name) = path.file_name() else {
+        // `/`, `..`: not a file name; open it only to say what it is.
+        let fd = open(path, file_flags(), Mode::empty()).map_err(|e| rules.open_error(path, e))?;
+        return rules.read_checked(path, fd);
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dirfd = match open(
+        dir,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        // With O_DIRECTORY, a symlink gives ENOTDIR (and ELOOP without it).
+        Err(nix::errno::Errno::ELOOP | nix::errno::Errno::ENOTDIR)
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
             return Err(refuse(
                 dir,
-                format!(
-                    "directory is group- or other-writable without the sticky bit (mode {:o}): refused, the file could be swapped under us",
-                    mode & 0o7777
-                ),
+                "is a symbolic link: refused, the directory of an hsperfdata file is never a link (someone may have planted it). Give the path through the real directory (`realpath`), or read the JVM's memory with `inspect -F <pid>`",
             ));
         }
+        Err(e) => return Err(Error::io(dir, e.into())),
+    };
+    let st = fstat(dirfd.as_fd()).map_err(|e| Error::io(dir, e.into()))?;
+    let mode = st.st_mode;
+    if mode & (libc::S_IWGRP | libc::S_IWOTH) != 0 && mode & libc::S_ISVTX == 0 {
+        return Err(refuse(
+            dir,
+            format!(
+                "directory is group- or other-writable without the sticky bit (mode {:o}): refused, other users could swap the file while it is read. Copy the file to a private directory and inspect the copy, or make the directory private (`chmod go-w {}`)",
+                mode & 0o7777,
+                dir.display()
+            ),
+        ));
     }
-    let fd = open(path, file_flags(), Mode::empty()).map_err(|e| open_error(path, e))?;
-    read_checked(path, fd, None)
+    match fstatat(dirfd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(st) => rules.check_kind(path, &st)?,
+        Err(e) => return Err(Error::io(path, e.into())),
+    }
+    let fd = openat(dirfd.as_fd(), name, file_flags(), Mode::empty())
+        .map_err(|e| rules.open_error(path, e))?;
+    rules.read_checked(path, fd)
 }
 
 fn file_flags() -> OFlag {
     OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_NOCTTY | OFlag::O_CLOEXEC
 }
 
-fn open_error(path: &Path, e: nix::errno::Errno) -> Error {
-    match e {
-        nix::errno::Errno::ELOOP => refuse(
-            path,
-            "is a symbolic link: refused (hsperfdata files are never links; someone may be planting it)",
-        ),
-        e => Error::io(path, e.into()),
-    }
+/// The checks on an hsperfdata file, and what a refusal suggests.
+struct Rules {
+    /// The uid that must own the file (by pid: the JVM's effective uid).
+    owner: Option<u32>,
+    /// The JVM's pid, when known, for the `inspect -F` suggestion.
+    pid: Option<i32>,
 }
 
-fn read_checked(path: &Path, fd: OwnedFd, owner: Option<u32>) -> Result<Vec<u8>, Error> {
-    let st = fstat(fd.as_fd()).map_err(|e| Error::io(path, e.into()))?;
-    let kind = SFlag::from_bits_truncate(st.st_mode & libc::S_IFMT);
-    if kind != SFlag::S_IFREG {
+impl Rules {
+    fn open_error(&self, path: &Path, e: nix::errno::Errno) -> Error {
+        match e {
+            nix::errno::Errno::ELOOP => refuse(
+                path,
+                format!(
+                    "is a symbolic link: refused, hsperfdata files are never links (someone may have planted it). Remove it if you did not make it, give the real file's path, or read the JVM's memory with {}",
+                    forced(self.pid)
+                ),
+            ),
+            e => Error::io(path, e.into()),
+        }
+    }
+
+    /// Refuses anything but a regular file (checked before opening, and again on the descriptor).
+    fn check_kind(&self, path: &Path, st: &FileStat) -> Result<(), Error> {
+        let kind = SFlag::from_bits_truncate(st.st_mode & libc::S_IFMT);
+        if kind == SFlag::S_IFREG {
+            return Ok(());
+        }
         let what = match kind {
+            SFlag::S_IFLNK => {
+                return Err(self.open_error(path, nix::errno::Errno::ELOOP));
+            }
             SFlag::S_IFIFO => "a FIFO",
             SFlag::S_IFDIR => "a directory",
             SFlag::S_IFCHR | SFlag::S_IFBLK => "a device",
             SFlag::S_IFSOCK => "a socket",
             _ => "not a regular file",
         };
-        return Err(refuse(
-            path,
-            format!("is {what}, not a regular hsperfdata file: refused"),
-        ));
-    }
-    if st.st_nlink != 1 {
-        return Err(refuse(
+        Err(refuse(
             path,
             format!(
-                "has {} hard links (an hsperfdata file has one): refused",
-                st.st_nlink
+                "is {what}, not a regular hsperfdata file: refused (not opened). Give the path of an hsperfdata file a JVM wrote, or read the JVM's memory with {}",
+                forced(self.pid)
             ),
-        ));
+        ))
     }
-    if let Some(uid) = owner.filter(|&uid| uid != st.st_uid) {
-        return Err(refuse(
-            path,
-            format!(
-                "is owned by uid {}, not by the JVM's uid {uid}: refused",
-                st.st_uid
-            ),
-        ));
-    }
-    let size = st.st_size as u64;
-    if size == 0 {
-        return Err(refuse(
-            path,
-            "is empty (the JVM may not have initialized it yet, or it exited)",
-        ));
-    }
-    if size > MAX_FILE_SIZE {
-        return Err(refuse(
-            path,
-            format!(
-                "is {size} bytes, more than the {MAX_FILE_SIZE}-byte limit for an hsperfdata file: refused"
-            ),
-        ));
-    }
-    let file = File::from(fd);
-    let mut buf = vec![0u8; size as usize];
-    let mut done = 0;
-    while done < buf.len() {
-        match file.read_at(&mut buf[done..], done as u64) {
-            Ok(0) => {
-                return Err(refuse(
-                    path,
-                    format!("shrank from {size} to {done} bytes while being read"),
-                ));
-            }
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, e)),
+
+    fn read_checked(&self, path: &Path, fd: OwnedFd) -> Result<Vec<u8>, Error> {
+        let st = fstat(fd.as_fd()).map_err(|e| Error::io(path, e.into()))?;
+        self.check_kind(path, &st)?;
+        if st.st_nlink != 1 {
+            return Err(refuse(
+                path,
+                format!(
+                    "has {} hard links: refused, an hsperfdata file has one (a second link may expose another user's file). Inspect a copy you made, or read the JVM's memory with {}",
+                    st.st_nlink,
+                    forced(self.pid)
+                ),
+            ));
         }
+        if let Some(uid) = self.owner.filter(|&uid| uid != st.st_uid) {
+            return Err(refuse(
+                path,
+                format!(
+                    "is owned by uid {}, not by the JVM's uid {uid}: refused, another user may have planted it. Read the JVM's memory with {}",
+                    st.st_uid,
+                    forced(self.pid)
+                ),
+            ));
+        }
+        let size = st.st_size as u64;
+        if size == 0 {
+            return Err(refuse(
+                path,
+                format!(
+                    "is empty (the JVM may not have initialized it yet, or it exited): try again, or read the JVM's memory with {}",
+                    forced(self.pid)
+                ),
+            ));
+        }
+        if size > MAX_FILE_SIZE {
+            return Err(refuse(
+                path,
+                format!(
+                    "is {size} bytes, more than the {MAX_FILE_SIZE}-byte limit for an hsperfdata file: refused, it is not one (HotSpot's region is 32 KiB unless -XX:PerfDataMemorySize raises it). Check the path, or read the JVM's memory with {}",
+                    forced(self.pid)
+                ),
+            ));
+        }
+        let file = File::from(fd);
+        let mut buf = vec![0u8; size as usize];
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], done as u64) {
+                Ok(0) => {
+                    return Err(refuse(
+                        path,
+                        format!(
+                            "shrank from {size} to {done} bytes while being read (the JVM exited, or someone truncated it): try again, or read the JVM's memory with {}",
+                            forced(self.pid)
+                        ),
+                    ));
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        Ok(buf)
     }
-    Ok(buf)
 }

@@ -10,8 +10,11 @@
 //! * A process that was in group-stop (SIGSTOP) before stays stopped: the kernel puts a detached
 //!   tracee back into group-stop while the stop is in effect.
 //! * SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked while threads are held and unblocked after the
-//!   last detach, so an interrupted `inspect` exits only once the target runs again. If `inspect`
-//!   is killed (SIGKILL), the kernel detaches every tracee itself.
+//!   last detach, so an interrupted `inspect` exits only once the target runs again; SIGTSTP,
+//!   SIGTTIN and SIGTTOU too, so Ctrl-Z stops `inspect` only after the release (a stopped
+//!   `inspect` would otherwise keep the JVM frozen until continued). If `inspect` is killed
+//!   (SIGKILL), the kernel detaches every tracee itself. Only SIGSTOP of `inspect` itself, which
+//!   cannot be blocked, can prolong a hold.
 //!
 //! `PTRACE_SEIZE` (not `PTRACE_ATTACH`) sends no SIGSTOP to the target, so nothing is left queued.
 
@@ -103,6 +106,9 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
         Signal::SIGTERM,
         Signal::SIGHUP,
         Signal::SIGQUIT,
+        Signal::SIGTSTP,
+        Signal::SIGTTIN,
+        Signal::SIGTTOU,
     ] {
         block.add(s);
     }
@@ -175,7 +181,8 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
 }
 
 fn refused(pid: i32, tid: i32) -> Error {
-    if let Ok(info) = super::ProcessInfo::read(pid)
+    // The refused thread's own tracer: a debugger may trace one thread only (`strace -p <tid>`).
+    if let Ok(info) = super::ProcessInfo::read(tid)
         && info.tracer != 0
         && info.tracer != std::process::id() as i32
     {

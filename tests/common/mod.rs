@@ -465,3 +465,139 @@ pub fn inspect_err(out: &Output) -> String {
     assert!(!stderr.contains("panicked"), "inspect panicked: {stderr}");
     stderr
 }
+
+// ---- Helpers for the hostile-file and fault tests (tests/hostile_files.rs, tests/faults.rs). ----
+
+/// Starts the `inspect` binary with `args`, its output piped.
+pub fn spawn_inspect(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_inspect"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting inspect")
+}
+
+/// Waits up to `limit` for `child` and collects its output; kills it and panics if it is still
+/// running then (a hang is a failure).
+pub fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait().expect("waiting for a child") {
+            Some(_) => return child.wait_with_output().expect("collecting output"),
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let out = child.wait_with_output();
+                panic!(
+                    "{what} still running after {limit:?} (hang); killed. stderr: {}",
+                    out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+                        .unwrap_or_default()
+                );
+            }
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+}
+
+/// Runs `inspect` with `args` and fails the test if it takes longer than `limit`.
+pub fn inspect_bounded(args: &[&str], limit: Duration) -> Output {
+    wait_bounded(spawn_inspect(args), limit, &format!("inspect {args:?}"))
+}
+
+/// The `State` letter of `/proc/<pid>/status` (`R`, `S`, `T`, `t`, `Z`...), `None` when gone.
+pub fn process_state(pid: i32) -> Option<char> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("State:"))
+        .and_then(|s| s.trim().chars().next())
+}
+
+/// Waits up to 5 s for `pid` to reach `State` `want`.
+pub fn wait_for_state(pid: i32, want: char) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_state(pid) != Some(want) {
+        assert!(
+            Instant::now() < deadline,
+            "process {pid} did not reach state {want} (is {:?})",
+            process_state(pid)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` (a number, e.g. `libc::SIGKILL`) to `pid`.
+pub fn send_signal(pid: i32, signal: i32) {
+    let r = unsafe { libc::kill(pid, signal) };
+    assert!(
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH),
+        "kill({pid}, {signal}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// The uid and gid of the test user `name` (made by scripts/setup-test-deps.sh); the panic
+/// says how to create it when absent.
+pub fn user_ids(name: &str) -> (u32, u32) {
+    let user = nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| {
+            panic!(
+                "test user {name} does not exist: run scripts/setup-test-deps.sh (as root) to create it"
+            )
+        });
+    (user.uid.as_raw(), user.gid.as_raw())
+}
+
+/// Starts `sleep 600` as user `uid`/`gid` (via setpriv, package util-linux); killed on drop.
+pub struct Sleeper {
+    pub child: Child,
+    pub pid: i32,
+}
+
+impl Sleeper {
+    /// Starts it as the given user.
+    pub fn start_as(uid: u32, gid: u32) -> Sleeper {
+        let child = Command::new("setpriv")
+            .args([
+                &format!("--reuid={uid}"),
+                &format!("--regid={gid}"),
+                "--clear-groups",
+                "--",
+                "sleep",
+                "600",
+            ])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("running setpriv (package util-linux)");
+        let pid = child.id() as i32;
+        // setpriv execs sleep in place: wait until the process runs as the user.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let uid_line = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(String::from));
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "sleep"
+                && uid_line.is_some_and(|l| l.split_whitespace().nth(2) == Some(&uid.to_string()))
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "sleep as uid {uid} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Sleeper { child, pid }
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
