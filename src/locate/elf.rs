@@ -9,18 +9,22 @@ use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, Header};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB, SectionHeader};
 use goblin::elf::sym::STT_OBJECT;
-use memmap2::Mmap;
+use std::os::unix::fs::FileExt;
 
 use crate::Error;
 
 /// `NT_GNU_BUILD_ID`, the note type of a GNU build-id (`elf.h`).
 const NT_GNU_BUILD_ID: u32 = 3;
 
-/// A mapped ELF file, 64-bit little-endian (x86_64 or aarch64).
+/// An ELF file, 64-bit little-endian (x86_64 or aarch64), read with `pread`: headers when opened,
+/// sections when asked for. It is not mapped: these files may belong to the target's user (a
+/// container's JDK), and one truncated under a mapping would kill the inspector with SIGBUS,
+/// where a short read is just an error.
 #[derive(Debug)]
 pub struct ElfFile {
     path: PathBuf,
-    map: Mmap,
+    file: File,
+    len: u64,
     header: Header,
     program_headers: Vec<ProgramHeader>,
     section_headers: Vec<SectionHeader>,
@@ -72,23 +76,25 @@ impl ElfFile {
     /// outside the file.
     pub fn open(path: &Path) -> Result<Self, Error> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        Self::from_file(path, &file)
+        Self::from_file(path, file)
     }
 
     /// Like [`ElfFile::open`] for an already open file; `path` is for messages.
     ///
     /// # Errors
     /// As [`ElfFile::open`].
-    pub fn from_file(path: &Path, file: &File) -> Result<Self, Error> {
+    pub fn from_file(path: &Path, file: File) -> Result<Self, Error> {
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if !meta.is_file() {
             return Err(malformed(path, "not a regular file"));
         }
-        // SAFETY: the mapping is read-only and private; the bytes are treated as untrusted and
-        // every access is bounds-checked. A file truncated under us would raise SIGBUS, which is
-        // why the hsperfdata files (which other users control) are read with pread instead.
-        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, e))?;
-        let header = goblin::elf::Elf::parse_header(&map).map_err(|e| malformed(path, e))?;
+        let len = meta.len();
+        let read = |off: u64, n: u64, what: &str| {
+            read_range(&file, len, off, n)
+                .ok_or_else(|| malformed(path, format!("{what} lie outside the file")))
+        };
+        let ident = read(0, 64, "ELF header")?;
+        let header = goblin::elf::Elf::parse_header(&ident).map_err(|e| malformed(path, e))?;
         if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
             || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
         {
@@ -110,18 +116,30 @@ impl ElfFile {
             ));
         }
         let ctx = Ctx::new(Container::Big, Endian::Little);
-        let program_headers =
-            ProgramHeader::parse(&map, header.e_phoff as usize, header.e_phnum as usize, ctx)
-                .map_err(|e| malformed(path, format!("program headers: {e}")))?;
-        let section_headers = if header.e_shoff == 0 {
+        let phdrs = read(
+            header.e_phoff,
+            header.e_phnum as u64 * 56,
+            "program headers",
+        )?;
+        let program_headers = ProgramHeader::parse(&phdrs, 0, header.e_phnum as usize, ctx)
+            .map_err(|e| malformed(path, format!("program headers: {e}")))?;
+        // No section headers, or more than 0xff00 (extended numbering, never seen in a libjvm):
+        // symbol lookup then falls back to the target's gHotSpotVMStructs.
+        let section_headers = if header.e_shoff == 0 || header.e_shnum == 0 {
             Vec::new()
         } else {
-            SectionHeader::parse(&map, header.e_shoff as usize, header.e_shnum as usize, ctx)
+            let shdrs = read(
+                header.e_shoff,
+                header.e_shnum as u64 * 64,
+                "section headers",
+            )?;
+            SectionHeader::parse_from(&shdrs, 0, header.e_shnum as usize, ctx)
                 .map_err(|e| malformed(path, format!("section headers: {e}")))?
         };
         Ok(ElfFile {
             path: path.to_owned(),
-            map,
+            file,
+            len,
             header,
             program_headers,
             section_headers,
@@ -172,10 +190,10 @@ impl ElfFile {
                     .map(|s| (s.sh_offset, s.sh_size)),
             );
         for (off, size) in ranges {
-            let Some(bytes) = slice(&self.map, off, size) else {
+            let Some(bytes) = self.read(off, size.min(MAX_NOTES)) else {
                 continue;
             };
-            if let Some(id) = build_id_from_notes(bytes) {
+            if let Some(id) = build_id_from_notes(&bytes) {
                 return Some(id);
             }
         }
@@ -189,8 +207,8 @@ impl ElfFile {
             .iter()
             .filter(|p| p.p_type == PT_NOTE)
             .find(|p| {
-                slice(&self.map, p.p_offset, p.p_filesz)
-                    .and_then(build_id_from_notes)
+                self.read(p.p_offset, p.p_filesz.min(MAX_NOTES))
+                    .and_then(|b| build_id_from_notes(&b))
                     .is_some()
             })
             .map(|p| (p.p_vaddr, p.p_filesz))
@@ -199,12 +217,12 @@ impl ElfFile {
     /// `.gnu_debuglink`: the debug file's name and the CRC32 of its contents.
     pub fn debuglink(&self) -> Option<(String, u32)> {
         let shstr = self.section_headers.get(self.header.e_shstrndx as usize)?;
-        let shstrtab = slice(&self.map, shstr.sh_offset, shstr.sh_size)?;
+        let shstrtab = self.read(shstr.sh_offset, shstr.sh_size)?;
         let sec = self
             .section_headers
             .iter()
-            .find(|s| c_str_at(shstrtab, s.sh_name as u32) == Some(b".gnu_debuglink"))?;
-        let bytes = slice(&self.map, sec.sh_offset, sec.sh_size)?;
+            .find(|s| c_str_at(&shstrtab, s.sh_name as u32) == Some(b".gnu_debuglink"))?;
+        let bytes = self.read(sec.sh_offset, sec.sh_size.min(4096))?;
         let nul = bytes.iter().position(|&b| b == 0)?;
         let name = std::str::from_utf8(&bytes[..nul]).ok()?.to_owned();
         let crc_at = (nul + 1).next_multiple_of(4);
@@ -212,9 +230,24 @@ impl ElfFile {
         Some((name, crc))
     }
 
-    /// The whole file's CRC32 (for checking a `.gnu_debuglink` target).
-    pub fn crc32(&self) -> u32 {
-        crc32fast::hash(&self.map)
+    /// The whole file's CRC32 (for checking a `.gnu_debuglink` target); `None` when the file
+    /// cannot be read to its end.
+    pub fn crc32(&self) -> Option<u32> {
+        let mut hasher = crc32fast::Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < self.len {
+            let n = (self.len - at).min(buf.len() as u64) as usize;
+            self.file.read_exact_at(&mut buf[..n], at).ok()?;
+            hasher.update(&buf[..n]);
+            at += n as u64;
+        }
+        Some(hasher.finalize())
+    }
+
+    /// `n` bytes at file offset `off`, when the file (as it is now) holds them.
+    fn read(&self, off: u64, n: u64) -> Option<Vec<u8>> {
+        read_range(&self.file, self.len, off, n)
     }
 
     /// Whether the file has a `.symtab` with entries (a debug file or an unstripped library).
@@ -243,10 +276,10 @@ impl ElfFile {
         let Some(strsec) = self.section_headers.get(sec.sh_link as usize) else {
             return found;
         };
-        let Some(strtab) = slice(&self.map, strsec.sh_offset, strsec.sh_size) else {
+        let Some(strtab) = self.read(strsec.sh_offset, strsec.sh_size) else {
             return found;
         };
-        let Some(entries) = slice(&self.map, sec.sh_offset, sec.sh_size) else {
+        let Some(entries) = self.read(sec.sh_offset, sec.sh_size) else {
             return found;
         };
         let mut left = wanted.len();
@@ -295,19 +328,29 @@ impl ElfFile {
 
     /// The file bytes backing link-time address range `[vaddr, vaddr+len)`, when a `PT_LOAD`
     /// segment holds them in the file (used to read constant data without touching the target).
-    pub fn bytes_at_vaddr(&self, vaddr: u64, len: u64) -> Option<&[u8]> {
+    pub fn bytes_at_vaddr(&self, vaddr: u64, len: u64) -> Option<Vec<u8>> {
         let end = vaddr.checked_add(len)?;
         let seg = self
             .loads()
             .find(|p| vaddr >= p.p_vaddr && end <= p.p_vaddr.saturating_add(p.p_filesz))?;
-        slice(&self.map, seg.p_offset + (vaddr - seg.p_vaddr), len)
+        self.read(seg.p_offset + (vaddr - seg.p_vaddr), len)
     }
 }
 
-fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
-    let start = usize::try_from(off).ok()?;
-    let end = start.checked_add(usize::try_from(len).ok()?)?;
-    bytes.get(start..end)
+/// Longest note area read when looking for a build-id.
+const MAX_NOTES: u64 = 64 << 10;
+/// Longest section read (libjvm's `.strtab` is about 3 MiB; a debug file's can be larger).
+const MAX_SECTION: u64 = 256 << 20;
+
+/// `n` bytes at `off` of a file of `len` bytes, or `None` when the range lies outside it, is
+/// implausibly large, or the file has shrunk since (short read).
+fn read_range(file: &File, len: u64, off: u64, n: u64) -> Option<Vec<u8>> {
+    if n > MAX_SECTION || off.checked_add(n)? > len {
+        return None;
+    }
+    let mut buf = vec![0u8; n as usize];
+    file.read_exact_at(&mut buf, off).ok()?;
+    Some(buf)
 }
 
 fn c_str_at(table: &[u8], at: u32) -> Option<&[u8]> {

@@ -302,7 +302,7 @@ fn find_vars(
             let Ok(debug) = ElfFile::open(&path) else {
                 continue;
             };
-            if debug.crc32() != crc {
+            if debug.crc32() != Some(crc) {
                 notes.push(format!(
                     "{}: CRC differs from .gnu_debuglink, ignored",
                     path.display()
