@@ -198,11 +198,11 @@ def derive(captures):
         patched((j.at + 16, j.length - 4)),
     )
     be = big_endian(src)
-    bad("be-used-huge", 8, "big-endian rewrite, used = 0x7fffffff", patched((8, 0x7FFFFFFF), base=be, order=">"))
+    bad("be-used-huge", 8, "used = 0x7fffffff in the big-endian rewrite", patched((8, 0x7FFFFFFF), base=be, order=">"))
     bad(
         "be-entry-length-negative",
         s.at,
-        f"big-endian rewrite, {s.name}: entry_length = -8",
+        f"{s.name}: entry_length = -8 in the big-endian rewrite",
         patched((s.at, -8), base=be, order=">"),
     )
     files["malformed/MANIFEST.tsv"] = (
