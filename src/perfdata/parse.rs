@@ -59,10 +59,6 @@ impl Fields<'_> {
         })
     }
 
-    fn u8(&self, at: usize, what: &str) -> Result<u8, ParseError> {
-        Ok(self.bytes::<1>(at, what)?[0])
-    }
-
     /// A non-negative `jint` as an offset or length.
     fn len(&self, at: usize, what: &str) -> Result<usize, ParseError> {
         let v = self.i32(at, what)?;
@@ -81,7 +77,8 @@ impl Fields<'_> {
 /// A [`ParseError`] with the offset and the rule broken: short buffer, bad magic, unknown byte
 /// order, a version other than 2.0, `used`/`entry_offset`/`num_entries` out of range, and for each
 /// entry a length, name or data that does not fit, a misaligned entry, a name without NUL or not
-/// UTF-8, unknown units or variability.
+/// UTF-8, unknown units or variability. The offset is that of the field at fault and always lies
+/// inside the buffer (0 for a buffer shorter than the prologue).
 pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
     let prologue = parse_prologue(buf)?;
     let f = Fields {
@@ -95,6 +92,17 @@ pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
     let mut at = prologue.entry_offset as usize;
     let mut tail_in_progress = false;
     for index in 0..num_entries {
+        if at + 4 > limit {
+            // Not even an `entry_length` fits before `used`: `num_entries` counts entries that are
+            // not there (`at` may be the buffer's end, so the fault is reported at the count).
+            return err(
+                28,
+                format!(
+                    "num_entries = {num_entries}, but entry {index} would start at offset {at:#x}, \
+                     with less than 4 bytes left before used = {limit}"
+                ),
+            );
+        }
         if !at.is_multiple_of(4) {
             return err(
                 at,
@@ -103,7 +111,7 @@ pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
         }
         if at + ENTRY_HEADER_SIZE > limit {
             // The header is not even reserved yet: only possible while `used` races ahead.
-            if at + 4 <= limit && f.i32(at, "entry_length")? == 0 {
+            if f.i32(at, "entry_length")? == 0 {
                 tail_in_progress = true;
                 break;
             }
@@ -220,7 +228,12 @@ fn parse_entry(
     limit: usize,
     index: usize,
 ) -> Result<Option<(Counter, usize)>, ParseError> {
-    let length = f.len(at, "entry_length")?;
+    // Field errors name the entry, as every other error about it does.
+    let in_entry = |e: ParseError| ParseError {
+        reason: format!("entry {index}: {}", e.reason),
+        ..e
+    };
+    let length = f.len(at, "entry_length").map_err(in_entry)?;
     if length == 0 {
         return Ok(None);
     }
@@ -234,13 +247,12 @@ fn parse_entry(
         );
     }
     let entry = &f.buf[at..at + length];
-    let name_offset = f.len(at + 4, "name_offset")?;
-    let vector_length = f.len(at + 8, "vector_length")?;
-    let type_code = f.u8(at + 12, "data_type")?;
-    let flags = f.u8(at + 13, "flags")?;
-    let units_code = f.u8(at + 14, "data_units")?;
-    let variability_code = f.u8(at + 15, "data_variability")?;
-    let data_offset = f.len(at + 16, "data_offset")?;
+    let name_offset = f.len(at + 4, "name_offset").map_err(in_entry)?;
+    let vector_length = f.len(at + 8, "vector_length").map_err(in_entry)?;
+    // In bounds: `length >= ENTRY_HEADER_SIZE` and the entry lies in the buffer.
+    let (type_code, flags, units_code, variability_code) =
+        (entry[12], entry[13], entry[14], entry[15]);
+    let data_offset = f.len(at + 16, "data_offset").map_err(in_entry)?;
 
     if name_offset < ENTRY_HEADER_SIZE || name_offset >= length {
         return err(
@@ -294,8 +306,11 @@ fn parse_entry(
         (b'J', 0) => {
             let Some(bytes) = data.get(..8) else {
                 return err(
-                    at + data_offset,
-                    format!("entry {index} ({name}): jlong data runs past entry_length {length}"),
+                    at + 16,
+                    format!(
+                        "entry {index} ({name}): data_offset {data_offset} leaves {} bytes before entry_length {length}, too few for a jlong",
+                        data.len()
+                    ),
                 );
             };
             let bytes: [u8; 8] = bytes.try_into().expect("8 bytes");
