@@ -470,8 +470,13 @@ pub fn inspect_err(out: &Output) -> String {
 
 /// Starts the `inspect` binary with `args`, its output piped.
 pub fn spawn_inspect(args: &[&str]) -> Child {
+    use std::os::unix::process::CommandExt;
     Command::new(env!("CARGO_BIN_EXE_inspect"))
         .args(args)
+        // Its own process group, whose parent (this test) is in the same session: the group is
+        // not orphaned, so job-control signals (SIGTSTP) act on it even when the test runs
+        // without a terminal, as in CI, where the test's own group may be orphaned.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
