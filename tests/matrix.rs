@@ -426,10 +426,15 @@ fn own_pid_and_mount_namespace_by_host_pid() {
         "--",
         "sh",
         "-c",
-        "mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp && exec \"$0\" \"$@\"",
+        // The test classes may live under /tmp (a clone checked out there): keep them open as
+        // fd 3 before the private /tmp hides them, and give the JVM /proc/self/fd/3 as its path.
+        "exec 3<\"$HSINSPECT_CLASSES\" && mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp && exec \"$0\" \"$@\"",
     ])
+    .env("HSINSPECT_CLASSES", test_classes())
     .arg(jdk17().join("bin/java"))
-    .args(target_args(&[], 1))
+    .args(target_args(&[], 1).into_iter().map(|a| {
+        if Path::new(&a) == test_classes() { "/proc/self/fd/3".to_string() } else { a }
+    }))
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::inherit());
