@@ -97,20 +97,11 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     };
     let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
         .map_err(|e| permission(pid, e))?;
-    let mut details = vec![
-        format!("path: forced read of process {pid} ({}) memory", info.comm),
-        format!(
-            "libjvm: {} opened as {}, load bias {:#x}",
-            module.path.display(),
-            located.opened.display(),
-            located.load_bias
-        ),
-        format!("symbols: {}", located.source),
-        format!(
-            "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
-            located.vars.start, located.vars.capacity
-        ),
-    ];
+    let mut details = vec![format!(
+        "path: forced read of process {pid} ({}) memory",
+        info.comm
+    )];
+    details.extend(located.details(&module));
     let mut warnings = Vec::new();
     details.extend(located.notes.iter().map(|n| format!("note: {n}")));
     let began = Instant::now();
@@ -151,14 +142,8 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
         details.push(format!("region: {capacity} bytes at {start:#x}"));
         let snapshot = perfdata::parse(&bytes)?;
         if !snapshot.prologue.accessible {
-            if began.elapsed() < opts.wait_accessible {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            return Err(Error::NotAccessible {
-                pid,
-                waited_ms: began.elapsed().as_millis() as u64,
-            });
+            still_starting(pid, began, opts.wait_accessible)?;
+            continue;
         }
         return Ok(Reading {
             snapshot,
@@ -278,34 +263,35 @@ pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
+/// Sleeps before another try while `wait` has not passed since `began`; then says the JVM is
+/// still starting.
+fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error> {
+    if began.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(20));
+        return Ok(());
+    }
+    Err(Error::NotAccessible {
+        pid,
+        waited_ms: began.elapsed().as_millis() as u64,
+    })
+}
+
 fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let began = Instant::now();
     let (path, bytes, snapshot) = loop {
         let (path, bytes) = match target::hsperf_file::read_for_process(&info) {
             Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
-                if began.elapsed() < wait {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                }
                 // Too young to conclude there will be no file.
-                return Err(Error::NotAccessible {
-                    pid,
-                    waited_ms: began.elapsed().as_millis() as u64,
-                });
+                still_starting(pid, began, wait)?;
+                continue;
             }
             r => r?,
         };
         let snapshot = perfdata::parse(&bytes)?;
         if !snapshot.prologue.accessible {
-            if began.elapsed() < wait {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            return Err(Error::NotAccessible {
-                pid,
-                waited_ms: began.elapsed().as_millis() as u64,
-            });
+            still_starting(pid, began, wait)?;
+            continue;
         }
         break (path, bytes, snapshot);
     };

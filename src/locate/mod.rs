@@ -73,6 +73,26 @@ pub struct Located {
     pub notes: Vec<String>,
 }
 
+impl Located {
+    /// What was found, as lines for `-v`: the library and how it was opened, the symbol source,
+    /// and the variables' addresses.
+    pub fn details(&self, module: &Module) -> Vec<String> {
+        vec![
+            format!(
+                "libjvm: {} opened as {}, load bias {:#x}",
+                module.path.display(),
+                self.opened.display(),
+                self.load_bias
+            ),
+            format!("symbols: {}", self.source),
+            format!(
+                "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
+                self.vars.start, self.vars.capacity
+            ),
+        ]
+    }
+}
+
 const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory6_startE",
     "_ZN10PerfMemory9_capacityE",

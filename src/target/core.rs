@@ -343,20 +343,8 @@ pub fn read_core(
         Some(p) => format!("process {} ({})", p.pid, p.command),
         None => "an unknown process".into(),
     };
-    let mut details = vec![
-        format!("path: core file {} of {who}", core_path.display()),
-        format!(
-            "libjvm: {} opened as {}, load bias {:#x}",
-            module.path.display(),
-            located.opened.display(),
-            located.load_bias
-        ),
-        format!("symbols: {}", located.source),
-        format!(
-            "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
-            located.vars.start, located.vars.capacity
-        ),
-    ];
+    let mut details = vec![format!("path: core file {} of {who}", core_path.display())];
+    details.extend(located.details(&module));
     warnings.extend(located.notes.iter().cloned());
     if headers_match {
         // The headers matched the core's: locate's "cannot check" note no longer applies.
