@@ -32,6 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench  # noqa: E402  (scripts/bench.py: run_once)
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
 EXPECT = "java.threads.live"
@@ -46,20 +49,10 @@ class SetupError(Exception):
 
 
 def run_once(argv, out_path):
-    """Runs argv (stdout, stderr to files); returns (wall_s, maxrss_kib, exit_code, stderr)."""
-    err_path = out_path + ".err"
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-        (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-    ]
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
-    _, status, ru = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    with open(err_path, errors="replace") as f:
-        err = f.read()
-    return wall, ru.ru_maxrss, os.waitstatus_to_exitcode(status), err
+    """Runs argv (stdout, stderr to files); returns (wall_s, maxrss_kib, exit_code, stderr).
+    The spawning is bench.py's (same method for both benchmarks)."""
+    wall, ru, code, err = bench.run_once(argv, out_path)
+    return wall, ru.ru_maxrss, code, err
 
 
 def peak_rss_mib(argv, tmp, k=3):

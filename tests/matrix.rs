@@ -34,32 +34,31 @@ fn version_of(counters: &BTreeMap<String, String>) -> String {
     counters["java.property.java.vm.specification.version"].clone()
 }
 
+/// Both paths match jcmd on JDK `major`, and the counters say it is that JDK.
+fn forced_and_shared_match_jcmd_on(major: u32) {
+    let jvm = both_paths_match_jcmd(&jdk(major), &[]);
+    let c = counters(&inspect_ok(&["-F", &jvm.pid.to_string(), "java.property"]));
+    assert_eq!(version_of(&c), format!("\"{major}\""));
+}
+
 #[test]
 fn jdk11_forced_and_shared_match_jcmd() {
-    let jvm = both_paths_match_jcmd(&jdk(11), &[]);
-    let c = counters(&inspect_ok(&["-F", &jvm.pid.to_string(), "java.property"]));
-    assert_eq!(version_of(&c), "\"11\"");
+    forced_and_shared_match_jcmd_on(11);
 }
 
 #[test]
 fn jdk17_forced_and_shared_match_jcmd() {
-    let jvm = both_paths_match_jcmd(&jdk(17), &[]);
-    let c = counters(&inspect_ok(&["-F", &jvm.pid.to_string(), "java.property"]));
-    assert_eq!(version_of(&c), "\"17\"");
+    forced_and_shared_match_jcmd_on(17);
 }
 
 #[test]
 fn jdk21_forced_and_shared_match_jcmd() {
-    let jvm = both_paths_match_jcmd(&jdk(21), &[]);
-    let c = counters(&inspect_ok(&["-F", &jvm.pid.to_string(), "java.property"]));
-    assert_eq!(version_of(&c), "\"21\"");
+    forced_and_shared_match_jcmd_on(21);
 }
 
 #[test]
 fn jdk25_forced_and_shared_match_jcmd() {
-    let jvm = both_paths_match_jcmd(&jdk(25), &[]);
-    let c = counters(&inspect_ok(&["-F", &jvm.pid.to_string(), "java.property"]));
-    assert_eq!(version_of(&c), "\"25\"");
+    forced_and_shared_match_jcmd_on(25);
 }
 
 #[test]
