@@ -12,6 +12,8 @@
 //!
 //! The functions below run steps 1 to 4 for each kind of target.
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod format;
 pub mod locate;
