@@ -104,12 +104,38 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
         info.comm
     )];
     details.extend(located.details(&module));
-    let mut warnings = Vec::new();
     details.extend(located.notes.iter().map(|n| format!("note: {n}")));
     let began = Instant::now();
+    // A read without stopping may catch the VM mid-write: try again a few times before calling
+    // the bytes malformed.
+    let mut torn_reads_left = if opts.stop { 0 } else { 3 };
     loop {
         let (start, capacity, bytes, report) = read_region_once(pid, &located.vars, &mem, opts)?;
         target::check_same_process(&info)?;
+        let Some(bytes) = bytes else {
+            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
+            // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
+            // the caller's bound); an older one never will.
+            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+                && process_age(&info) < STARTUP_GRACE
+            {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            return Err(Error::PerfDataDisabled(pid));
+        };
+        let snapshot = match perfdata::parse(&bytes) {
+            Err(_) if torn_reads_left > 0 => {
+                torn_reads_left -= 1;
+                continue;
+            }
+            r => r?,
+        };
+        if !snapshot.prologue.accessible {
+            still_starting(pid, began, opts.wait_accessible)?;
+            continue;
+        }
+        let mut warnings = Vec::new();
         if let Some(r) = &report {
             details.push(format!(
                 "stopped {} threads for {:.3} ms{}",
@@ -129,24 +155,7 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
                 ));
             }
         }
-        let Some(bytes) = bytes else {
-            // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
-            // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
-            // the caller's bound); an older one never will.
-            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
-                && process_age(&info) < STARTUP_GRACE
-            {
-                std::thread::sleep(Duration::from_millis(20));
-                continue;
-            }
-            return Err(Error::PerfDataDisabled(pid));
-        };
         details.push(format!("region: {capacity} bytes at {start:#x}"));
-        let snapshot = perfdata::parse(&bytes)?;
-        if !snapshot.prologue.accessible {
-            still_starting(pid, began, opts.wait_accessible)?;
-            continue;
-        }
         return Ok(Reading {
             snapshot,
             bytes,
