@@ -39,6 +39,8 @@ pub struct Frozen {
     threads: Vec<Held>,
     began: Instant,
     old_mask: Option<SigSet>,
+    /// Threads that had not stopped when `freeze` returned (the bound passed).
+    late: Vec<i32>,
 }
 
 #[derive(Debug)]
@@ -121,6 +123,7 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
         threads: Vec::new(),
         began: Instant::now(),
         old_mask,
+        late: Vec::new(),
     };
 
     for _ in 0..MAX_ROUNDS {
@@ -177,6 +180,7 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
             break;
         }
     }
+    frozen.late = frozen.not_stopped();
     Ok(frozen)
 }
 
@@ -253,6 +257,7 @@ impl Frozen {
     fn release(&mut self) -> FreezeReport {
         let mut report = FreezeReport {
             threads: self.threads.len(),
+            not_stopped: std::mem::take(&mut self.late),
             ..Default::default()
         };
         // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
@@ -267,7 +272,7 @@ impl Frozen {
         first.reverse();
         for h in first.into_iter().chain(rest) {
             let r = ptrace::detach(Pid::from_raw(h.tid), h.reinject);
-            if r.is_err() && !h.stopped {
+            if r.is_err() && !h.stopped && !report.not_stopped.contains(&h.tid) {
                 report.not_stopped.push(h.tid);
             }
         }
