@@ -129,6 +129,14 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
                 torn_reads_left -= 1;
                 continue;
             }
+            // A starting VM's region is zeroed, then filled: not marked accessible, it may not
+            // parse yet.
+            Err(_)
+                if !perfdata::marked_accessible(&bytes) && process_age(&info) < STARTUP_GRACE =>
+            {
+                still_starting(pid, began, opts.wait_accessible)?;
+                continue;
+            }
             r => r?,
         };
         if !snapshot.prologue.accessible {
@@ -299,7 +307,17 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
             }
             r => r?,
         };
-        let snapshot = perfdata::parse(&bytes)?;
+        let snapshot = match perfdata::parse(&bytes) {
+            // A starting VM's region is zeroed, then filled: not marked accessible, it may not
+            // parse yet.
+            Err(_)
+                if !perfdata::marked_accessible(&bytes) && process_age(&info) < STARTUP_GRACE =>
+            {
+                still_starting(pid, began, wait)?;
+                continue;
+            }
+            r => r?,
+        };
         if !snapshot.prologue.accessible {
             still_starting(pid, began, wait)?;
             continue;

@@ -631,3 +631,30 @@ fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
     // The forced read does not need the file and still works.
     assert!(inspect_ok(&["-F", &pid, "sun.rt.javaCommand"]).contains("Target"));
 }
+
+#[test]
+fn by_pid_a_file_still_being_initialized_is_waited_for() {
+    // A starting JVM creates its file zero-filled and writes the prologue afterwards: a read in
+    // between must wait (as for a region not yet accessible), not call the file malformed.
+    let (uid, gid) = user_ids(USER);
+    let _shared = DIR_LOCK.read().unwrap_or_else(|e| e.into_inner());
+    let dir = user_dir(uid, gid);
+    let sleeper = Sleeper::start_as(uid, gid);
+    let path = dir.join(sleeper.pid.to_string());
+    let _planted = Planted(path.clone());
+    std::fs::write(&path, vec![0u8; real_file_bytes().len()]).unwrap();
+    std::os::unix::fs::chown(&path, Some(uid), Some(gid)).unwrap();
+    let child = spawn_inspect(&[&sleeper.pid.to_string()]);
+    std::thread::sleep(Duration::from_millis(300));
+    // The "JVM" finishes initializing: same file, now filled in.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, real_file_bytes()))
+        .unwrap();
+    let out = wait_bounded(child, LIMIT, "inspect <pid> of a starting JVM");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("sun.rt.javaCommand=\"Target"), "{text}");
+}

@@ -16,6 +16,13 @@ pub const ENTRY_HEADER_SIZE: usize = 20;
 /// The four magic bytes as they lie in memory, whatever the byte order (`0xcafec0c0` read big-endian).
 pub const MAGIC: [u8; 4] = [0xca, 0xfe, 0xc0, 0xc0];
 
+/// Whether `buf` starts with a prologue marked accessible (magic in place, byte 7 non-zero). A
+/// region that is not is still being set up by a starting VM (`PerfMemory::initialize` zeroes
+/// it, then writes the prologue; `set_accessible` comes last), so it may not parse yet.
+pub fn marked_accessible(buf: &[u8]) -> bool {
+    buf.len() >= PROLOGUE_SIZE && buf[..4] == MAGIC && buf[7] != 0
+}
+
 /// Byte order of the multi-byte fields, from prologue byte 4 (`PERFDATA_BIG_ENDIAN` = 0,
 /// `PERFDATA_LITTLE_ENDIAN` = 1 in `perfMemory.hpp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
