@@ -8,7 +8,7 @@
 //!    `_capacity` from symbol tables or `gHotSpotVMStructs`.
 //! 3. [`read`]: the bytes of the region, through one [`read::ReadMemory`] interface.
 //! 4. [`perfdata`]: the pure parser, bytes in, counters out.
-//! 5. [`format`]: jcmd-compatible output and counter filters.
+//! 5. [`mod@format`]: jcmd-compatible output and counter filters.
 //!
 //! The functions below run steps 1 to 4 for each kind of target.
 

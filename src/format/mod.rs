@@ -1,4 +1,4 @@
-//! Output formats for a [`Snapshot`](crate::perfdata::Snapshot), and counter selection.
+//! Output formats for a [`crate::perfdata::Snapshot`], and counter selection.
 //!
 //! The default format is the body of `jcmd <pid> PerfCounter.print` (the same as
 //! `jstat -J-Djstat.showUnsupported=true -snap`): every counter, pseudo counters included, sorted by

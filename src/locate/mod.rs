@@ -8,6 +8,7 @@
 //! stripped builds.
 
 pub mod cache;
+pub mod core_libjvm;
 pub mod elf;
 pub mod libjvm;
 pub mod vmstructs;
