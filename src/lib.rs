@@ -124,25 +124,14 @@ fn read_forced_inner(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
             }
             return Err(Error::PerfDataDisabled(pid));
         };
-        let snapshot = match perfdata::parse(&bytes) {
-            Err(_) if torn_reads_left > 0 => {
-                torn_reads_left -= 1;
-                continue;
-            }
-            // A starting VM's region is zeroed, then filled: not marked accessible, it may not
-            // parse yet.
-            Err(_)
-                if !perfdata::marked_accessible(&bytes) && process_age(&info) < STARTUP_GRACE =>
-            {
-                still_starting(pid, began, opts.wait_accessible)?;
-                continue;
-            }
-            r => r?,
-        };
-        if !snapshot.prologue.accessible {
-            still_starting(pid, began, opts.wait_accessible)?;
+        let parsed = perfdata::parse(&bytes);
+        if parsed.is_err() && torn_reads_left > 0 {
+            torn_reads_left -= 1;
             continue;
         }
+        let Some(snapshot) = ready(parsed, &bytes, &info, began, opts.wait_accessible)? else {
+            continue;
+        };
         let mut warnings = Vec::new();
         if let Some(r) = &report {
             details.push(format!(
@@ -295,6 +284,30 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
     })
 }
 
+/// The parsed region once the VM has finished setting it up; `None` (after a short sleep) while
+/// it has not and `wait` has not passed since `began`. A starting VM's region is zeroed, then
+/// filled, then marked accessible: one not yet marked may not even parse (only waited for while
+/// the process is younger than [`STARTUP_GRACE`]; after that, the parse error is the answer).
+fn ready(
+    parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
+    bytes: &[u8],
+    info: &ProcessInfo,
+    began: Instant,
+    wait: Duration,
+) -> Result<Option<perfdata::Snapshot>, Error> {
+    let snapshot = match parsed {
+        Err(_) if !perfdata::marked_accessible(bytes) && process_age(info) < STARTUP_GRACE => None,
+        parsed => Some(parsed?),
+    };
+    match snapshot {
+        Some(s) if s.prologue.accessible => Ok(Some(s)),
+        _ => {
+            still_starting(info.pid, began, wait)?;
+            Ok(None)
+        }
+    }
+}
+
 fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let began = Instant::now();
@@ -307,21 +320,9 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
             }
             r => r?,
         };
-        let snapshot = match perfdata::parse(&bytes) {
-            // A starting VM's region is zeroed, then filled: not marked accessible, it may not
-            // parse yet.
-            Err(_)
-                if !perfdata::marked_accessible(&bytes) && process_age(&info) < STARTUP_GRACE =>
-            {
-                still_starting(pid, began, wait)?;
-                continue;
-            }
-            r => r?,
-        };
-        if !snapshot.prologue.accessible {
-            still_starting(pid, began, wait)?;
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &info, began, wait)? else {
             continue;
-        }
+        };
         break (path, bytes, snapshot);
     };
     let warnings = Vec::new();
