@@ -105,6 +105,7 @@ pub fn read_core(
         bytes,
         details,
         warnings,
+        fallback: None,
     })
 }
 

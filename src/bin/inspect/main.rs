@@ -1,4 +1,11 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
+//!
+//! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
+//! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
+
+mod list;
+mod serve;
+mod stat;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -8,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{Error, ForcedOptions, Reading, TargetSpec};
+use hsinspect::{ForcedOptions, Reading, Sampler, Source, TargetSpec};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -32,10 +39,19 @@ hsperfdata file, which the JVM's user and root can read.";
 
 /// Read HotSpot JVM performance counters (PerfData / hsperfdata) from outside the JVM.
 #[derive(Debug, Parser)]
-#[command(name = "inspect", version, about, after_help = EXAMPLES)]
+#[command(
+    name = "inspect",
+    version,
+    about,
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// A JVM's pid, or the path of an hsperfdata file. With --core: the first counter pattern.
-    #[arg(required_unless_present = "core")]
     target: Option<String>,
 
     /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
@@ -84,9 +100,27 @@ struct Cli {
     verbose: bool,
 }
 
+/// The subcommands; with none, `inspect` prints counters (or, with no target, lists JVMs).
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// jstat's views (`-gcutil`, `-class`, ...) of any target, sampled at an interval.
+    Stat(stat::StatArgs),
+    /// Every HotSpot JVM on this host, and how each can be read.
+    List(list::ListArgs),
+    /// A Prometheus exporter for every JVM on this host.
+    Serve(serve::ServeArgs),
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    let result = match &cli.command {
+        Some(Command::Stat(args)) => stat::run(args),
+        Some(Command::List(args)) => list::run(args),
+        Some(Command::Serve(args)) => serve::run(args),
+        None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
+        None => run(&cli),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("inspect: {}", describe(&e));
@@ -157,59 +191,54 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn read(cli: &Cli) -> anyhow::Result<Reading> {
+/// The source named on the command line.
+fn source(cli: &Cli) -> anyhow::Result<Source> {
     if let Some(core) = &cli.core {
-        return Ok(hsinspect::read_core(
-            core,
-            cli.exe.as_deref(),
-            cli.sysroot.as_deref(),
-        )?);
+        return Ok(Source::Core {
+            core: core.clone(),
+            exe: cli.exe.clone(),
+            sysroot: cli.sysroot.clone(),
+        });
     }
     let Some(target) = &cli.target else {
         bail!("give a pid, an hsperfdata file, or --core <core>");
     };
-    match TargetSpec::parse(target) {
+    Ok(match TargetSpec::parse(target) {
         TargetSpec::Pid(pid) if pid <= 0 => {
             bail!(
                 "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
             )
         }
-        TargetSpec::Pid(pid) if cli.force => {
-            let opts = ForcedOptions {
+        TargetSpec::Pid(pid) if cli.force => Source::Forced {
+            pid,
+            opts: ForcedOptions {
                 stop: !cli.no_stop,
                 stop_bound: Duration::from_millis(cli.stop_timeout),
                 wait_accessible: Duration::from_millis(cli.wait),
                 symbol_cache: !cli.no_cache,
-            };
-            match hsinspect::read_forced(pid, &opts) {
-                Err(Error::PermissionDenied { what, hint }) => {
-                    // Fall back to the shared file when it is readable.
-                    match hsinspect::read_shared_wait(pid, opts.wait_accessible) {
-                        Ok(mut r) => {
-                            eprintln!(
-                                "inspect: {what}: permission denied; read the hsperfdata file instead"
-                            );
-                            r.details.insert(0, format!("forced read refused: {hint}"));
-                            Ok(r)
-                        }
-                        Err(_) => Err(Error::PermissionDenied { what, hint }.into()),
-                    }
-                }
-                other => Ok(other?),
-            }
-        }
-        TargetSpec::Pid(pid) => Ok(hsinspect::read_shared_wait(
+            },
+        },
+        TargetSpec::Pid(pid) => Source::Shared {
             pid,
-            Duration::from_millis(cli.wait),
-        )?),
+            wait: Duration::from_millis(cli.wait),
+        },
         TargetSpec::File(path) if cli.force => {
             bail!(
                 "-F reads a live process: give a pid, not the path {}",
                 path.display()
             )
         }
-        TargetSpec::File(path) => Ok(hsinspect::read_file(&path)?),
+        TargetSpec::File(path) => Source::File(path),
+    })
+}
+
+fn read(cli: &Cli) -> anyhow::Result<Reading> {
+    let mut sampler = Sampler::new(source(cli)?);
+    let reading = sampler.sample()?;
+    if let Some(refused) = &reading.fallback {
+        eprintln!("inspect: {refused}");
     }
+    Ok(reading)
 }
 
 fn save(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {

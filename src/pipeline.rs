@@ -1,0 +1,534 @@
+//! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
+//! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::Error;
+use crate::locate;
+use crate::perfdata::{self, Snapshot};
+use crate::read::{self, MemoryError, ReadMemory};
+use crate::target::{self, ProcessInfo};
+
+/// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
+pub const MAX_REGION: u64 = 64 << 20;
+
+/// A parsed region and how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    /// The counters.
+    pub snapshot: Snapshot,
+    /// The raw region bytes (for saving or re-parsing).
+    pub bytes: Vec<u8>,
+    /// Facts for `-v`: path taken, symbol source, addresses, stop time.
+    pub details: Vec<String>,
+    /// Things the user should know even without `-v`.
+    pub warnings: Vec<String>,
+    /// Set when a refused forced read fell back to the hsperfdata file: what was refused.
+    pub fallback: Option<String>,
+}
+
+/// Options of a forced read of a live process.
+#[derive(Debug, Clone)]
+pub struct ForcedOptions {
+    /// Stop the target's threads while reading (consistent snapshot). `false`: `--no-stop`.
+    pub stop: bool,
+    /// How long to wait for all threads to reach ptrace-stop.
+    pub stop_bound: Duration,
+    /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
+    pub wait_accessible: Duration,
+    /// Use and fill the per-build symbol cache ([`locate::cache`]).
+    pub symbol_cache: bool,
+}
+
+impl Default for ForcedOptions {
+    fn default() -> Self {
+        ForcedOptions {
+            stop: true,
+            stop_bound: Duration::from_millis(100),
+            wait_accessible: Duration::from_secs(5),
+            symbol_cache: true,
+        }
+    }
+}
+
+/// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
+///
+/// Everything that needs no stop (maps, the ELF, symbols, the vmStructs walk) happens first;
+/// then, with the threads held (unless `opts.stop` is false), `_start` and `_capacity` are read
+/// and the region is copied in one `process_vm_readv`; then the threads are released and the
+/// start time is checked again, so a reused pid is caught.
+///
+/// # Errors
+/// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
+/// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
+pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    ForcedReader::open(pid, opts.clone())?.read()
+}
+
+/// Says what happened when a step on a live process fails: an exiting process fails in odd ways
+/// (EPERM from ptrace, short reads).
+fn exited_or(pid: i32, e: Error) -> Error {
+    match e {
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if target::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    }
+}
+
+/// A live process whose region has been located: [`ForcedReader::read`] re-reads only
+/// `_start`, `_capacity` and the region, so repeated samples skip the maps, ELF and symbol work.
+struct ForcedReader {
+    info: ProcessInfo,
+    opts: ForcedOptions,
+    mem: read::ProcessMemory,
+    vars: locate::PerfMemoryVars,
+    /// `-v` lines about how the region was found (path, symbol source, addresses).
+    located_details: Vec<String>,
+}
+
+impl ForcedReader {
+    fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
+    }
+
+    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        let info = ProcessInfo::read(pid)?;
+        let module = locate::libjvm::find_in_process(pid)?;
+        let mem = read::ProcessMemory::new(pid);
+        let cache = if opts.symbol_cache {
+            locate::cache::SymbolCache::from_env()
+        } else {
+            None
+        };
+        let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
+            .map_err(|e| permission(pid, e))?;
+        let mut located_details = vec![format!(
+            "path: forced read of process {pid} ({}) memory",
+            info.comm
+        )];
+        located_details.extend(located.details(&module));
+        located_details.extend(located.notes.iter().map(|n| format!("note: {n}")));
+        Ok(ForcedReader {
+            info,
+            opts,
+            mem,
+            vars: located.vars,
+            located_details,
+        })
+    }
+
+    fn read(&self) -> Result<Reading, Error> {
+        let pid = self.info.pid;
+        self.read_inner().map_err(|e| exited_or(pid, e))
+    }
+
+    fn read_inner(&self) -> Result<Reading, Error> {
+        let (pid, info, opts) = (self.info.pid, &self.info, &self.opts);
+        let mut details = self.located_details.clone();
+        let began = Instant::now();
+        // A read without stopping may catch the VM mid-write: try again a few times before calling
+        // the bytes malformed.
+        let mut torn_reads_left = if opts.stop { 0 } else { 3 };
+        loop {
+            let (start, capacity, bytes, report) =
+                read_region_once(pid, &self.vars, &self.mem, opts)?;
+            target::check_same_process(info)?;
+            let Some(bytes) = bytes else {
+                // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
+                // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
+                // the caller's bound); an older one never will.
+                if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+                    && process_age(info) < STARTUP_GRACE
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                return Err(Error::PerfDataDisabled(pid));
+            };
+            let parsed = perfdata::parse(&bytes);
+            if parsed.is_err() && torn_reads_left > 0 {
+                torn_reads_left -= 1;
+                continue;
+            }
+            let Some(snapshot) = ready(parsed, &bytes, info, began, opts.wait_accessible)? else {
+                continue;
+            };
+            let mut warnings = Vec::new();
+            if let Some(r) = &report {
+                details.push(format!(
+                    "stopped {} threads for {:.3} ms{}",
+                    r.threads,
+                    r.stopped_for.as_secs_f64() * 1e3,
+                    if info.is_stopped() {
+                        " (the process was already stopped and stays stopped)"
+                    } else {
+                        ""
+                    }
+                ));
+                if !r.not_stopped.is_empty() {
+                    warnings.push(format!(
+                        "threads {:?} did not stop within {} ms (uninterruptible?): read anyway, values may be mid-update",
+                        r.not_stopped,
+                        opts.stop_bound.as_millis()
+                    ));
+                }
+            }
+            details.push(format!("region: {capacity} bytes at {start:#x}"));
+            return Ok(Reading {
+                snapshot,
+                bytes,
+                details,
+                warnings,
+                fallback: None,
+            });
+        }
+    }
+}
+
+type RegionRead = (
+    u64,
+    u64,
+    Option<Vec<u8>>,
+    Option<target::ptrace::FreezeReport>,
+);
+
+fn read_region_once(
+    pid: i32,
+    vars: &locate::PerfMemoryVars,
+    mem: &read::ProcessMemory,
+    opts: &ForcedOptions,
+) -> Result<RegionRead, Error> {
+    let frozen = if opts.stop {
+        Some(target::ptrace::freeze(pid, opts.stop_bound)?)
+    } else {
+        None
+    };
+    let result = region_bytes(vars, mem);
+    let report = frozen.map(|f| f.thaw());
+    let (start, capacity, bytes) = result.map_err(|e| permission(pid, e))?;
+    Ok((start, capacity, bytes, report))
+}
+
+/// Reads `_start`, `_capacity` and then the region; `None` bytes when `_start` is NULL.
+pub fn region_bytes(
+    vars: &locate::PerfMemoryVars,
+    mem: &dyn ReadMemory,
+) -> Result<(u64, u64, Option<Vec<u8>>), Error> {
+    let start = mem
+        .read_u64(vars.start)
+        .map_err(|e| Error::memory("PerfMemory::_start", e))?;
+    let capacity = mem
+        .read_u64(vars.capacity)
+        .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
+    if start == 0 {
+        return Ok((0, capacity, None));
+    }
+    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
+        return Err(Error::ImplausibleRegion(format!(
+            "PerfMemory::_capacity is {capacity} bytes (expected {} to {MAX_REGION}); the symbols may not match this JVM",
+            perfdata::PROLOGUE_SIZE
+        )));
+    }
+    let mut bytes = vec![0u8; capacity as usize];
+    mem.read_exact_at(start, &mut bytes).map_err(|e| {
+        Error::memory(
+            format!("the PerfData region ({capacity} bytes at {start:#x})"),
+            e,
+        )
+    })?;
+    Ok((start, capacity, Some(bytes)))
+}
+
+fn process_age(info: &ProcessInfo) -> Duration {
+    let ticks = procfs::ticks_per_second().max(1);
+    let uptime = std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map(Duration::from_secs_f64)
+        .unwrap_or_default();
+    uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
+}
+
+/// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
+fn permission(pid: i32, e: Error) -> Error {
+    match e {
+        Error::Memory {
+            what,
+            source: MemoryError::PermissionDenied { .. },
+        } => Error::PermissionDenied {
+            what: format!("reading {what} from process {pid}"),
+            hint: target::permission_hint(pid),
+        },
+        e => e,
+    }
+}
+
+/// How old a process may be and still be starting up: until then a missing region or file is
+/// waited for (as jvmstat waits), after it the answer is final.
+const STARTUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
+/// JVM (see [`read_shared_wait`]).
+///
+/// # Errors
+/// As [`read_shared_wait`].
+pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
+}
+
+/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
+/// not have created its file yet (waited for while the process is younger than 2 s) or not yet
+/// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
+///
+/// # Errors
+/// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
+/// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
+/// when the file stayed inaccessible for all of `wait`, [`Error::ProcessExited`].
+pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    read_shared_inner(pid, wait).map_err(|e| match e {
+        // The JVM deletes its file as it exits: "no file" then means "exited".
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if target::exited_or_exiting(pid) => {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+/// Sleeps before another try while `wait` has not passed since `began`; then says the JVM is
+/// still starting.
+fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error> {
+    if began.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(20));
+        return Ok(());
+    }
+    Err(Error::NotAccessible {
+        pid,
+        waited_ms: began.elapsed().as_millis() as u64,
+    })
+}
+
+/// The parsed region once the VM has finished setting it up; `None` (after a short sleep) while
+/// it has not and `wait` has not passed since `began`. A starting VM's region is zeroed, then
+/// filled, then marked accessible: one not yet marked may not even parse (only waited for while
+/// the process is younger than [`STARTUP_GRACE`]; after that, the parse error is the answer).
+fn ready(
+    parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
+    bytes: &[u8],
+    info: &ProcessInfo,
+    began: Instant,
+    wait: Duration,
+) -> Result<Option<perfdata::Snapshot>, Error> {
+    let snapshot = match parsed {
+        Err(_) if !perfdata::marked_accessible(bytes) && process_age(info) < STARTUP_GRACE => None,
+        parsed => Some(parsed?),
+    };
+    match snapshot {
+        Some(s) if s.prologue.accessible => Ok(Some(s)),
+        _ => {
+            still_starting(info.pid, began, wait)?;
+            Ok(None)
+        }
+    }
+}
+
+fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    let info = ProcessInfo::read(pid)?;
+    let began = Instant::now();
+    let (path, bytes, snapshot) = loop {
+        let (path, bytes) = match target::hsperf_file::read_for_process(&info) {
+            Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
+                // Too young to conclude there will be no file.
+                still_starting(pid, began, wait)?;
+                continue;
+            }
+            r => r?,
+        };
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &info, began, wait)? else {
+            continue;
+        };
+        break (path, bytes, snapshot);
+    };
+    let warnings = Vec::new();
+    Ok(Reading {
+        snapshot,
+        bytes,
+        details: vec![format!(
+            "path: shared file {} (uid {}, NSpid {})",
+            path.display(),
+            info.euid,
+            info.nspid
+        )],
+        warnings,
+        fallback: None,
+    })
+}
+
+/// Reads a saved hsperfdata file (`inspect <path>`).
+///
+/// # Errors
+/// As [`read_shared`], without the pid lookup.
+pub fn read_file(path: &Path) -> Result<Reading, Error> {
+    let bytes = target::hsperf_file::read_path(path)?;
+    let snapshot = perfdata::parse(&bytes)?;
+    Ok(Reading {
+        snapshot,
+        bytes,
+        details: vec![format!("path: file {}", path.display())],
+        warnings: Vec::new(),
+        fallback: None,
+    })
+}
+
+/// Reads the PerfData region out of an ELF core file (`inspect --core <core>`); see
+/// [`target::core::read_core`] for `exe` and `sysroot`.
+///
+/// # Errors
+/// As [`target::core::read_core`].
+pub fn read_core(
+    core: &Path,
+    exe: Option<&Path>,
+    sysroot: Option<&Path>,
+) -> Result<Reading, Error> {
+    target::core::read_core(core, exe, sysroot)
+}
+
+/// A target named on the command line: a pid, or a path to an hsperfdata file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// A process id.
+    Pid(i32),
+    /// A file.
+    File(PathBuf),
+}
+
+impl TargetSpec {
+    /// An integer: a pid (0 and negative ones too, so they are refused as pids rather than
+    /// looked for as files; a file named `-5` is `./-5`); anything else: a path.
+    pub fn parse(s: &str) -> Self {
+        match s.parse::<i32>() {
+            Ok(pid) if !s.starts_with('+') => TargetSpec::Pid(pid),
+            _ => TargetSpec::File(PathBuf::from(s)),
+        }
+    }
+}
+
+/// Where readings come from: one of the four kinds of target, with its options.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A live process's memory (`-F <pid>`). When ptrace is refused (EPERM) and the hsperfdata
+    /// file is readable, the [`Sampler`] reads the file instead and says so in
+    /// [`Reading::warnings`].
+    Forced {
+        /// The JVM's pid (as this host sees it).
+        pid: i32,
+        /// Stop, wait and cache options.
+        opts: ForcedOptions,
+    },
+    /// A live process's hsperfdata file (`<pid>`).
+    Shared {
+        /// The JVM's pid (as this host sees it).
+        pid: i32,
+        /// How long to wait for a starting JVM.
+        wait: Duration,
+    },
+    /// A saved hsperfdata file (`<path>`).
+    File(PathBuf),
+    /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`).
+    Core {
+        /// The core file.
+        core: PathBuf,
+        /// The java launcher or libjvm.so the JVM ran, when not at its recorded path.
+        exe: Option<PathBuf>,
+        /// A directory holding the dead process's files under their original paths.
+        sysroot: Option<PathBuf>,
+    },
+}
+
+impl Source {
+    /// The live process this source reads, if any.
+    pub fn pid(&self) -> Option<i32> {
+        match self {
+            Source::Forced { pid, .. } | Source::Shared { pid, .. } => Some(*pid),
+            Source::File(_) | Source::Core { .. } => None,
+        }
+    }
+
+    /// Whether every sample reads the same bytes (a file or a core: one sample is all there is).
+    pub fn is_static(&self) -> bool {
+        self.pid().is_none()
+    }
+}
+
+/// Takes repeated [`Reading`]s of one [`Source`]: the first [`Sampler::sample`] does the whole
+/// pipeline; for a forced source later ones re-read only the region (symbols are resolved once),
+/// and every sample of a live source checks the pid still names the same process
+/// ([`Error::PidReused`], [`Error::ProcessExited`] when it does not).
+pub struct Sampler {
+    source: Source,
+    forced: Option<ForcedReader>,
+    /// Set once a refused forced read fell back to the hsperfdata file.
+    fell_back: Option<String>,
+}
+
+impl Sampler {
+    /// A sampler of `source`; nothing is read until [`Sampler::sample`].
+    pub fn new(source: Source) -> Self {
+        Sampler {
+            source,
+            forced: None,
+            fell_back: None,
+        }
+    }
+
+    /// What this sampler reads.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// One reading.
+    ///
+    /// # Errors
+    /// As [`read_forced`], [`read_shared_wait`], [`read_file`] or [`read_core`] for the source.
+    pub fn sample(&mut self) -> Result<Reading, Error> {
+        match &self.source {
+            Source::Forced { pid, opts } => {
+                let (pid, opts) = (*pid, opts.clone());
+                if let Some(hint) = &self.fell_back {
+                    let mut r = read_shared_wait(pid, opts.wait_accessible)?;
+                    r.details.insert(0, format!("forced read refused: {hint}"));
+                    return Ok(r);
+                }
+                let opened = match &self.forced {
+                    Some(reader) => reader.read(),
+                    None => ForcedReader::open(pid, opts.clone()).and_then(|reader| {
+                        let r = reader.read();
+                        self.forced = Some(reader);
+                        r
+                    }),
+                };
+                match opened {
+                    Err(Error::PermissionDenied { what, hint }) => {
+                        match read_shared_wait(pid, opts.wait_accessible) {
+                            Ok(mut r) => {
+                                r.details.insert(0, format!("forced read refused: {hint}"));
+                                r.fallback = Some(format!(
+                                    "{what}: permission denied; read the hsperfdata file instead"
+                                ));
+                                self.fell_back = Some(hint);
+                                Ok(r)
+                            }
+                            Err(_) => Err(Error::PermissionDenied { what, hint }),
+                        }
+                    }
+                    other => other,
+                }
+            }
+            Source::Shared { pid, wait } => read_shared_wait(*pid, *wait),
+            Source::File(path) => read_file(path),
+            Source::Core { core, exe, sysroot } => {
+                read_core(core, exe.as_deref(), sysroot.as_deref())
+            }
+        }
+    }
+}
