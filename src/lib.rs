@@ -2,8 +2,8 @@
 //!
 //! The data flows through the modules in this order:
 //!
-//! 1. [`target`]: which process or file; its identity; stopping it briefly ([`target::ptrace`]);
-//!    the hsperfdata file rules ([`target::hsperf_file`]).
+//! 1. [`process`]: which process or file; its identity; stopping it briefly ([`process::ptrace`]);
+//!    the hsperfdata file rules ([`process::hsperf_file`]).
 //! 2. [`locate`]: where libjvm is loaded, and the addresses of `PerfMemory::_start` /
 //!    `_capacity` from symbol tables or `gHotSpotVMStructs`.
 //! 3. [`read`]: the bytes of the region, through one [`read::ReadMemory`] interface.
@@ -19,8 +19,8 @@ pub mod format;
 pub mod locate;
 pub mod perfdata;
 pub mod pipeline;
+pub mod process;
 pub mod read;
-pub mod target;
 
 pub use error::Error;
 pub use pipeline::{

@@ -8,7 +8,7 @@ use procfs::process::{MMapPath, Process};
 
 use super::{Mapping, Module};
 use crate::Error;
-use crate::target::process_error;
+use crate::process::process_error;
 
 /// The file name HotSpot's library has on Linux.
 pub const LIBJVM: &str = "libjvm.so";
@@ -58,7 +58,7 @@ pub fn find_in_process(pid: i32) -> Result<Module, Error> {
         });
     }
     let Some(path) = path else {
-        if crate::target::exited_or_exiting(pid) {
+        if crate::process::exited_or_exiting(pid) {
             return Err(Error::ProcessExited(pid));
         }
         let comm = process.stat().map(|s| s.comm).unwrap_or_default();

@@ -6,9 +6,13 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::locate;
+
+mod core;
+
+pub use self::core::read_core;
 use crate::perfdata::{self, Snapshot};
+use crate::process::{self, ProcessInfo};
 use crate::read::{self, MemoryError, ReadMemory};
-use crate::target::{self, ProcessInfo};
 
 /// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
 pub const MAX_REGION: u64 = 64 << 20;
@@ -71,7 +75,7 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
 fn exited_or(pid: i32, e: Error) -> Error {
     match e {
         Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
-        _ if target::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        _ if process::exited_or_exiting(pid) => Error::ProcessExited(pid),
         e => e,
     }
 }
@@ -133,7 +137,7 @@ impl ForcedReader {
         loop {
             let (start, capacity, bytes, report) =
                 read_region_once(pid, &self.vars, &self.mem, opts)?;
-            target::check_same_process(info)?;
+            process::check_same_process(info)?;
             let Some(bytes) = bytes else {
                 // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
                 // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
@@ -190,7 +194,7 @@ type RegionRead = (
     u64,
     u64,
     Option<Vec<u8>>,
-    Option<target::ptrace::FreezeReport>,
+    Option<process::ptrace::FreezeReport>,
 );
 
 fn read_region_once(
@@ -200,7 +204,7 @@ fn read_region_once(
     opts: &ForcedOptions,
 ) -> Result<RegionRead, Error> {
     let frozen = if opts.stop {
-        Some(target::ptrace::freeze(pid, opts.stop_bound)?)
+        Some(process::ptrace::freeze(pid, opts.stop_bound)?)
     } else {
         None
     };
@@ -258,7 +262,7 @@ fn permission(pid: i32, e: Error) -> Error {
             source: MemoryError::PermissionDenied { .. },
         } => Error::PermissionDenied {
             what: format!("reading {what} from process {pid}"),
-            hint: target::permission_hint(pid),
+            hint: process::permission_hint(pid),
         },
         e => e,
     }
@@ -288,7 +292,9 @@ pub fn read_shared(pid: i32) -> Result<Reading, Error> {
 pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
     read_shared_inner(pid, wait).map_err(|e| match e {
         // The JVM deletes its file as it exits: "no file" then means "exited".
-        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if target::exited_or_exiting(pid) => {
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. }
+            if process::exited_or_exiting(pid) =>
+        {
             Error::ProcessExited(pid)
         }
         e => e,
@@ -336,7 +342,7 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let began = Instant::now();
     let (path, bytes, snapshot) = loop {
-        let (path, bytes) = match target::hsperf_file::read_for_process(&info) {
+        let (path, bytes) = match process::hsperf_file::read_for_process(&info) {
             Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
                 // Too young to conclude there will be no file.
                 still_starting(pid, began, wait)?;
@@ -369,7 +375,7 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
 /// # Errors
 /// As [`read_shared`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
-    let bytes = target::hsperf_file::read_path(path)?;
+    let bytes = process::hsperf_file::read_path(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
         snapshot,
@@ -378,19 +384,6 @@ pub fn read_file(path: &Path) -> Result<Reading, Error> {
         warnings: Vec::new(),
         fallback: None,
     })
-}
-
-/// Reads the PerfData region out of an ELF core file (`inspect --core <core>`); see
-/// [`target::core::read_core`] for `exe` and `sysroot`.
-///
-/// # Errors
-/// As [`target::core::read_core`].
-pub fn read_core(
-    core: &Path,
-    exe: Option<&Path>,
-    sysroot: Option<&Path>,
-) -> Result<Reading, Error> {
-    target::core::read_core(core, exe, sysroot)
 }
 
 /// A target named on the command line: a pid, or a path to an hsperfdata file.

@@ -6,13 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
+use super::{Reading, region_bytes};
 use crate::locate::core_libjvm::{
     core_error, libjvm_from_link_map, libjvm_from_nt_file, strip_deleted,
 };
 use crate::locate::elf::ElfFile;
 use crate::locate::{self};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
-use crate::{Error, Reading, perfdata};
+use crate::{Error, perfdata};
 
 /// Reads the PerfData region out of a core file (`inspect --core <core>`).
 ///
@@ -75,7 +76,7 @@ pub fn read_core(
         // The headers matched the core's: locate's "cannot check" note no longer applies.
         warnings.retain(|w| !w.contains("has no build-id"));
     }
-    let (start, capacity, bytes) = match crate::region_bytes(&located.vars, &core) {
+    let (start, capacity, bytes) = match region_bytes(&located.vars, &core) {
         Ok(r) => r,
         Err(Error::Memory {
             what,

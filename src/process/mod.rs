@@ -1,6 +1,5 @@
 //! Targets: live processes (identity, permissions, stopping them briefly) and hsperfdata files.
 
-pub mod core;
 pub mod hsperf_file;
 pub mod ptrace;
 
