@@ -4,6 +4,7 @@
 //! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
 
 mod list;
+mod output;
 mod serve;
 mod stat;
 
@@ -95,6 +96,10 @@ struct Cli {
     #[arg(long)]
     no_cache: bool,
 
+    /// Output format: `text` (jcmd's), `json` (JSON Lines) or `prometheus` (exposition format 0.0.4).
+    #[arg(long, value_enum, default_value_t)]
+    format: output::OutputFormat,
+
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
@@ -174,8 +179,9 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let written =
-        format::write_jcmd(&mut out, &counters).and_then(|skipped| out.flush().map(|()| skipped));
+    let pid = sampler_pid(cli);
+    let written = output::write(&mut out, cli.format, pid, &reading.snapshot, &counters)
+        .and_then(|skipped| out.flush().map(|()| skipped));
     match written {
         Ok(skipped) => {
             for c in skipped {
@@ -230,6 +236,11 @@ fn source(cli: &Cli) -> anyhow::Result<Source> {
         }
         TargetSpec::File(path) => Source::File(path),
     })
+}
+
+/// The live process read, if any (for the machine formats' `pid`).
+fn sampler_pid(cli: &Cli) -> Option<i32> {
+    source(cli).ok().and_then(|s| s.pid())
 }
 
 fn read(cli: &Cli) -> anyhow::Result<Reading> {
