@@ -184,7 +184,10 @@ mod tests {
             libjvm_in_maps(maps),
             Some(PathBuf::from("/opt/jdk dir/lib/server/libjvm.so"))
         );
-        assert_eq!(libjvm_in_maps(b"55d0-55d1 r--p 0 08:01 1 /usr/bin/sleep\n"), None);
+        assert_eq!(
+            libjvm_in_maps(b"55d0-55d1 r--p 0 08:01 1 /usr/bin/sleep\n"),
+            None
+        );
         assert_eq!(libjvm_in_maps(b""), None);
         assert_eq!(
             java_home_of(Path::new("/j/lib/server/libjvm.so")),

@@ -407,7 +407,9 @@ fn inspect_all(
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         let Some(&i) = phase.get(k) else { break };
                         let info = inspect_one(&candidates[i], opts, clock, users);
-                        done.lock().unwrap_or_else(|e| e.into_inner()).push((i, info));
+                        done.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((i, info));
                     }
                 });
             }
@@ -428,12 +430,7 @@ fn vanished(e: &Error) -> bool {
 }
 
 /// Everything about one JVM; `None` when it exited or its pid was reused meanwhile.
-fn inspect_one(
-    c: &Candidate,
-    opts: &ScanOptions,
-    clock: &Clock,
-    users: &Users,
-) -> Option<JvmInfo> {
+fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) -> Option<JvmInfo> {
     let info = ProcessInfo::read(c.pid).ok()?;
     if info.start_time != c.start_time {
         return None;
@@ -453,7 +450,9 @@ fn inspect_one(
         None => None,
     };
     let file_gone = file.as_ref().err().is_some_and(vanished);
-    let forced_gone = forced.as_ref().is_some_and(|f| f.as_ref().err().is_some_and(vanished));
+    let forced_gone = forced
+        .as_ref()
+        .is_some_and(|f| f.as_ref().err().is_some_and(vanished));
     if (file_gone || forced_gone) && process::check_same_process(&info).is_err() {
         return None;
     }
@@ -536,7 +535,12 @@ fn from_cmdline(c: &Candidate) -> Option<Described> {
         .and_then(launcher::java_home_of)
         .and_then(|home| {
             let rel = home.strip_prefix("/").unwrap_or(home);
-            std::fs::read_to_string(Path::new(&format!("/proc/{}/root", c.pid)).join(rel).join("release")).ok()
+            std::fs::read_to_string(
+                Path::new(&format!("/proc/{}/root", c.pid))
+                    .join(rel)
+                    .join("release"),
+            )
+            .ok()
         })
         .and_then(|text| launcher::release_version(&text))
         .unwrap_or_default();
