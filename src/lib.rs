@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod discover;
 pub mod error;
 pub mod format;
 pub mod locate;
