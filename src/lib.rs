@@ -22,6 +22,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub mod process;
 pub mod read;
+pub mod serve;
 
 pub use error::Error;
 pub use pipeline::{
