@@ -409,12 +409,8 @@ pub fn serve_until_signalled(
     {
         let stop = Arc::clone(&stop);
         std::thread::spawn(move || {
-            loop {
-                match signals.wait() {
-                    Ok(Signal::SIGHUP) => continue,
-                    Ok(_) | Err(_) => break,
-                }
-            }
+            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
+            while let Ok(Signal::SIGHUP) = signals.wait() {}
             stop.store(true, Ordering::SeqCst);
             http::wake(addr);
         });
