@@ -235,8 +235,14 @@ enum Examined {
     NotInspected(NotInspected),
 }
 
+/// Whether `process` is a JVM. `maps` is read first: for most processes it is all that is read
+/// (a kernel thread's and a zombie's are empty); `stat` only for a JVM or an unreadable `maps`.
 fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examined {
     let pid = process.pid();
+    let maps = read_libjvm_line(process);
+    if let Ok(None) = maps {
+        return Examined::NotAJvm;
+    }
     let Ok(stat) = process.stat() else {
         // `stat` is readable for every process: failing means it is gone.
         return Examined::Vanished;
@@ -252,9 +258,8 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
             libjvm,
         })
     };
-    match read_libjvm_line(process) {
-        Ok(Some(path)) => candidate(Some(path)),
-        Ok(None) => Examined::NotAJvm,
+    match maps {
+        Ok(libjvm) => candidate(libjvm),
         Err(ProcError::NotFound(_)) => Examined::Vanished,
         Err(e) => {
             let uid = process.uid().ok();
