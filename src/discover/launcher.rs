@@ -107,7 +107,9 @@ pub fn parse_java_cmdline(argv: &[String]) -> Option<LauncherCommand> {
 /// A plain byte search: cheap enough to run on every process of the host.
 pub fn libjvm_in_maps(maps: &[u8]) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    maps.split(|b| *b == b'\n').find_map(|line| {
+    // Only whole lines: a read may stop in the middle of one.
+    let whole = &maps[..maps.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
+    whole.split(|b| *b == b'\n').find_map(|line| {
         let line = line.strip_suffix(b" (deleted)").unwrap_or(line);
         if !line.ends_with(b"/libjvm.so") {
             return None;
@@ -189,6 +191,10 @@ mod tests {
             None
         );
         assert_eq!(libjvm_in_maps(b""), None);
+        assert_eq!(
+            libjvm_in_maps(b"7f00-7f10 r--p 0 08:01 2 /j/lib/server/libjvm.so"),
+            None
+        );
         assert_eq!(
             java_home_of(Path::new("/j/lib/server/libjvm.so")),
             Some(Path::new("/j"))

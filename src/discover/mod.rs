@@ -32,8 +32,8 @@ pub mod launcher;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use procfs::ProcError;
@@ -156,7 +156,7 @@ impl Scan {
                 None => counts.push((n.reason.clone(), 1)),
             }
         }
-        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
         counts
     }
 }
@@ -188,16 +188,17 @@ pub fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
             std::io::Error::other(format!("cannot list processes: {e}")),
         )
     })?;
+    // Pass 1: which processes are JVMs (cheap, every process), spread over the cores.
+    let processes: Vec<Process> = procs
+        .filter_map(Result::ok) // listed but gone before it could be opened: exited
+        .filter(|p| p.pid() != me)
+        .collect();
+    let host_files = OnceLock::new();
+    let examined = parallel_map(&processes, |p| examine(p, &host_files));
     let mut result = Scan::default();
-    let mut host_files: Option<HostHsperfFiles> = None;
     let mut candidates = Vec::new();
-    for process in procs {
-        // A pid listed but gone before it could be opened: exited, nothing to say.
-        let Ok(process) = process else { continue };
-        if process.pid() == me {
-            continue;
-        }
-        match examine(&process, &mut host_files) {
+    for e in examined {
+        match e {
             Examined::Jvm(c) => candidates.push(c),
             Examined::NotAJvm => {}
             Examined::Vanished => result.vanished += 1,
@@ -234,8 +235,14 @@ enum Examined {
     NotInspected(NotInspected),
 }
 
-fn examine(process: &Process, host_files: &mut Option<HostHsperfFiles>) -> Examined {
+/// Whether `process` is a JVM. `maps` is read first: for most processes it is all that is read
+/// (a kernel thread's and a zombie's are empty); `stat` only for a JVM or an unreadable `maps`.
+fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examined {
     let pid = process.pid();
+    let maps = read_libjvm_line(process);
+    if let Ok(None) = maps {
+        return Examined::NotAJvm;
+    }
     let Ok(stat) = process.stat() else {
         // `stat` is readable for every process: failing means it is gone.
         return Examined::Vanished;
@@ -251,19 +258,12 @@ fn examine(process: &Process, host_files: &mut Option<HostHsperfFiles>) -> Exami
             libjvm,
         })
     };
-    let mut maps = Vec::new();
-    let read = process
-        .open_relative("maps")
-        .and_then(|mut f| f.read_to_end(&mut maps).map_err(ProcError::from));
-    match read {
-        Ok(_) => match launcher::libjvm_in_maps(&maps) {
-            Some(path) => candidate(Some(path)),
-            None => Examined::NotAJvm,
-        },
+    match maps {
+        Ok(libjvm) => candidate(libjvm),
         Err(ProcError::NotFound(_)) => Examined::Vanished,
         Err(e) => {
             let uid = process.uid().ok();
-            let files = host_files.get_or_insert_with(HostHsperfFiles::list);
+            let files = host_files.get_or_init(HostHsperfFiles::list);
             if uid.is_some_and(|uid| files.has(pid, uid)) && same_pid_inside(process) {
                 return candidate(None);
             }
@@ -278,6 +278,24 @@ fn examine(process: &Process, host_files: &mut Option<HostHsperfFiles>) -> Exami
                 e => format!("/proc/<pid>/maps: {e}"),
             };
             Examined::NotInspected(NotInspected { pid, uid, reason })
+        }
+    }
+}
+
+/// libjvm's path from `/proc/<pid>/maps`, reading only as far as its first line (the kernel
+/// formats the file as it is read, and a JVM's is long).
+fn read_libjvm_line(process: &Process) -> Result<Option<PathBuf>, ProcError> {
+    let mut file = process.open_relative("maps")?;
+    let mut maps = Vec::with_capacity(64 << 10);
+    let mut chunk = vec![0u8; 16 << 10];
+    loop {
+        let n = file.read(&mut chunk).map_err(ProcError::from)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        maps.extend_from_slice(&chunk[..n]);
+        if let Some(path) = launcher::libjvm_in_maps(&maps) {
+            return Ok(Some(path));
         }
     }
 }
@@ -396,29 +414,45 @@ fn inspect_all(
         }
     }
     let mut out: Vec<Option<JvmInfo>> = vec![None; candidates.len()];
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     for phase in [first, rest] {
-        let next = AtomicUsize::new(0);
-        let done = Mutex::new(Vec::new());
-        std::thread::scope(|s| {
-            for _ in 0..workers.min(phase.len()) {
-                s.spawn(|| {
-                    loop {
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&i) = phase.get(k) else { break };
-                        let info = inspect_one(&candidates[i], opts, clock, users);
-                        done.lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push((i, info));
-                    }
-                });
-            }
-        });
-        for (i, info) in done.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let infos = parallel_map(&phase, |&i| inspect_one(&candidates[i], opts, clock, users));
+        for (i, info) in phase.into_iter().zip(infos) {
             out[i] = info;
         }
     }
     out
+}
+
+/// `items.iter().map(f)` on as many threads as there are cores (at most 8), results in order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get().min(8))
+        .min(items.len());
+    if workers <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(k) else { break };
+                        mine.push((k, f(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Whether an error means the process is gone or is another process now.
@@ -437,8 +471,9 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
     }
     // No waiting: a JVM still starting is listed as such, not waited for.
     let file = crate::read_shared_wait(c.pid, Duration::ZERO);
-    let forced = match c.libjvm {
-        Some(_) => Some(crate::read_forced(
+    // Only when the mappings were readable: otherwise ptrace is refused too.
+    let forced = c.libjvm.as_ref().map(|_| {
+        crate::read_forced(
             c.pid,
             &ForcedOptions {
                 stop: false,
@@ -446,9 +481,8 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
                 symbol_cache: !opts.no_symbol_cache,
                 ..ForcedOptions::default()
             },
-        )),
-        None => None,
-    };
+        )
+    });
     let file_gone = file.as_ref().err().is_some_and(vanished);
     let forced_gone = forced
         .as_ref()

@@ -9,13 +9,21 @@
 //! `$HOME/.cache/hsinspect`. An entry is trusted only when it and its directory belong to the
 //! current user and are writable by nobody else; entries are written atomically with mode 0600.
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
+//!
+//! Entries found or read are also kept in memory for the life of the process, so a scan of many
+//! JVMs of one build (`inspect list`) does the symbol work once even where the directory cannot be
+//! written (a user without a home directory).
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::PerfMemoryVars;
 use super::elf::hex;
+
+/// Entries this process found or read: (cache directory, build-id, entry).
+static MEMO: Mutex<Vec<(PathBuf, Vec<u8>, CachedVars)>> = Mutex::new(Vec::new());
 
 /// The cache directory in use.
 #[derive(Debug, Clone)]
@@ -58,7 +66,13 @@ impl SymbolCache {
 
     /// The entry for `build_id`, if present and trustworthy.
     pub fn get(&self, build_id: &[u8]) -> Option<CachedVars> {
-        if build_id.is_empty() || !trusted(&self.dir) {
+        if build_id.is_empty() {
+            return None;
+        }
+        if let Some(hit) = self.memo_get(build_id) {
+            return Some(hit);
+        }
+        if !trusted(&self.dir) {
             return None;
         }
         let path = self.entry(build_id);
@@ -88,7 +102,23 @@ impl SymbolCache {
             .lines()
             .find_map(|l| l.strip_prefix("source="))?
             .to_string();
-        Some(CachedVars { vars, source })
+        let found = CachedVars { vars, source };
+        self.memo_put(build_id, &found);
+        Some(found)
+    }
+
+    fn memo_get(&self, build_id: &[u8]) -> Option<CachedVars> {
+        let memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.iter()
+            .find(|(dir, id, _)| *dir == self.dir && id == build_id)
+            .map(|(_, _, entry)| entry.clone())
+    }
+
+    fn memo_put(&self, build_id: &[u8], entry: &CachedVars) {
+        if self.memo_get(build_id).is_none() {
+            let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+            memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
+        }
     }
 
     /// Stores an entry; failures are returned for `-v` but are otherwise harmless.
@@ -99,6 +129,7 @@ impl SymbolCache {
         if build_id.is_empty() {
             return Ok(());
         }
+        self.memo_put(build_id, cached);
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
