@@ -161,7 +161,7 @@ fn start_jar(jar: &Path, extra: &[&str], app_args: &[&str]) -> Jvm {
 }
 
 /// The samples of a page that belong to `pid`.
-fn of_pid<'a>(samples: &'a [prom::Sample], pid: i32) -> Vec<&'a prom::Sample> {
+fn of_pid(samples: &[prom::Sample], pid: i32) -> Vec<&prom::Sample> {
     let pid = pid.to_string();
     samples
         .iter()
