@@ -16,11 +16,11 @@
 
 pub mod error;
 pub mod format;
-pub mod locate;
+pub(crate) mod locate;
 pub mod perfdata;
 pub mod pipeline;
-pub mod process;
-pub mod read;
+pub(crate) mod process;
+pub(crate) mod read;
 
 pub use error::Error;
 pub use pipeline::{

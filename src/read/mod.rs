@@ -7,7 +7,7 @@
 mod core;
 mod process;
 
-pub use core::{CoreMemory, CoreProcess, FileMapping, Segment, machine_name};
+pub use core::{CoreMemory, machine_name};
 
 pub use process::ProcessMemory;
 
