@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;

@@ -15,7 +15,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 
 use super::PerfMemoryVars;
-use super::elf::hex;
+use crate::elf::hex;
 
 /// The cache directory in use.
 #[derive(Debug, Clone)]

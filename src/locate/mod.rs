@@ -9,15 +9,13 @@
 
 pub mod cache;
 pub mod core_libjvm;
-pub mod elf;
 pub mod libjvm;
 pub mod vmstructs;
 
 use std::path::{Path, PathBuf};
 
+use crate::elf::{self, ElfFile, SymbolSource, hex};
 use cache::{CachedVars, SymbolCache};
-use elf::{ElfFile, SymbolSource, hex};
-use goblin::container::{Container, Ctx, Endian};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
 use crate::read::ReadMemory;
@@ -143,6 +141,16 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
 
 const PAGE: u64 = 4096;
 
+/// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
+/// deleted or replaced after it was mapped.
+pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
+    let s = p.to_string_lossy();
+    match s.strip_suffix(" (deleted)") {
+        Some(n) => PathBuf::from(n),
+        None => p.to_owned(),
+    }
+}
+
 /// The load bias of an image with these program headers given its mappings: a mapping at file
 /// offset `o` that holds the page of a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
 pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Option<u64> {
@@ -174,20 +182,19 @@ impl LoadedImage {
         let first = module.mappings.iter().find(|m| m.offset == 0)?;
         let mut page = vec![0u8; PAGE as usize];
         mem.read_exact_at(first.start, &mut page).ok()?;
-        let header = goblin::elf::Elf::parse_header(&page).ok()?;
-        if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
-            || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
-        {
-            return None;
-        }
-        let end = (header.e_phoff as usize).checked_add(header.e_phnum as usize * 56)?;
+        let header = elf::parse_header(&page).ok()?;
+        let end =
+            (header.e_phoff as usize).checked_add(header.e_phnum as usize * elf::SIZEOF_PHDR)?;
         if end > page.len() {
             return None;
         }
-        let ctx = Ctx::new(Container::Big, Endian::Little);
-        let phdrs =
-            ProgramHeader::parse(&page, header.e_phoff as usize, header.e_phnum as usize, ctx)
-                .ok()?;
+        let phdrs = ProgramHeader::parse(
+            &page,
+            header.e_phoff as usize,
+            header.e_phnum as usize,
+            elf::CTX,
+        )
+        .ok()?;
         let bias = load_bias(&phdrs, &module.mappings)?;
         let build_id = phdrs.iter().filter(|p| p.p_type == PT_NOTE).find_map(|p| {
             let mut buf = vec![0u8; p.p_filesz.min(4096) as usize];

@@ -104,6 +104,15 @@ pub fn exited_or_exiting(pid: i32) -> bool {
     stat.flags & PF_KTHREAD == 0 && process.maps().is_ok_and(|m| m.iter().next().is_none())
 }
 
+/// The name of user `uid` on this host (`/etc/passwd`, or NSS: LDAP and the like); `None` when
+/// the uid has no entry.
+pub fn user_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+}
+
 /// Maps a procfs error about `pid` to ours.
 pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     match e {
