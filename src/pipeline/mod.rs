@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use procfs::Current;
+
 use crate::locate;
 use crate::{Error, MemoryItem};
 
@@ -242,10 +244,8 @@ pub fn region_bytes(
 
 fn process_age(info: &ProcessInfo) -> Duration {
     let ticks = procfs::ticks_per_second().max(1);
-    let uptime = std::fs::read_to_string("/proc/uptime")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map(Duration::from_secs_f64)
+    let uptime = procfs::Uptime::current()
+        .map(|u| u.uptime_duration())
         .unwrap_or_default();
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
