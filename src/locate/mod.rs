@@ -272,14 +272,14 @@ pub fn locate_perf_memory(
             (None, _) => notes.push(Note::NoBuildId(candidate.clone())),
             (Some(_), None) => notes.push(Note::BuildIdNotInTarget),
         }
-        let (vars, source) = find_vars(
-            &elf,
-            &module.path,
+        let lookup = Lookup {
+            elf: &elf,
+            real_path: &module.path,
             bias,
             mem,
-            file_id.as_deref(),
-            &mut notes,
-        )?;
+            build_id: file_id.as_deref(),
+        };
+        let (vars, source) = find_vars(&lookup, &mut notes)?;
         if let (Some(cache), Some(id)) = (cache, &file_id) {
             let entry = CachedVars {
                 vars: vars.shifted(bias.wrapping_neg()),
@@ -314,17 +314,51 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
     elf::build_id_from_notes(&buf)
 }
 
-fn find_vars(
-    elf: &ElfFile,
-    real_path: &Path,
+/// What the symbol sources look at: the opened library, where it is loaded, and the target.
+struct Lookup<'a> {
+    elf: &'a ElfFile,
+    /// The library's path in the target (for messages and `.gnu_debuglink` directories).
+    real_path: &'a Path,
     bias: u64,
-    mem: &dyn ReadMemory,
-    build_id: Option<&[u8]>,
-    notes: &mut Vec<Note>,
-) -> Result<(PerfMemoryVars, String), Error> {
+    mem: &'a dyn ReadMemory,
+    build_id: Option<&'a [u8]>,
+}
+
+/// A symbol source: the variables and a description of where they came from, or `None` after
+/// saying why not in `tried` (and anything worth knowing in `notes`).
+type SymbolLookup =
+    fn(&Lookup, &mut Vec<String>, &mut Vec<Note>) -> Option<(PerfMemoryVars, String)>;
+
+/// The symbol sources, best first: a debug file by build-id, the library's own `.symtab`, a
+/// `.gnu_debuglink` file, and `gHotSpotVMStructs` (works on stripped builds).
+const SYMBOL_SOURCES: [SymbolLookup; 4] = [
+    |l, tried, notes| l.build_id_debug_file(tried, notes),
+    |l, tried, _| l.own_symtab(tried),
+    |l, tried, notes| l.debuglink_file(tried, notes),
+    |l, tried, _| l.vmstructs(tried),
+];
+
+fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
-    let try_table = |file: &ElfFile, source: SymbolSource, tried: &mut Vec<String>| {
+    SYMBOL_SOURCES
+        .iter()
+        .find_map(|source| source(lookup, &mut tried, notes))
+        .ok_or_else(|| Error::Locate {
+            path: lookup.real_path.to_owned(),
+            reason: LocateFailure::NoSymbols(tried),
+        })
+}
+
+impl Lookup<'_> {
+    /// `PerfMemory`'s variables in `file`'s `.symtab`.
+    fn in_symtab(
+        &self,
+        file: &ElfFile,
+        source: SymbolSource,
+        tried: &mut Vec<String>,
+    ) -> Option<(PerfMemoryVars, String)> {
         let found = file.find_in_symtab(&PERF_MEMORY_SYMBOLS);
+        let bias = self.bias;
         let vars = match found[..] {
             [Some(start), Some(capacity), top, initialized] => Some(PerfMemoryVars {
                 start: bias.wrapping_add(start.value),
@@ -338,71 +372,86 @@ fn find_vars(
             tried.push(format!("{source}: no PerfMemory::_start/_capacity"));
         }
         vars.map(|v| (v, source.to_string()))
-    };
+    }
 
-    // 1. A separate debug file by build-id.
-    if let Some(id) = build_id.filter(|id| id.len() >= 2) {
+    /// 1. A separate debug file by build-id under `/usr/lib/debug/.build-id`.
+    fn build_id_debug_file(
+        &self,
+        tried: &mut Vec<String>,
+        notes: &mut Vec<Note>,
+    ) -> Option<(PerfMemoryVars, String)> {
+        let id = self.build_id.filter(|id| id.len() >= 2)?;
         let hexid = hex(id);
         let path = PathBuf::from(format!(
             "/usr/lib/debug/.build-id/{}/{}.debug",
             &hexid[..2],
             &hexid[2..]
         ));
-        if let Ok(debug) = ElfFile::open(&path) {
-            if debug.build_id().as_deref() == Some(id) {
-                if let Some(r) =
-                    try_table(&debug, SymbolSource::DebugFile(path.clone()), &mut tried)
-                {
-                    return Ok(r);
+        let debug = ElfFile::open(&path).ok()?;
+        if debug.build_id().as_deref() != Some(id) {
+            notes.push(Note::DebugFileBuildIdDiffers(path));
+            return None;
+        }
+        self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+    }
+
+    /// 2. The library's own `.symtab`.
+    fn own_symtab(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
+        if !self.elf.has_symtab() {
+            tried.push(format!(
+                "{}: no .symtab (stripped)",
+                self.real_path.display()
+            ));
+            return None;
+        }
+        self.in_symtab(
+            self.elf,
+            SymbolSource::Symtab(self.real_path.to_owned()),
+            tried,
+        )
+    }
+
+    /// 3. The file `.gnu_debuglink` names, in the places gdb looks, when its CRC matches.
+    fn debuglink_file(
+        &self,
+        tried: &mut Vec<String>,
+        notes: &mut Vec<Note>,
+    ) -> Option<(PerfMemoryVars, String)> {
+        let (name, crc) = self.elf.debuglink()?;
+        debuglink_paths(self.real_path, &name)
+            .into_iter()
+            .find_map(|path| {
+                let debug = ElfFile::open(&path).ok()?;
+                if debug.crc32() != Some(crc) {
+                    notes.push(Note::DebuglinkCrcDiffers(path));
+                    return None;
                 }
-            } else {
-                notes.push(Note::DebugFileBuildIdDiffers(path.clone()));
-            }
-        }
-    }
-    // 2. The library's own .symtab.
-    if elf.has_symtab() {
-        if let Some(r) = try_table(elf, SymbolSource::Symtab(real_path.to_owned()), &mut tried) {
-            return Ok(r);
-        }
-    } else {
-        tried.push(format!("{}: no .symtab (stripped)", real_path.display()));
-    }
-    // 3. .gnu_debuglink, in the places gdb looks.
-    if let Some((name, crc)) = elf.debuglink() {
-        for path in debuglink_paths(real_path, &name) {
-            let Ok(debug) = ElfFile::open(&path) else {
-                continue;
-            };
-            if debug.crc32() != Some(crc) {
-                notes.push(Note::DebuglinkCrcDiffers(path.clone()));
-                continue;
-            }
-            if let Some(r) = try_table(&debug, SymbolSource::DebugFile(path.clone()), &mut tried) {
-                return Ok(r);
-            }
-        }
-    }
-    // 4. gHotSpotVMStructs through the exported symbols.
-    let exported = elf.find_in_dynsym(&vmstructs::SYMBOLS);
-    let resolve = |name: &str| {
-        vmstructs::SYMBOLS
-            .iter()
-            .position(|s| *s == name)
-            .and_then(|i| exported[i])
-            .map(|s| bias.wrapping_add(s.value))
-    };
-    match vmstructs::find_perf_memory(mem, &resolve) {
-        Ok(vars) => Ok((
-            vars,
-            format!("gHotSpotVMStructs (exported by {})", real_path.display()),
-        )),
-        Err(e) => {
-            tried.push(with_causes(&e));
-            Err(Error::Locate {
-                path: real_path.to_owned(),
-                reason: LocateFailure::NoSymbols(tried),
+                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
             })
+    }
+
+    /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
+    fn vmstructs(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
+        let exported = self.elf.find_in_dynsym(&vmstructs::SYMBOLS);
+        let resolve = |name: &str| {
+            vmstructs::SYMBOLS
+                .iter()
+                .position(|s| *s == name)
+                .and_then(|i| exported[i])
+                .map(|s| self.bias.wrapping_add(s.value))
+        };
+        match vmstructs::find_perf_memory(self.mem, &resolve) {
+            Ok(vars) => Some((
+                vars,
+                format!(
+                    "gHotSpotVMStructs (exported by {})",
+                    self.real_path.display()
+                ),
+            )),
+            Err(e) => {
+                tried.push(with_causes(&e));
+                None
+            }
         }
     }
 }
