@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Reading, region_bytes};
+use super::{Reading, read_region};
 use crate::elf::ElfFile;
 use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
 use crate::locate::strip_deleted;
@@ -81,8 +81,8 @@ pub fn read_core(
             .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
             .map(ToString::to_string),
     );
-    let (start, capacity, bytes) = match region_bytes(&located.vars, &core) {
-        Ok(r) => r,
+    let (start, capacity, bytes) = match read_region(&located.vars, &core) {
+        Ok(r) => (r.start, r.capacity, r.bytes),
         Err(Error::Memory {
             what,
             source: source @ (MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. }),

@@ -43,7 +43,8 @@ pub struct ForcedOptions {
     pub stop_bound: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
-    /// Use and fill the per-build symbol cache ([`locate::cache`]).
+    /// Use and fill the per-build symbol cache (`~/.cache/hsinspect/perfmemory-<build-id>`, or
+    /// `$HSINSPECT_CACHE_DIR`), which spares later reads of the same libjvm build the symbol work.
     pub symbol_cache: bool,
 }
 
@@ -137,8 +138,8 @@ impl ForcedReader {
         // the bytes malformed.
         let mut torn_reads_left = if opts.stop { 0 } else { 3 };
         loop {
-            let (start, capacity, bytes, report) =
-                read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
             process::check_same_process(info)?;
             let Some(bytes) = bytes else {
                 // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
@@ -192,35 +193,45 @@ impl ForcedReader {
     }
 }
 
-type RegionRead = (
-    u64,
-    u64,
-    Option<Vec<u8>>,
-    Option<process::ptrace::FreezeReport>,
-);
+/// The PerfData region as read from a target's memory: `PerfMemory::_start`,
+/// `PerfMemory::_capacity` and the `capacity` bytes at `start` (`perfMemory.hpp`).
+pub(crate) struct Region {
+    /// `PerfMemory::_start`: the region's address (0 before `PerfMemory::initialize`, or never
+    /// with `-XX:-UsePerfData`).
+    pub start: u64,
+    /// `PerfMemory::_capacity`, in bytes.
+    pub capacity: u64,
+    /// The region's bytes; `None` when `start` is NULL.
+    pub bytes: Option<Vec<u8>>,
+}
 
+/// Reads the region with the threads held (unless `opts.stop` is false); also returns what the
+/// stop did.
 fn read_region_once(
     pid: i32,
     vars: &locate::PerfMemoryVars,
     mem: &read::ProcessMemory,
     opts: &ForcedOptions,
-) -> Result<RegionRead, Error> {
+) -> Result<(Region, Option<process::ptrace::FreezeReport>), Error> {
     let frozen = if opts.stop {
         Some(process::ptrace::freeze(pid, opts.stop_bound)?)
     } else {
         None
     };
-    let result = region_bytes(vars, mem);
+    let result = read_region(vars, mem);
     let report = frozen.map(|f| f.thaw());
-    let (start, capacity, bytes) = result.map_err(|e| permission(pid, e))?;
-    Ok((start, capacity, bytes, report))
+    Ok((result.map_err(|e| permission(pid, e))?, report))
 }
 
-/// Reads `_start`, `_capacity` and then the region; `None` bytes when `_start` is NULL.
-pub fn region_bytes(
+/// Reads `_start`, `_capacity` and then the region.
+///
+/// # Errors
+/// [`Error::Memory`] when a variable or the region cannot be read; [`Error::ImplausibleRegion`]
+/// for a capacity no JVM would have.
+pub(crate) fn read_region(
     vars: &locate::PerfMemoryVars,
     mem: &dyn ReadMemory,
-) -> Result<(u64, u64, Option<Vec<u8>>), Error> {
+) -> Result<Region, Error> {
     let start = mem
         .read_u64(vars.start)
         .map_err(|e| Error::memory("PerfMemory::_start", e))?;
@@ -228,7 +239,11 @@ pub fn region_bytes(
         .read_u64(vars.capacity)
         .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
     if start == 0 {
-        return Ok((0, capacity, None));
+        return Ok(Region {
+            start,
+            capacity,
+            bytes: None,
+        });
     }
     if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
         return Err(Error::ImplausibleRegion(format!(
@@ -239,7 +254,11 @@ pub fn region_bytes(
     let mut bytes = vec![0u8; capacity as usize];
     mem.read_exact_at(start, &mut bytes)
         .map_err(|e| Error::memory(MemoryItem::Region { start, capacity }, e))?;
-    Ok((start, capacity, Some(bytes)))
+    Ok(Region {
+        start,
+        capacity,
+        bytes: Some(bytes),
+    })
 }
 
 fn process_age(info: &ProcessInfo) -> Duration {
