@@ -339,3 +339,89 @@ fn c_str_at(table: &[u8], at: u32) -> Option<&[u8]> {
     let nul = rest.iter().position(|&b| b == 0)?;
     Some(&rest[..nul])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A data object of this test binary, looked up by name in its own `.symtab`.
+    #[unsafe(no_mangle)]
+    #[used]
+    static HSINSPECT_ELF_PROBE: [u64; 3] = [1, 2, 3];
+
+    fn this_exe() -> ElfFile {
+        ElfFile::open(&std::env::current_exe().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn finds_data_objects_by_name_in_one_pass() {
+        let exe = this_exe();
+        assert!(exe.has_symtab(), "test binaries keep their .symtab");
+        let found = exe.find_in_symtab(&["HSINSPECT_ELF_PROBE", "no_such_symbol_anywhere", "main"]);
+        let probe = found[0].expect("the probe is a defined STT_OBJECT");
+        assert_eq!(probe.size, 24);
+        assert_eq!(found[1], None);
+        assert_eq!(found[2], None, "main is a function, not a data object");
+        // The file's bytes at the symbol's link-time address are the static's initial value.
+        let bytes = exe.bytes_at_vaddr(probe.value, 24).unwrap();
+        let want: Vec<u8> = [1u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(bytes, want);
+    }
+
+    #[test]
+    fn build_id_matches_goblins_reading() {
+        let path = std::env::current_exe().unwrap();
+        let raw = std::fs::read(&path).unwrap();
+        let elf = goblin::elf::Elf::parse(&raw).unwrap();
+        let theirs = elf.iter_note_headers(&raw).and_then(|mut notes| {
+            notes.find_map(|n| {
+                let n = n.ok()?;
+                (n.n_type == goblin::elf::note::NT_GNU_BUILD_ID).then(|| n.desc.to_vec())
+            })
+        });
+        assert_eq!(this_exe().build_id(), theirs);
+        let (vaddr, size) = this_exe()
+            .build_id_note_vaddr()
+            .expect("linked with --build-id");
+        assert!(size >= 16 && vaddr > 0);
+    }
+
+    #[test]
+    fn debuglink_names_the_file_and_its_crc() {
+        let dir = tempfile::tempdir().unwrap();
+        let debug = dir.path().join("probe.debug");
+        std::fs::write(&debug, b"any bytes stand for a debug file here").unwrap();
+        let linked = dir.path().join("linked");
+        let status = std::process::Command::new("objcopy")
+            .arg(format!("--add-gnu-debuglink={}", debug.display()))
+            .arg(std::env::current_exe().unwrap())
+            .arg(&linked)
+            .status()
+            .expect("objcopy (binutils) is needed: apt-get install binutils, or scripts/setup-test-deps.sh");
+        assert!(status.success());
+        let (name, crc) = ElfFile::open(&linked).unwrap().debuglink().unwrap();
+        assert_eq!(name, "probe.debug");
+        assert_eq!(crc, crc32fast::hash(&std::fs::read(&debug).unwrap()));
+        let debug_elf_crc = ElfFile::open(&linked).unwrap().crc32().unwrap();
+        assert_eq!(
+            debug_elf_crc,
+            crc32fast::hash(&std::fs::read(&linked).unwrap())
+        );
+        assert_eq!(this_exe().debuglink(), None);
+    }
+
+    #[test]
+    fn files_that_are_not_64_bit_objects_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("text");
+        std::fs::write(&text, "#!/bin/sh\n".repeat(10)).unwrap();
+        let err = ElfFile::open(&text).unwrap_err().to_string();
+        assert!(err.contains("not an ELF file"), "{err}");
+        let mut exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        exe[goblin::elf::header::EI_CLASS] = goblin::elf::header::ELFCLASS32;
+        std::fs::write(&text, &exe).unwrap();
+        let err = ElfFile::open(&text).unwrap_err().to_string();
+        assert!(err.contains("64-bit little-endian"), "{err}");
+        assert!(ElfFile::open(dir.path()).is_err(), "a directory");
+    }
+}

@@ -43,7 +43,9 @@ fn resolve_exe(exe: &Path, sysroot: Option<&Path>) -> PathBuf {
 
 /// Files that may stand for the core's libjvm, best first: `--exe` when it names a libjvm;
 /// the path the process mapped (under `--sysroot` when given); the same JDK-relative path under
-/// the home of a `--exe` java launcher (`<home>/bin/java` → `<home>/lib/server/libjvm.so`).
+/// the home of a `--exe` java launcher (`<home>/bin/java` → `<home>/lib/server/libjvm.so`; for
+/// JDK 8 both `<home>/lib/amd64/server/libjvm.so`, a JRE's home, and
+/// `<home>/jre/lib/amd64/server/libjvm.so`, a JDK's).
 /// [`crate::locate::locate_perf_memory`] takes the first whose build-id matches the core.
 pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -61,15 +63,18 @@ pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> 
         .filter(|e| !is_libjvm(e))
         .and_then(|e| e.parent()?.parent())
     {
-        // The part of the mapped path below its JDK home: "lib/server/libjvm.so" (JDK 9+),
-        // "jre/lib/amd64/server/libjvm.so" (JDK 8).
+        // The part of the mapped path below its JDK or JRE home: "lib/server/libjvm.so" (JDK
+        // 9+), "lib/amd64/server/libjvm.so" or "jre/lib/amd64/server/libjvm.so" (JDK 8). At
+        // most 5 components, so the /usr of /usr/lib/jvm/... is not taken for a home.
         for anc in mapped.ancestors().skip(1) {
             let Ok(tail) = mapped.strip_prefix(anc) else {
                 continue;
             };
+            if tail.components().count() > 5 {
+                break;
+            }
             if tail.starts_with("lib") || tail.starts_with("jre") {
                 out.push(home.join(tail));
-                break;
             }
         }
     }
@@ -239,5 +244,53 @@ fn r_debug_of(core: &CoreMemory, exe_file: &ElfFile, exe: &Path) -> Result<u64, 
             exe.display(),
             with_causes(&e)
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPPED: &str = "/usr/lib/jvm/jdk-21/lib/server/libjvm.so";
+
+    fn paths(v: &[&str]) -> Vec<PathBuf> {
+        v.iter().map(PathBuf::from).collect()
+    }
+
+    #[test]
+    fn candidates_put_a_given_libjvm_first_and_honour_the_sysroot() {
+        let mapped = Path::new(MAPPED);
+        assert_eq!(candidates(mapped, None, None), paths(&[MAPPED]));
+        // A sysroot that does not exist: paths are still formed under it (and fail to open later).
+        assert_eq!(
+            candidates(mapped, None, Some(Path::new("/no/such/root"))),
+            paths(&["/no/such/root/usr/lib/jvm/jdk-21/lib/server/libjvm.so"])
+        );
+        assert_eq!(
+            candidates(mapped, Some(Path::new("/elsewhere/libjvm.so")), None),
+            paths(&["/elsewhere/libjvm.so", MAPPED])
+        );
+    }
+
+    #[test]
+    fn a_java_launcher_gives_its_homes_libjvm_at_the_same_relative_path() {
+        let mapped = Path::new(MAPPED);
+        assert_eq!(
+            candidates(mapped, Some(Path::new("/opt/jdk/bin/java")), None),
+            paths(&[MAPPED, "/opt/jdk/lib/server/libjvm.so"])
+        );
+        // JDK 8's layout keeps the jre/ part.
+        assert_eq!(
+            candidates(
+                Path::new("/j8/jre/lib/amd64/server/libjvm.so"),
+                Some(Path::new("/copy/bin/java")),
+                None
+            ),
+            paths(&[
+                "/j8/jre/lib/amd64/server/libjvm.so",
+                "/copy/lib/amd64/server/libjvm.so",
+                "/copy/jre/lib/amd64/server/libjvm.so"
+            ])
+        );
     }
 }

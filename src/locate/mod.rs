@@ -467,3 +467,81 @@ fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
     out.retain(|p| p.as_path() != lib);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::ProcessMemory;
+
+    #[unsafe(no_mangle)]
+    #[used]
+    static HSINSPECT_BIAS_PROBE: u64 = 0x5eed;
+
+    /// This test process's own mappings of its executable, as `/proc/self/maps` lists them.
+    fn own_module() -> Module {
+        let exe = std::fs::canonicalize("/proc/self/exe").unwrap();
+        let maps = procfs::process::Process::myself().unwrap().maps().unwrap();
+        let mappings = maps
+            .iter()
+            .filter(|m| matches!(&m.pathname, procfs::process::MMapPath::Path(p) if *p == exe))
+            .map(|m| Mapping {
+                start: m.address.0,
+                end: m.address.1,
+                offset: m.offset,
+            })
+            .collect();
+        Module {
+            path: exe.clone(),
+            mappings,
+            candidates: vec![exe],
+        }
+    }
+
+    #[test]
+    fn load_bias_puts_a_symbol_at_its_run_time_address() {
+        let module = own_module();
+        let elf = ElfFile::open(&module.path).unwrap();
+        let bias = load_bias(elf.program_headers(), &module.mappings).unwrap();
+        let sym = elf.find_in_symtab(&["HSINSPECT_BIAS_PROBE"])[0].unwrap();
+        assert_eq!(
+            bias.wrapping_add(sym.value),
+            &raw const HSINSPECT_BIAS_PROBE as u64
+        );
+        // The same bias and build-id from the headers in memory, without the file.
+        let image =
+            LoadedImage::read(&module, &ProcessMemory::new(std::process::id() as i32)).unwrap();
+        assert_eq!(image.bias, bias);
+        assert_eq!(image.build_id, elf.build_id());
+        // No mapping at a PT_LOAD's file page: no bias.
+        assert_eq!(load_bias(elf.program_headers(), &[]), None);
+    }
+
+    #[test]
+    fn strip_deleted_removes_only_the_suffix() {
+        assert_eq!(
+            strip_deleted(Path::new("/j/lib/server/libjvm.so (deleted)")),
+            PathBuf::from("/j/lib/server/libjvm.so")
+        );
+        assert_eq!(
+            strip_deleted(Path::new("/j/a (deleted)/libjvm.so")),
+            PathBuf::from("/j/a (deleted)/libjvm.so")
+        );
+    }
+
+    #[test]
+    fn debuglink_paths_are_where_gdb_looks() {
+        assert_eq!(
+            debuglink_paths(Path::new("/opt/jdk/lib/server/libjvm.so"), "libjvm.debug"),
+            vec![
+                PathBuf::from("/opt/jdk/lib/server/libjvm.debug"),
+                PathBuf::from("/opt/jdk/lib/server/.debug/libjvm.debug"),
+                PathBuf::from("/usr/lib/debug/opt/jdk/lib/server/libjvm.debug"),
+            ]
+        );
+        // A debuglink naming the library itself is not a candidate.
+        assert!(
+            !debuglink_paths(Path::new("/l/libjvm.so"), "libjvm.so")
+                .contains(&PathBuf::from("/l/libjvm.so"))
+        );
+    }
+}

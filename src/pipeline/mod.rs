@@ -540,3 +540,48 @@ impl Sampler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_are_pids_and_everything_else_is_a_path() {
+        assert_eq!(TargetSpec::parse("4242"), TargetSpec::Pid(4242));
+        // Refused later as pids, never looked for as files.
+        assert_eq!(TargetSpec::parse("0"), TargetSpec::Pid(0));
+        assert_eq!(TargetSpec::parse("-5"), TargetSpec::Pid(-5));
+        for path in [
+            "+5",
+            "./4242",
+            "4242.hsperf",
+            "/tmp/hsperfdata_u/4242",
+            "99999999999",
+        ] {
+            assert_eq!(
+                TargetSpec::parse(path),
+                TargetSpec::File(PathBuf::from(path))
+            );
+        }
+    }
+
+    #[test]
+    fn only_live_sources_have_a_pid() {
+        let forced = Source::Forced {
+            pid: 7,
+            opts: ForcedOptions::default(),
+        };
+        assert_eq!(forced.pid(), Some(7));
+        assert!(!forced.is_static());
+        assert!(Source::File("f".into()).is_static());
+        assert_eq!(
+            Source::Core {
+                core: "c".into(),
+                exe: None,
+                sysroot: None
+            }
+            .pid(),
+            None
+        );
+    }
+}
