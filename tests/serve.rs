@@ -45,6 +45,13 @@ impl Serve {
         Serve { child, port }
     }
 
+    /// Serves only these JVMs (`--pid` each).
+    fn for_pids(pids: &[i32]) -> Serve {
+        let pids: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+        let args: Vec<&str> = pids.iter().flat_map(|p| ["--pid", p.as_str()]).collect();
+        Serve::start(&args)
+    }
+
     fn pid(&self) -> i32 {
         self.child.id() as i32
     }
@@ -296,14 +303,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
     let no_file = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
     let contained = start_in_own_namespaces(&[]);
     let pids = [plain.pid, no_file.pid, contained.pid];
-    let serve = Serve::start(&[
-        "--pid",
-        &plain.pid.to_string(),
-        "--pid",
-        &no_file.pid.to_string(),
-        "--pid",
-        &contained.pid.to_string(),
-    ]);
+    let serve = Serve::for_pids(&[plain.pid, no_file.pid, contained.pid]);
     let page = serve.metrics();
     prom::check_metrics(&page, "three JVMs");
 
@@ -354,12 +354,7 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
         &["-Dpassword=hunter2-S3CRET"],
         &["--token=tok-S3CRET"],
     );
-    let serve = Serve::start(&[
-        "--pid",
-        &jvm.pid.to_string(),
-        "--pid",
-        &other.pid.to_string(),
-    ]);
+    let serve = Serve::for_pids(&[jvm.pid, other.pid]);
     let page = serve.metrics();
     prom::check_metrics(&page, "a jar path with \", \\ and a newline");
     assert!(!page.contains("S3CRET"), "a secret on the page");
@@ -427,12 +422,7 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.
     let no_perf = Jvm::start(&["-XX:-UsePerfData"]);
     let fine = Jvm::start(&[]);
-    let serve = Serve::start(&[
-        "--pid",
-        &no_perf.pid.to_string(),
-        "--pid",
-        &fine.pid.to_string(),
-    ]);
+    let serve = Serve::for_pids(&[no_perf.pid, fine.pid]);
     let page = serve.metrics();
     prom::check_metrics(&page, "one unreadable JVM");
     let (samples, _) = prom::parse(&page);
@@ -529,6 +519,19 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
     let started = *started.lock().unwrap();
     assert!(started >= 3, "only {started} JVMs started during the load");
     assert!(counts.len() > 1, "JVM count never changed: {counts:?}");
+    // Concurrent scrapes shared scans: far fewer scans than requests.
+    let (samples, _) = prom::parse(&serve.metrics());
+    let scans = samples
+        .iter()
+        .find(|s| s.name == "hsinspect_scans_total")
+        .unwrap()
+        .value;
+    let requests = (8 * 25 + 8 * 200 + 1) as f64;
+    eprintln!("{requests} requests, {scans} scans");
+    assert!(
+        scans < requests / 2.0,
+        "{scans} scans for {requests} requests: not coalesced"
+    );
 
     // After the storm: no descriptor left open, memory where it was.
     std::thread::sleep(Duration::from_millis(300));
@@ -545,7 +548,7 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
 #[test]
 fn memory_and_fds_flat_over_10000_scrapes() {
     let jvm = Jvm::start(&[]);
-    let serve = Serve::start(&["--pid", &jvm.pid.to_string()]);
+    let serve = Serve::for_pids(&[jvm.pid]);
     let port = serve.port;
     let scrape_n = |n: usize| {
         let clients: Vec<_> = (0..8)
