@@ -12,14 +12,18 @@ use hsinspect::format::prometheus::mapping;
 use hsinspect::perfdata::{Units, Variability};
 
 fn captures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/captures");
+    regions("testdata/captures")
+}
+
+fn regions(under: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(under);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "hsperf"))
         .collect();
     files.sort();
-    assert!(files.len() >= 5, "captures missing in {}", dir.display());
+    assert!(files.len() >= 5, "regions missing in {}", dir.display());
     files
 }
 
@@ -56,7 +60,9 @@ fn json_record(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn prometheus_output_of_every_capture_passes_promtool() {
-    for file in captures() {
+    // The captures, and the regions derived from them (big-endian, a tail being written, an
+    // entry of an unknown type).
+    for file in captures().into_iter().chain(regions("testdata/derived")) {
         let page = inspect_ok(&["--format", "prometheus", file.to_str().unwrap()]);
         prom::check_metrics(&page, &file.display().to_string());
         let (samples, types) = prom::parse(&page);

@@ -238,12 +238,19 @@ fn escape_help(v: &str) -> String {
     v.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-/// Writes `{a="x",b="y"}` (nothing for no labels).
+/// Writes `{a="x",b="y"}` (nothing for no labels). A label name given twice (a counter's index
+/// named like a JVM label, e.g. `x.pid.0`) keeps the first; later ones get `_index` appended.
 fn render_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut out = String::new();
-    for (i, (k, v)) in labels.into_iter().enumerate() {
-        out.push(if i == 0 { '{' } else { ',' });
-        let _ = write!(out, "{k}=\"{}\"", escape_label_value(v));
+    let mut used: Vec<String> = Vec::new();
+    for (k, v) in labels {
+        let mut name = k.to_string();
+        while used.contains(&name) {
+            name.push_str("_index");
+        }
+        out.push(if used.is_empty() { '{' } else { ',' });
+        let _ = write!(out, "{name}=\"{}\"", escape_label_value(v));
+        used.push(name);
     }
     if !out.is_empty() {
         out.push('}');
@@ -505,6 +512,28 @@ mod tests {
             .family,
             "hotspot_sun_os_hrt_ticks_total"
         );
+    }
+
+    /// Every name the rule makes is a valid metric or label name, whatever the counter's name.
+    #[test]
+    fn odd_names_still_give_valid_names() {
+        fn valid(n: &str) -> bool {
+            n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with("__")
+        }
+        for name in [
+            "", ".", "..", "0", "0.1", "a..b", "x.pid.0", "é.ü.1", "a-b.c d.2", "_._._", "A.B.C",
+            "sun.gc.generation.0.agetable.bytes.99999999999999999999999",
+        ] {
+            let m = mapping(name, Units::Ticks, Variability::Monotonic, Some(1000));
+            assert!(valid(&m.family), "{name:?} -> {}", m.family);
+            for (l, _) in &m.labels {
+                assert!(valid(l), "{name:?} -> label {l}");
+            }
+        }
+        let r = render_labels([("pid", "1"), ("pid", "2"), ("pid_index", "3")]);
+        assert_eq!(r, "{pid=\"1\",pid_index=\"2\",pid_index_index=\"3\"}");
     }
 
     #[test]
