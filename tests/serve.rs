@@ -10,10 +10,18 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use common::{Jvm, jdk17, scratch_dir, start_in_own_namespaces, test_classes};
+
+/// Tests that start JVMs hold this for reading; the memory test holds it for writing, so the JVMs
+/// its scans see (and so its heap's high-water mark) do not change under it.
+static JVMS_CHANGE: RwLock<()> = RwLock::new(());
+
+fn jvms_may_change() -> std::sync::RwLockReadGuard<'static, ()> {
+    JVMS_CHANGE.read().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A running `inspect serve` on a free loopback port; stopped with SIGTERM on drop.
 struct Serve {
@@ -299,6 +307,7 @@ impl Drop for Prometheus {
 
 #[test]
 fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
+    let _jvms = jvms_may_change();
     let plain = Jvm::start(&[]);
     let no_file = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
     let contained = start_in_own_namespaces(&[]);
@@ -341,6 +350,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
 
 #[test]
 fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
+    let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-jar");
     let hostile = dir.path().join("we\"ird\\dir\nname");
     let jar = jar_at(&hostile, "app.jar");
@@ -419,6 +429,7 @@ fn http_surface_is_get_on_two_paths_with_bounded_heads() {
 
 #[test]
 fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
+    let _jvms = jvms_may_change();
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.
     let no_perf = Jvm::start(&["-XX:-UsePerfData"]);
     let fine = Jvm::start(&[]);
@@ -461,6 +472,7 @@ fn churn(jar: PathBuf, stop: Arc<AtomicBool>, started: Arc<Mutex<usize>>) {
 
 #[test]
 fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
+    let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-load");
     let jar = jar_at(dir.path(), "load.jar");
     let glob = format!("{}/*", dir.path().display());
@@ -547,6 +559,7 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
 
 #[test]
 fn memory_and_fds_flat_over_10000_scrapes() {
+    let _quiet = JVMS_CHANGE.write().unwrap_or_else(|e| e.into_inner());
     let jvm = Jvm::start(&[]);
     let serve = Serve::for_pids(&[jvm.pid]);
     let port = serve.port;
@@ -567,9 +580,13 @@ fn memory_and_fds_flat_over_10000_scrapes() {
             c.join().expect("a client failed");
         }
     };
+    // Measured once the last connections' lingering reads (100 ms) are over.
+    let settle = || std::thread::sleep(Duration::from_millis(300));
     scrape_n(1000);
+    settle();
     let (rss0, fds0) = (rss_kib(serve.pid()), open_fds(serve.pid()));
     scrape_n(9000);
+    settle();
     let (rss1, fds1) = (rss_kib(serve.pid()), open_fds(serve.pid()));
     eprintln!(
         "serve RSS after 1000 scrapes {rss0} KiB, after 10000 {rss1} KiB; fds {fds0} -> {fds1}"

@@ -523,7 +523,17 @@ mod tests {
                 && !n.starts_with("__")
         }
         for name in [
-            "", ".", "..", "0", "0.1", "a..b", "x.pid.0", "é.ü.1", "a-b.c d.2", "_._._", "A.B.C",
+            "",
+            ".",
+            "..",
+            "0",
+            "0.1",
+            "a..b",
+            "x.pid.0",
+            "é.ü.1",
+            "a-b.c d.2",
+            "_._._",
+            "A.B.C",
             "sun.gc.generation.0.agetable.bytes.99999999999999999999999",
         ] {
             let m = mapping(name, Units::Ticks, Variability::Monotonic, Some(1000));
