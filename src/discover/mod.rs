@@ -613,7 +613,7 @@ fn why_neither(
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
-        (Some(Error::NotAccessible { .. }), _) => {
+        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
         _ if c.libjvm.is_none() && info.nspid != info.pid && other_user => format!(
