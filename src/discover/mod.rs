@@ -381,13 +381,7 @@ impl Users {
         let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
         names
             .entry(uid)
-            .or_insert_with(|| {
-                nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-                    .ok()
-                    .flatten()
-                    .map(|u| u.name)
-                    .unwrap_or_else(|| uid.to_string())
-            })
+            .or_insert_with(|| process::user_name(uid).unwrap_or_else(|| uid.to_string()))
             .clone()
     }
 }
@@ -496,8 +490,9 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         (false, true) => Readable::Forced,
         (false, false) => Readable::Neither,
     };
+    let user = users.name(info.euid);
     let reason = (readable == Readable::Neither)
-        .then(|| why_neither(&info, c, file.as_ref().err(), forced.as_ref()));
+        .then(|| why_neither(&info, &user, c, file.as_ref().err(), forced.as_ref()));
     let (described, info_from) = match (&file, &forced) {
         (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
         (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
@@ -512,7 +507,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         pid: c.pid,
         container_pid: (info.nspid != c.pid).then_some(info.nspid),
         uid: info.euid,
-        user: users.name(info.euid),
+        user,
         comm: c.comm.clone(),
         main: described.main,
         jvm_version: described.version,
@@ -600,6 +595,7 @@ fn from_cmdline(c: &Candidate) -> Option<Described> {
 /// Why neither the file nor the memory could be read, and what would fix it, in one line.
 fn why_neither(
     info: &ProcessInfo,
+    user: &str,
     c: &Candidate,
     file: Option<&Error>,
     forced: Option<&Result<Reading, Error>>,
@@ -617,12 +613,17 @@ fn why_neither(
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
         _ if c.libjvm.is_none() && info.nspid != info.pid && other_user => format!(
-            "in a container of another user (uid {}): run inspect as root",
+            "in a container of another user ({user}, uid {}): run inspect as root",
             info.euid
         ),
         _ if c.libjvm.is_none() || (denied(file) && (forced.is_none() || denied(forced))) => {
+            let who = if info.euid == 0 {
+                "root".to_string()
+            } else {
+                format!("root or as {user}")
+            };
             format!(
-                "another user's JVM (uid {}): run inspect as root or as that user",
+                "another user's JVM ({user}, uid {}): run inspect as {who}",
                 info.euid
             )
         }
