@@ -70,10 +70,11 @@ impl SymbolCache {
         if build_id.is_empty() {
             return None;
         }
-        self.from_disk(build_id).or_else(|| self.memo_get(build_id))
+        self.read_entry(build_id)
+            .or_else(|| self.memo_get(build_id))
     }
 
-    fn from_disk(&self, build_id: &[u8]) -> Option<CachedVars> {
+    fn read_entry(&self, build_id: &[u8]) -> Option<CachedVars> {
         if !trusted(&self.dir) {
             return None;
         }
