@@ -612,6 +612,7 @@ fn why_neither(
         (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
+        _ if c.libjvm.is_none() && me == 0 => "its /proc/<pid>/maps is not readable even to root (a security module's or container's policy, or no CAP_SYS_PTRACE)".into(),
         _ if c.libjvm.is_none() && info.nspid != info.pid && other_user => format!(
             "in a container of another user ({user}, uid {}): run inspect as root",
             info.euid
@@ -631,5 +632,142 @@ fn why_neither(
         (_, Some(e)) => format!("-F: {e}"),
         (Some(e), None) => format!("file: {e}"),
         (None, None) => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(euid: u32, nspid: i32) -> ProcessInfo {
+        ProcessInfo {
+            pid: 4242,
+            start_time: 1,
+            euid,
+            nspid,
+            state: 'S',
+            tracer: 0,
+            comm: "java".into(),
+        }
+    }
+
+    fn candidate(maps_readable: bool) -> Candidate {
+        Candidate {
+            pid: 4242,
+            start_time: 1,
+            comm: "java".into(),
+            libjvm: maps_readable.then(|| PathBuf::from("/j/lib/server/libjvm.so")),
+        }
+    }
+
+    fn denied() -> Error {
+        Error::PermissionDenied {
+            what: "x".into(),
+            hint: "y".into(),
+        }
+    }
+
+    #[test]
+    fn readable_names_are_the_json_strings() {
+        for r in [
+            Readable::File,
+            Readable::Forced,
+            Readable::Both,
+            Readable::Neither,
+        ] {
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+    }
+
+    #[test]
+    fn every_neither_has_a_cause_and_a_fix() {
+        let no_file = Error::NoHsperfFile {
+            pid: 4242,
+            tried: vec![],
+        };
+        let me = nix::unistd::geteuid().as_raw();
+        let other = me + 1;
+        let disabled = Err(Error::PerfDataDisabled(4242));
+        let r = why_neither(
+            &info(me, 4242),
+            "u",
+            &candidate(true),
+            Some(&no_file),
+            Some(&disabled),
+        );
+        assert!(r.contains("-XX:-UsePerfData"), "{r}");
+        let starting = Err(Error::NotAccessible {
+            pid: 4242,
+            waited_ms: 0,
+        });
+        let r = why_neither(
+            &info(me, 4242),
+            "u",
+            &candidate(true),
+            Some(&no_file),
+            Some(&starting),
+        );
+        assert!(r.contains("still starting"), "{r}");
+        let refused = Err(denied());
+        let r = why_neither(
+            &info(me, 4242),
+            "u",
+            &candidate(true),
+            Some(&no_file),
+            Some(&refused),
+        );
+        assert!(
+            r.contains("PerfDisableSharedMem") && r.contains("CAP_SYS_PTRACE"),
+            "{r}"
+        );
+        let r = why_neither(
+            &info(other, 4242),
+            "bob",
+            &candidate(true),
+            Some(&denied()),
+            Some(&Err(denied())),
+        );
+        assert!(
+            r.contains("another user's JVM (bob") && r.contains("as bob"),
+            "{r}"
+        );
+        let r = why_neither(
+            &info(other, 4242),
+            "bob",
+            &candidate(false),
+            Some(&denied()),
+            None,
+        );
+        if me == 0 {
+            assert!(r.contains("not readable even to root"), "{r}");
+        } else {
+            assert!(r.contains("another user's JVM (bob"), "{r}");
+            let r = why_neither(
+                &info(other, 1),
+                "bob",
+                &candidate(false),
+                Some(&no_file),
+                None,
+            );
+            assert!(r.contains("container of another user"), "{r}");
+        }
+    }
+
+    #[test]
+    fn not_inspected_grouped_by_reason_most_first() {
+        let n = |pid, reason: &str| NotInspected {
+            pid,
+            uid: None,
+            reason: reason.into(),
+        };
+        let scan = Scan {
+            not_inspected: vec![n(1, "a"), n(2, "b"), n(3, "b")],
+            ..Scan::default()
+        };
+        assert_eq!(
+            scan.not_inspected_by_reason(),
+            vec![("b".to_string(), 2), ("a".to_string(), 1)]
+        );
     }
 }
