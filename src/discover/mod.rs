@@ -680,77 +680,95 @@ mod tests {
         }
     }
 
+    /// A JVM neither path could read: who it is, what each path said, what the reason must say.
+    struct Case {
+        euid: u32,
+        nspid: i32,
+        maps_readable: bool,
+        file: Error,
+        forced: Option<Error>,
+        wanted: &'static [&'static str],
+    }
+
     #[test]
     fn every_neither_has_a_cause_and_a_fix() {
-        let no_file = Error::NoHsperfFile {
+        let no_file = || Error::NoHsperfFile {
             pid: 4242,
             tried: vec![],
         };
         let me = nix::unistd::geteuid().as_raw();
-        let other = me + 1;
-        let disabled = Err(Error::PerfDataDisabled(4242));
-        let r = why_neither(
-            &info(me, 4242),
-            "u",
-            &candidate(true),
-            Some(&no_file),
-            Some(&disabled),
-        );
-        assert!(r.contains("-XX:-UsePerfData"), "{r}");
-        let starting = Err(Error::NotAccessible {
+        let case = |euid, maps_readable, file, forced, wanted| Case {
+            euid,
+            nspid: 4242,
+            maps_readable,
+            file,
+            forced,
+            wanted,
+        };
+        let starting = Error::NotAccessible {
             pid: 4242,
             waited_ms: 0,
-        });
-        let r = why_neither(
-            &info(me, 4242),
-            "u",
-            &candidate(true),
-            Some(&no_file),
-            Some(&starting),
-        );
-        assert!(r.contains("still starting"), "{r}");
-        let refused = Err(denied());
-        let r = why_neither(
-            &info(me, 4242),
-            "u",
-            &candidate(true),
-            Some(&no_file),
-            Some(&refused),
-        );
-        assert!(
-            r.contains("PerfDisableSharedMem") && r.contains("CAP_SYS_PTRACE"),
-            "{r}"
-        );
-        let r = why_neither(
-            &info(other, 4242),
-            "bob",
-            &candidate(true),
-            Some(&denied()),
-            Some(&Err(denied())),
-        );
-        assert!(
-            r.contains("another user's JVM (bob") && r.contains("as bob"),
-            "{r}"
-        );
-        let r = why_neither(
-            &info(other, 4242),
-            "bob",
-            &candidate(false),
-            Some(&denied()),
-            None,
-        );
-        if me == 0 {
-            assert!(r.contains("not readable even to root"), "{r}");
-        } else {
-            assert!(r.contains("another user's JVM (bob"), "{r}");
-            let r = why_neither(
-                &info(other, 1),
-                "bob",
-                &candidate(false),
-                Some(&no_file),
+        };
+        let mut cases = vec![
+            case(
+                me,
+                true,
+                no_file(),
+                Some(Error::PerfDataDisabled(4242)),
+                &["-XX:-UsePerfData"],
+            ),
+            case(me, true, no_file(), Some(starting), &["still starting"]),
+            case(
+                me,
+                true,
+                no_file(),
+                Some(denied()),
+                &["PerfDisableSharedMem", "CAP_SYS_PTRACE"],
+            ),
+            case(
+                me + 1,
+                true,
+                denied(),
+                Some(denied()),
+                &["another user's JVM (bob", "as bob"],
+            ),
+            case(
+                me + 1,
+                false,
+                denied(),
                 None,
+                if me == 0 {
+                    &["not readable even to root"]
+                } else {
+                    &["another user's JVM (bob"]
+                },
+            ),
+        ];
+        if me != 0 {
+            cases.push(Case {
+                nspid: 1,
+                ..case(
+                    me + 1,
+                    false,
+                    no_file(),
+                    None,
+                    &["container of another user"],
+                )
+            });
+        }
+        for c in cases {
+            let forced = c.forced.map(Err);
+            let info = info(c.euid, c.nspid);
+            let r = why_neither(
+                &info,
+                "bob",
+                &candidate(c.maps_readable),
+                Some(&c.file),
+                forced.as_ref(),
             );
-            assert!(r.contains("container of another user"), "{r}");
+            for w in c.wanted {
+                assert!(r.contains(w), "{w:?} not in {r:?}");
+            }
         }
     }
 
