@@ -459,3 +459,19 @@ fn jvm_exiting_during_the_scan_is_listed_whole_or_not_at_all() {
     let jvms: Vec<Value> = serde_json::from_str(&last).unwrap();
     assert!(!listed(&jvms, pid), "a JVM that exited is still listed");
 }
+
+#[test]
+fn a_zombie_jvm_is_not_listed() {
+    // Killed but not yet reaped by its parent (this test): a zombie, with no mappings left.
+    let mut jvm = Jvm::start(&[]);
+    send_signal(jvm.pid, libc::SIGKILL);
+    wait_for_state(jvm.pid, 'Z');
+    let jvms = list_json(&[]);
+    assert!(
+        !listed(&jvms, jvm.pid),
+        "zombie {} listed: {jvms:?}",
+        jvm.pid
+    );
+    assert_eq!(process_state(jvm.pid), Some('Z'));
+    let _ = jvm.child.wait();
+}
