@@ -182,19 +182,24 @@ const PF_KTHREAD: u32 = 0x0020_0000;
 /// counted in [`Scan::not_inspected`], never an error.
 pub fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let me = std::process::id() as i32;
-    let procs = procfs::process::all_processes().map_err(|e| {
-        Error::io(
-            Path::new("/proc"),
-            std::io::Error::other(format!("cannot list processes: {e}")),
-        )
-    })?;
-    // Pass 1: which processes are JVMs (cheap, every process), spread over the cores.
-    let processes: Vec<Process> = procs
-        .filter_map(Result::ok) // listed but gone before it could be opened: exited
-        .filter(|p| p.pid() != me)
+    // Pids first, each process opened only while it is looked at: holding a descriptor per
+    // process would run out of them on a host with thousands.
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map_err(|e| Error::io(Path::new("/proc"), e))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid| *pid != me)
         .collect();
+    // Pass 1: which processes are JVMs (cheap, every process), spread over the cores.
     let host_files = OnceLock::new();
-    let examined = parallel_map(&processes, |p| examine(p, &host_files));
+    let examined = parallel_map(&pids, |&pid| match Process::new(pid) {
+        Ok(process) => examine(&process, &host_files),
+        Err(ProcError::NotFound(_)) => Examined::Vanished,
+        Err(e) => Examined::NotInspected(NotInspected {
+            pid,
+            uid: None,
+            reason: format!("/proc/<pid>: {e}"),
+        }),
+    });
     let mut result = Scan::default();
     let mut candidates = Vec::new();
     for e in examined {
