@@ -22,8 +22,9 @@
 //! [`ScanOptions`] asks for them, and serialized only then: `serve` never asks, and `inspect
 //! list --format json` includes them only on an explicit `-m`/`-v`.
 //!
-//! **Cost.** One `stat` and one read of `maps` per process (a byte search, no parsing), then per
-//! JVM a file read and a no-stop memory read, spread over the cores. Symbol work runs once per
+//! **Cost.** One read of `maps` per process, up to libjvm's line (a byte search, no parsing;
+//! `stat` only for JVMs), then per JVM a file read and a no-stop memory read, spread over the
+//! cores. Nearly all of it is the kernel formatting `maps`. Symbol work runs once per
 //! libjvm build: the first JVM of each distinct libjvm is looked at before the others, which then
 //! find its `PerfMemory` addresses in the symbol cache ([`crate::locate::cache`]).
 
