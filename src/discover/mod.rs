@@ -26,7 +26,7 @@
 //! `stat` only for JVMs), then per JVM a file read and a no-stop memory read, spread over the
 //! cores. Nearly all of it is the kernel formatting `maps`. Symbol work runs once per
 //! libjvm build: the first JVM of each distinct libjvm is looked at before the others, which then
-//! find its `PerfMemory` addresses in the symbol cache ([`crate::locate::cache`]).
+//! find its `PerfMemory` addresses in the symbol cache (`locate/cache.rs`).
 
 pub mod launcher;
 
