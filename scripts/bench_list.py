@@ -53,7 +53,8 @@ class SetupError(Exception):
 
 
 def run_once(argv, out_path):
-    """Runs argv, stdout to out_path; returns (wall_s, exit_status)."""
+    """Runs argv, stdout to out_path; returns (wall_s, exit_status, cpu_s): cpu is the child's
+    user + system time, which the machine's load inflates less than the wall time."""
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
@@ -61,8 +62,9 @@ def run_once(argv, out_path):
     ]
     t0 = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
-    _, status, _ = os.wait4(pid, 0)
-    return time.perf_counter() - t0, os.waitstatus_to_exitcode(status)
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    return wall, os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime
 
 
 def peak_rss_mib(argv, tmp):
@@ -71,7 +73,7 @@ def peak_rss_mib(argv, tmp):
     tfile = os.path.join(tmp, "rss")
     peak = 0
     for _ in range(2):
-        _, status = run_once([GNU_TIME, "-o", tfile, "-f", "%M", *argv], os.path.join(tmp, "o"))
+        _, status, _ = run_once([GNU_TIME, "-o", tfile, "-f", "%M", *argv], os.path.join(tmp, "o"))
         with open(tfile) as f:
             last = f.read().split()[-1:]
         if status != 0 or not last or not last[0].isdigit():
@@ -112,21 +114,25 @@ def stop(jvms):
 
 
 def measure(commands, tmp):
-    """Interleaved runs of each command; returns {name: (median_ms, peak_rss_mib, last_out)}."""
+    """Interleaved runs of each command; returns
+    {name: (median_wall_ms, peak_rss_mib, last_out, median_cpu_ms)}."""
     walls = {name: [] for name, _, _ in commands}
+    cpus = {name: [] for name, _, _ in commands}
     outs = {}
     for i in range(max(n for _, _, n in commands)):
         for name, argv, n in commands:
             if i >= n:
                 continue
             out = os.path.join(tmp, "out")
-            wall, status = run_once(argv, out)
+            wall, status, cpu = run_once(argv, out)
             if status != 0:
                 raise SetupError(f"{' '.join(argv)} exited with status {status}")
             walls[name].append(wall)
+            cpus[name].append(cpu)
             with open(out) as f:
                 outs[name] = f.read()
-    return {name: (statistics.median(walls[name]) * 1e3, peak_rss_mib(argv, tmp), outs[name])
+    return {name: (statistics.median(walls[name]) * 1e3, peak_rss_mib(argv, tmp), outs[name],
+                   statistics.median(cpus[name]) * 1e3)
             for name, argv, _ in commands}
 
 
@@ -134,9 +140,11 @@ def report(label, results, goal_ms):
     true_ms = results["/bin/true"][0]
     jps_ms = results["jps -l"][0]
     print(f"\n{label}")
-    print(f"  {'command':<14} {'median wall':>12} {'x faster than jps':>18} {'x /bin/true':>12} {'peak RSS':>10}")
-    for name, (ms, mib, _) in results.items():
-        print(f"  {name:<14} {ms:>9.2f} ms {jps_ms / ms:>17.1f}x {ms / true_ms:>11.1f}x {mib:>6.1f} MiB")
+    print(f"  {'command':<14} {'median wall':>12} {'x faster than jps':>18} {'x /bin/true':>12} "
+          f"{'peak RSS':>10} {'median CPU':>11}")
+    for name, (ms, mib, _, cpu) in results.items():
+        print(f"  {name:<14} {ms:>9.2f} ms {jps_ms / ms:>17.1f}x {ms / true_ms:>11.1f}x "
+              f"{mib:>6.1f} MiB {cpu:>8.2f} ms")
     ms = results["inspect list"][0]
     verdict = "PASS" if ms <= goal_ms else "MISS"
     print(f"  goal: inspect list <= {goal_ms:.0f} ms: {verdict} ({ms:.2f} ms)")
@@ -150,7 +158,9 @@ def check_listed(results, jvms):
         raise SetupError(f"inspect list missed JVMs {missing}")
     jps_pids = {int(l.split()[0]) for l in results["jps -l"][2].splitlines() if l.strip()}
     seen_by_jps = sum(p.pid in jps_pids for p in jvms)
-    print(f"  inspect list listed all {len(jvms)} JVMs; jps -l listed {seen_by_jps} of them")
+    others = len(listed) - len(jvms)
+    print(f"  inspect list listed all {len(jvms)} JVMs (and {others} other JVMs already on the "
+          f"host); jps -l listed {seen_by_jps} of them")
 
 
 def main():

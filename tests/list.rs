@@ -91,6 +91,14 @@ fn vm_version_by_jcmd(pid: i32) -> String {
         .to_string()
 }
 
+/// Waits until `pid` is older than the 2 s during which a JVM without a region may still be
+/// starting (after that, no region means -XX:-UsePerfData).
+fn wait_past_startup(pid: i32) {
+    while ps_etimes(pid) < 3.0 {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Seconds since `pid` started, as `ps` says.
 fn ps_etimes(pid: i32) -> f64 {
     let out = run_ok(Command::new("ps").args(["-o", "etimes=", "-p", &pid.to_string()]));
@@ -125,9 +133,12 @@ fn jni_launcher() -> &'static Path {
     })
 }
 
-/// A JVM started by the C launcher through `JNI_CreateJavaVM`.
-fn start_jni_launcher() -> Jvm {
-    let mut cmd = Command::new(jni_launcher());
+/// A JVM started by the C launcher through `JNI_CreateJavaVM`, from a copy of it named `name`
+/// in `dir`.
+fn start_jni_launcher(dir: &Path, name: &str) -> Jvm {
+    let exe = dir.join(name);
+    std::fs::copy(jni_launcher(), &exe).expect("copying the launcher");
+    let mut cmd = Command::new(&exe);
     cmd.arg(test_classes())
         .args(["-Xmx32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
         .stdin(Stdio::piped())
@@ -172,10 +183,13 @@ fn every_kind_of_jvm_is_listed_and_agrees_with_jps() {
     let contained = start_in_own_namespaces(&[]);
     let no_file = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
     let no_perf = Jvm::start(&["-XX:-UsePerfData"]);
-    let embedded = start_jni_launcher();
+    // Its name has a newline and a space: escaped in text, exact in JSON.
+    let launcher_dir = scratch_dir("launcher");
+    let embedded = start_jni_launcher(launcher_dir.path(), "jni\nlaunch er");
     let fake = FakeJava::start();
     let fake_pid = fake.child.id() as i32;
 
+    wait_past_startup(no_perf.pid);
     let jps = jps_l();
     let jvms = list_json(&[]);
     let version = vm_version_by_jcmd(plain.pid);
@@ -286,7 +300,7 @@ fn every_kind_of_jvm_is_listed_and_agrees_with_jps() {
         e["main"], "",
         "a JNI launcher sets no sun.java.command: {e}"
     );
-    assert_eq!(e["comm"], "jni_launcher", "{e}");
+    assert_eq!(e["comm"], "jni\nlaunch er", "{e}");
 
     // Text: one line per JVM, starting with its pid; the reason on the line of the one that cannot
     // be read; the short main; the launcher's name where there is no main.
@@ -306,7 +320,10 @@ fn every_kind_of_jvm_is_listed_and_agrees_with_jps() {
             && line_of(no_perf.pid).contains("-XX:-UsePerfData")
     );
     assert!(line_of(plain.pid).contains(" both ") && line_of(plain.pid).ends_with("Target"));
-    assert!(line_of(embedded.pid).ends_with("[jni_launcher]"), "{text}");
+    assert!(
+        line_of(embedded.pid).ends_with("[jni\\nlaunch er]"),
+        "{text}"
+    );
     let inner = entry(&jvms, contained.pid)["container_pid"].to_string();
     assert_eq!(
         line_of(contained.pid).split_whitespace().nth(1),
@@ -441,4 +458,20 @@ fn jvm_exiting_during_the_scan_is_listed_whole_or_not_at_all() {
     let (last, _) = checked(runs.last().unwrap(), &["list"]);
     let jvms: Vec<Value> = serde_json::from_str(&last).unwrap();
     assert!(!listed(&jvms, pid), "a JVM that exited is still listed");
+}
+
+#[test]
+fn a_zombie_jvm_is_not_listed() {
+    // Killed but not yet reaped by its parent (this test): a zombie, with no mappings left.
+    let mut jvm = Jvm::start(&[]);
+    send_signal(jvm.pid, libc::SIGKILL);
+    wait_for_state(jvm.pid, 'Z');
+    let jvms = list_json(&[]);
+    assert!(
+        !listed(&jvms, jvm.pid),
+        "zombie {} listed: {jvms:?}",
+        jvm.pid
+    );
+    assert_eq!(process_state(jvm.pid), Some('Z'));
+    let _ = jvm.child.wait();
 }

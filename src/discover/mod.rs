@@ -22,10 +22,11 @@
 //! [`ScanOptions`] asks for them, and serialized only then: `serve` never asks, and `inspect
 //! list --format json` includes them only on an explicit `-m`/`-v`.
 //!
-//! **Cost.** One `stat` and one read of `maps` per process (a byte search, no parsing), then per
-//! JVM a file read and a no-stop memory read, spread over the cores. Symbol work runs once per
+//! **Cost.** One read of `maps` per process, up to libjvm's line (a byte search, no parsing;
+//! `stat` only for JVMs), then per JVM a file read and a no-stop memory read, spread over the
+//! cores. Nearly all of it is the kernel formatting `maps`. Symbol work runs once per
 //! libjvm build: the first JVM of each distinct libjvm is looked at before the others, which then
-//! find its `PerfMemory` addresses in the symbol cache ([`crate::locate::cache`]).
+//! find its `PerfMemory` addresses in the symbol cache (`locate/cache.rs`).
 
 pub mod launcher;
 
@@ -182,19 +183,24 @@ const PF_KTHREAD: u32 = 0x0020_0000;
 /// counted in [`Scan::not_inspected`], never an error.
 pub fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let me = std::process::id() as i32;
-    let procs = procfs::process::all_processes().map_err(|e| {
-        Error::io(
-            Path::new("/proc"),
-            std::io::Error::other(format!("cannot list processes: {e}")),
-        )
-    })?;
-    // Pass 1: which processes are JVMs (cheap, every process), spread over the cores.
-    let processes: Vec<Process> = procs
-        .filter_map(Result::ok) // listed but gone before it could be opened: exited
-        .filter(|p| p.pid() != me)
+    // Pids first, each process opened only while it is looked at: holding a descriptor per
+    // process would run out of them on a host with thousands.
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map_err(|e| Error::io(Path::new("/proc"), e))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid| *pid != me)
         .collect();
+    // Pass 1: which processes are JVMs (cheap, every process), spread over the cores.
     let host_files = OnceLock::new();
-    let examined = parallel_map(&processes, |p| examine(p, &host_files));
+    let examined = parallel_map(&pids, |&pid| match Process::new(pid) {
+        Ok(process) => examine(&process, &host_files),
+        Err(ProcError::NotFound(_)) => Examined::Vanished,
+        Err(e) => Examined::NotInspected(NotInspected {
+            pid,
+            uid: None,
+            reason: format!("/proc/<pid>: {e}"),
+        }),
+    });
     let mut result = Scan::default();
     let mut candidates = Vec::new();
     for e in examined {
@@ -381,13 +387,7 @@ impl Users {
         let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
         names
             .entry(uid)
-            .or_insert_with(|| {
-                nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-                    .ok()
-                    .flatten()
-                    .map(|u| u.name)
-                    .unwrap_or_else(|| uid.to_string())
-            })
+            .or_insert_with(|| process::user_name(uid).unwrap_or_else(|| uid.to_string()))
             .clone()
     }
 }
@@ -496,8 +496,9 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         (false, true) => Readable::Forced,
         (false, false) => Readable::Neither,
     };
+    let user = users.name(info.euid);
     let reason = (readable == Readable::Neither)
-        .then(|| why_neither(&info, c, file.as_ref().err(), forced.as_ref()));
+        .then(|| why_neither(&info, &user, c, file.as_ref().err(), forced.as_ref()));
     let (described, info_from) = match (&file, &forced) {
         (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
         (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
@@ -512,7 +513,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         pid: c.pid,
         container_pid: (info.nspid != c.pid).then_some(info.nspid),
         uid: info.euid,
-        user: users.name(info.euid),
+        user,
         comm: c.comm.clone(),
         main: described.main,
         jvm_version: described.version,
@@ -600,6 +601,7 @@ fn from_cmdline(c: &Candidate) -> Option<Described> {
 /// Why neither the file nor the memory could be read, and what would fix it, in one line.
 fn why_neither(
     info: &ProcessInfo,
+    user: &str,
     c: &Candidate,
     file: Option<&Error>,
     forced: Option<&Result<Reading, Error>>,
@@ -613,16 +615,22 @@ fn why_neither(
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
-        (Some(Error::NotAccessible { .. }), _) => {
+        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
+        _ if c.libjvm.is_none() && me == 0 => "its /proc/<pid>/maps is not readable even to root (a security module's or container's policy, or no CAP_SYS_PTRACE)".into(),
         _ if c.libjvm.is_none() && info.nspid != info.pid && other_user => format!(
-            "in a container of another user (uid {}): run inspect as root",
+            "in a container of another user ({user}, uid {}): run inspect as root",
             info.euid
         ),
         _ if c.libjvm.is_none() || (denied(file) && (forced.is_none() || denied(forced))) => {
+            let who = if info.euid == 0 {
+                "root".to_string()
+            } else {
+                format!("root or as {user}")
+            };
             format!(
-                "another user's JVM (uid {}): run inspect as root or as that user",
+                "another user's JVM ({user}, uid {}): run inspect as {who}",
                 info.euid
             )
         }
@@ -630,5 +638,160 @@ fn why_neither(
         (_, Some(e)) => format!("-F: {e}"),
         (Some(e), None) => format!("file: {e}"),
         (None, None) => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(euid: u32, nspid: i32) -> ProcessInfo {
+        ProcessInfo {
+            pid: 4242,
+            start_time: 1,
+            euid,
+            nspid,
+            state: 'S',
+            tracer: 0,
+            comm: "java".into(),
+        }
+    }
+
+    fn candidate(maps_readable: bool) -> Candidate {
+        Candidate {
+            pid: 4242,
+            start_time: 1,
+            comm: "java".into(),
+            libjvm: maps_readable.then(|| PathBuf::from("/j/lib/server/libjvm.so")),
+        }
+    }
+
+    fn denied() -> Error {
+        Error::PermissionDenied {
+            what: "x".into(),
+            hint: "y".into(),
+        }
+    }
+
+    #[test]
+    fn readable_names_are_the_json_strings() {
+        for r in [
+            Readable::File,
+            Readable::Forced,
+            Readable::Both,
+            Readable::Neither,
+        ] {
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+    }
+
+    /// A JVM neither path could read: who it is, what each path said, what the reason must say.
+    struct Case {
+        euid: u32,
+        nspid: i32,
+        maps_readable: bool,
+        file: Error,
+        forced: Option<Error>,
+        wanted: &'static [&'static str],
+    }
+
+    #[test]
+    fn every_neither_has_a_cause_and_a_fix() {
+        let no_file = || Error::NoHsperfFile {
+            pid: 4242,
+            tried: vec![],
+        };
+        let me = nix::unistd::geteuid().as_raw();
+        let case = |euid, maps_readable, file, forced, wanted| Case {
+            euid,
+            nspid: 4242,
+            maps_readable,
+            file,
+            forced,
+            wanted,
+        };
+        let starting = Error::NotAccessible {
+            pid: 4242,
+            waited_ms: 0,
+        };
+        let mut cases = vec![
+            case(
+                me,
+                true,
+                no_file(),
+                Some(Error::PerfDataDisabled(4242)),
+                &["-XX:-UsePerfData"],
+            ),
+            case(me, true, no_file(), Some(starting), &["still starting"]),
+            case(
+                me,
+                true,
+                no_file(),
+                Some(denied()),
+                &["PerfDisableSharedMem", "CAP_SYS_PTRACE"],
+            ),
+            case(
+                me + 1,
+                true,
+                denied(),
+                Some(denied()),
+                &["another user's JVM (bob", "as bob"],
+            ),
+            case(
+                me + 1,
+                false,
+                denied(),
+                None,
+                if me == 0 {
+                    &["not readable even to root"]
+                } else {
+                    &["another user's JVM (bob"]
+                },
+            ),
+        ];
+        if me != 0 {
+            cases.push(Case {
+                nspid: 1,
+                ..case(
+                    me + 1,
+                    false,
+                    no_file(),
+                    None,
+                    &["container of another user"],
+                )
+            });
+        }
+        for c in cases {
+            let forced = c.forced.map(Err);
+            let info = info(c.euid, c.nspid);
+            let r = why_neither(
+                &info,
+                "bob",
+                &candidate(c.maps_readable),
+                Some(&c.file),
+                forced.as_ref(),
+            );
+            for w in c.wanted {
+                assert!(r.contains(w), "{w:?} not in {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn not_inspected_grouped_by_reason_most_first() {
+        let n = |pid, reason: &str| NotInspected {
+            pid,
+            uid: None,
+            reason: reason.into(),
+        };
+        let scan = Scan {
+            not_inspected: vec![n(1, "a"), n(2, "b"), n(3, "b")],
+            ..Scan::default()
+        };
+        assert_eq!(
+            scan.not_inspected_by_reason(),
+            vec![("b".to_string(), 2), ("a".to_string(), 1)]
+        );
     }
 }

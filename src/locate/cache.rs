@@ -13,9 +13,9 @@
 //! mode 0600, renamed into place).
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
 //!
-//! Entries found or read are also kept in memory for the life of the process, so a scan of many
-//! JVMs of one build (`inspect list`) does the symbol work once even where the directory cannot be
-//! written (a user without a home directory).
+//! An entry that cannot be written (a user without a home directory) is kept in memory for the
+//! life of the process instead, so a scan of many JVMs of one build (`inspect list`) still does
+//! the symbol work once.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use super::PerfMemoryVars;
 use crate::elf::hex;
 
-/// Entries this process found or read: (cache directory, build-id, entry).
+/// Entries this process found but could not write: (cache directory, build-id, entry).
 static MEMO: Mutex<Vec<(PathBuf, Vec<u8>, CachedVars)>> = Mutex::new(Vec::new());
 
 /// The cache directory in use.
@@ -70,9 +70,11 @@ impl SymbolCache {
         if build_id.is_empty() {
             return None;
         }
-        if let Some(hit) = self.memo_get(build_id) {
-            return Some(hit);
-        }
+        self.read_entry(build_id)
+            .or_else(|| self.memo_get(build_id))
+    }
+
+    fn read_entry(&self, build_id: &[u8]) -> Option<CachedVars> {
         if !trusted(&self.dir) {
             return None;
         }
@@ -103,9 +105,7 @@ impl SymbolCache {
             .lines()
             .find_map(|l| l.strip_prefix("source="))?
             .to_string();
-        let found = CachedVars { vars, source };
-        self.memo_put(build_id, &found);
-        Some(found)
+        Some(CachedVars { vars, source })
     }
 
     fn memo_get(&self, build_id: &[u8]) -> Option<CachedVars> {
@@ -116,13 +116,13 @@ impl SymbolCache {
     }
 
     fn memo_put(&self, build_id: &[u8], entry: &CachedVars) {
-        if self.memo_get(build_id).is_none() {
-            let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
-            memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
-        }
+        let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.retain(|(dir, id, _)| !(*dir == self.dir && id == build_id));
+        memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
     }
 
-    /// Stores an entry; failures are returned for `-v` but are otherwise harmless.
+    /// Stores an entry; when it cannot be written, it is kept in memory for the rest of the
+    /// process (see the module docs), and the failure is returned for `-v`, otherwise harmless.
     ///
     /// # Errors
     /// The I/O error that prevented the write.
@@ -130,7 +130,11 @@ impl SymbolCache {
         if build_id.is_empty() {
             return Ok(());
         }
-        self.memo_put(build_id, cached);
+        self.write(build_id, cached)
+            .inspect_err(|_| self.memo_put(build_id, cached))
+    }
+
+    fn write(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -280,5 +284,24 @@ mod tests {
         std::fs::remove_file(&entry).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", &entry).unwrap();
         assert_eq!(cache.get(&id), None);
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_written_is_kept_for_the_process() {
+        let root = tempfile::tempdir().unwrap();
+        // A directory that cannot be made: its parent is a file.
+        std::fs::write(root.path().join("file"), "").unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("file/c"),
+        };
+        let id = [7, 7, 7];
+        assert_eq!(cache.get(&id), None);
+        assert!(cache.put(&id, &sample()).is_err());
+        assert_eq!(cache.get(&id), Some(sample()));
+        // Only for that directory.
+        let elsewhere = SymbolCache {
+            dir: root.path().join("elsewhere"),
+        };
+        assert_eq!(elsewhere.get(&id), None);
     }
 }
