@@ -31,7 +31,21 @@ struct Serve {
 
 impl Serve {
     fn start(args: &[&str]) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_inspect"))
+        Serve::start_under(&[], args)
+    }
+
+    /// Starts serve under a wrapper command (e.g. `setpriv ... --`).
+    fn start_under(wrapper: &[&str], args: &[&str]) -> Serve {
+        let binary = env!("CARGO_BIN_EXE_inspect");
+        let mut cmd = match wrapper.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(binary);
+                c
+            }
+            None => Command::new(binary),
+        };
+        let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .env("HSINSPECT_CACHE_DIR", scratch_dir("serve-cache").keep())
@@ -455,6 +469,50 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     // Counted again on the next scrape (a counter), and the page still whole.
     let (samples, _) = prom::parse(&serve.metrics());
     assert_eq!(failures(&samples, "perf_data_disabled"), 2.0);
+}
+
+#[test]
+fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
+    let _jvms = jvms_may_change();
+    // Root's JVMs: one read through its file, one only through its memory.
+    let file = Jvm::start(&[]);
+    let memory = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
+    let user = "hsinspect-other";
+    common::require_user(user);
+    let as_user = [
+        "setpriv",
+        "--reuid=hsinspect-other",
+        "--regid=hsinspect-other",
+        "--clear-groups",
+    ];
+    let pids = [file.pid, memory.pid];
+    let args = [
+        "--no-cache",
+        "--pid",
+        &file.pid.to_string(),
+        "--pid",
+        &memory.pid.to_string(),
+    ];
+    let exported = |wrapper: &[&str]| {
+        let page = Serve::start_under(wrapper, &args).metrics();
+        prom::check_metrics(&page, "serve as another user");
+        let (samples, _) = prom::parse(&page);
+        pids.iter()
+            .filter(|p| of_pid(&samples, **p).len() > 150)
+            .count()
+    };
+    // With the two capabilities the README names, both; without them, neither.
+    let caps = "+sys_ptrace,+dac_read_search";
+    let mut with_caps = as_user.to_vec();
+    let (inh, amb) = (
+        format!("--inh-caps={caps}"),
+        format!("--ambient-caps={caps}"),
+    );
+    with_caps.extend([inh.as_str(), amb.as_str(), "--"]);
+    assert_eq!(exported(&with_caps), 2);
+    let mut without = as_user.to_vec();
+    without.push("--");
+    assert_eq!(exported(&without), 0);
 }
 
 /// Starts and stops JVMs (from `jar`) until `stop` is set: at most three at a time.

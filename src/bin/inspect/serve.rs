@@ -61,6 +61,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr().context("listening socket")?;
     eprintln!("inspect serve: http://{addr}/metrics");
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
+             main class and user (no authentication)"
+        );
+    }
     let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
     serve::serve_until_signalled(listener, exporter).context("serving")?;
     eprintln!("inspect serve: stopped");
