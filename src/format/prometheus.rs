@@ -40,7 +40,7 @@
 //! took with another type, or with the same labels (possible only in a damaged region), is
 //! left out and counted in [`Exposition::skipped`].
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -241,21 +241,59 @@ fn escape_help(v: &str) -> String {
 /// Writes `{a="x",b="y"}` (nothing for no labels). A label name given twice (a counter's index
 /// named like a JVM label, e.g. `x.pid.0`) keeps the first; later ones get `_index` appended.
 fn render_labels<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut out = String::new();
-    let mut used: Vec<String> = Vec::new();
-    for (k, v) in labels {
-        let mut name = k.to_string();
-        while used.contains(&name) {
-            name.push_str("_index");
+    LabelPrefix::new(&[]).render(labels)
+}
+
+/// Labels shared by many series (a JVM's `pid`, `main`, ...), escaped and rendered once.
+struct LabelPrefix {
+    rendered: String,
+    names: Vec<String>,
+}
+
+impl LabelPrefix {
+    fn new(labels: &[(&str, &str)]) -> Self {
+        let mut rendered = String::new();
+        let mut names: Vec<String> = Vec::new();
+        for (k, v) in labels {
+            let name = unique(k, |n| names.contains(n));
+            if !rendered.is_empty() {
+                rendered.push(',');
+            }
+            let _ = write!(rendered, "{name}=\"{}\"", escape_label_value(v));
+            names.push(name);
         }
-        out.push(if used.is_empty() { '{' } else { ',' });
-        let _ = write!(out, "{name}=\"{}\"", escape_label_value(v));
-        used.push(name);
+        LabelPrefix { rendered, names }
     }
-    if !out.is_empty() {
+
+    /// `{prefix,more...}`, later names made unique against the prefix's and each other.
+    fn render<'a>(&self, more: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+        let mut out = String::with_capacity(self.rendered.len() + 48);
+        out.push('{');
+        out.push_str(&self.rendered);
+        let mut extra: Vec<String> = Vec::new();
+        for (k, v) in more {
+            let name = unique(k, |n| self.names.contains(n) || extra.contains(n));
+            if out.len() > 1 {
+                out.push(',');
+            }
+            let _ = write!(out, "{name}=\"{}\"", escape_label_value(v));
+            extra.push(name);
+        }
+        if out.len() == 1 {
+            return String::new();
+        }
         out.push('}');
+        out
     }
-    out
+}
+
+/// `k`, or `k` with `_index` appended until `taken` says it is free.
+fn unique(k: &str, taken: impl Fn(&String) -> bool) -> String {
+    let mut name = k.to_string();
+    while taken(&name) {
+        name.push_str("_index");
+    }
+    name
 }
 
 #[derive(Debug)]
@@ -273,6 +311,9 @@ struct Family {
 pub struct Exposition {
     families: BTreeMap<String, Family>,
     skipped: usize,
+    /// The naming rule's answers by counter name (the same names recur in every JVM), each for
+    /// the units, variability and whether a tick frequency was known.
+    mappings: HashMap<String, Vec<(Units, Variability, bool, Mapping)>>,
 }
 
 impl Exposition {
@@ -287,6 +328,31 @@ impl Exposition {
         self.add_counters(&all, snapshot.long("sun.os.hrt.frequency"), labels);
     }
 
+    /// The mapping of a numeric counter, from the cache; its divisor for this JVM's frequency.
+    fn cached_mapping(&mut self, c: &Counter, frequency: Option<i64>) -> (Mapping, Option<i64>) {
+        let has_freq = frequency.is_some_and(|f| f > 0);
+        let entries = match self.mappings.get_mut(c.name.as_str()) {
+            Some(e) => e,
+            None => self.mappings.entry(c.name.clone()).or_default(),
+        };
+        let m = match entries
+            .iter()
+            .find(|(u, v, f, _)| *u == c.units && *v == c.variability && *f == has_freq)
+        {
+            Some((_, _, _, m)) => m.clone(),
+            None => {
+                let m = mapping(&c.name, c.units, c.variability, frequency);
+                entries.push((c.units, c.variability, has_freq, m.clone()));
+                m
+            }
+        };
+        let divisor = match (c.units, m.divisor) {
+            (Units::Ticks, Some(_)) => frequency,
+            (_, d) => d,
+        };
+        (m, divisor)
+    }
+
     /// Adds these counters (e.g. a [`super::Filter`]'s selection) by the naming rule, each series
     /// with `labels` first. `frequency` is the JVM's `sun.os.hrt.frequency`, for Ticks.
     /// Strings outside the allow-list, byte vectors and unsupported types are left out.
@@ -296,12 +362,14 @@ impl Exposition {
         frequency: Option<i64>,
         labels: &[(&str, &str)],
     ) {
+        // The labels every series of this call starts with, rendered once.
+        let first = LabelPrefix::new(labels);
         let mut identity: Vec<(&str, &str)> = Vec::new();
         for c in counters {
             match &c.value {
                 Value::Long(v) => {
-                    let m = mapping(&c.name, c.units, c.variability, frequency);
-                    let value = match m.divisor {
+                    let (m, divisor) = self.cached_mapping(c, frequency);
+                    let value = match divisor {
                         Some(d) => {
                             let secs = *v as f64 / d as f64;
                             if !secs.is_finite() {
@@ -311,43 +379,41 @@ impl Exposition {
                         }
                         None => v.to_string(),
                     };
-                    let help = format!(
-                        "HotSpot PerfData counter {} ({}, {}{})",
-                        m.pattern,
-                        units_word(c.units),
-                        variability_word(c.variability),
-                        match (m.divisor, c.units) {
-                            (Some(_), Units::Ticks) => "; ticks divided by sun.os.hrt.frequency",
-                            (Some(_), _) => "; milliseconds since the epoch divided by 1000",
-                            (None, _) => "",
-                        }
-                    );
-                    let all = labels
-                        .iter()
-                        .copied()
-                        .chain(m.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-                    self.push(&m.family, m.metric_type, &help, render_labels(all), value);
+                    let help = || {
+                        format!(
+                            "HotSpot PerfData counter {} ({}, {}{})",
+                            m.pattern,
+                            units_word(c.units),
+                            variability_word(c.variability),
+                            match (m.divisor, c.units) {
+                                (Some(_), Units::Ticks) => {
+                                    "; ticks divided by sun.os.hrt.frequency"
+                                }
+                                (Some(_), _) => "; milliseconds since the epoch divided by 1000",
+                                (None, _) => "",
+                            }
+                        )
+                    };
+                    let rendered =
+                        first.render(m.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+                    self.push(&m.family, m.metric_type, help, rendered, value);
                 }
                 Value::String(s) => match allow::info_label(&c.name) {
                     Some("name") if allow::is_gc_name(&c.name) => {
                         let owner = c.name.strip_suffix(".name").unwrap_or(&c.name);
                         let (stem, idx, pattern) = split_indices(owner);
                         let family = format!("{PREFIX}{stem}_info");
-                        let help = format!(
-                            "Name of a HotSpot GC object: PerfData string {pattern}.name (value 1)"
+                        let help = || {
+                            format!(
+                                "Name of a HotSpot GC object: PerfData string {pattern}.name (value 1)"
+                            )
+                        };
+                        let rendered = first.render(
+                            idx.iter()
+                                .map(|(k, v)| (k.as_str(), v.as_str()))
+                                .chain([("name", s.as_str())]),
                         );
-                        let all = labels
-                            .iter()
-                            .copied()
-                            .chain(idx.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-                            .chain([("name", s.as_str())]);
-                        self.push(
-                            &family,
-                            MetricType::Gauge,
-                            &help,
-                            render_labels(all),
-                            "1".into(),
-                        );
+                        self.push(&family, MetricType::Gauge, help, rendered, "1".into());
                     }
                     Some(label) => identity.push((label, s)),
                     None => {}
@@ -356,22 +422,18 @@ impl Exposition {
             }
         }
         if !identity.is_empty() {
-            let help = format!(
-                "Identity of the JVM, from its PerfData strings {} (value 1)",
-                allow::IDENTITY
-                    .iter()
-                    .map(|(n, _)| n.trim_start_matches("java.property."))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            let all = labels.iter().copied().chain(identity);
-            self.push(
-                JVM_INFO,
-                MetricType::Gauge,
-                &help,
-                render_labels(all),
-                "1".into(),
-            );
+            let help = || {
+                format!(
+                    "Identity of the JVM, from its PerfData strings {} (value 1)",
+                    allow::IDENTITY
+                        .iter()
+                        .map(|(n, _)| n.trim_start_matches("java.property."))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let rendered = first.render(identity);
+            self.push(JVM_INFO, MetricType::Gauge, help, rendered, "1".into());
         }
     }
 
@@ -388,7 +450,7 @@ impl Exposition {
         self.push(
             family,
             metric_type,
-            help,
+            || help.to_string(),
             render_labels(labels.iter().copied()),
             value.to_string(),
         );
@@ -398,19 +460,22 @@ impl Exposition {
         &mut self,
         family: &str,
         metric_type: MetricType,
-        help: &str,
+        help: impl FnOnce() -> String,
         labels: String,
         value: String,
     ) {
-        let f = self
-            .families
-            .entry(family.to_string())
-            .or_insert_with(|| Family {
-                metric_type,
-                help: escape_help(help),
-                samples: Vec::new(),
-                series: HashSet::new(),
-            });
+        let f = match self.families.get_mut(family) {
+            Some(f) => f,
+            None => self
+                .families
+                .entry(family.to_string())
+                .or_insert_with(|| Family {
+                    metric_type,
+                    help: escape_help(&help()),
+                    samples: Vec::new(),
+                    series: HashSet::new(),
+                }),
+        };
         if f.metric_type != metric_type || !f.series.insert(labels.clone()) {
             self.skipped += 1;
             return;
