@@ -447,6 +447,9 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.
     let no_perf = Jvm::start(&["-XX:-UsePerfData"]);
     let fine = Jvm::start(&[]);
+    // A JVM younger than 2 s with no region yet is "starting", not "perf data disabled": let it
+    // age past that.
+    std::thread::sleep(Duration::from_millis(2500));
     let serve = Serve::for_pids(&[no_perf.pid, fine.pid]);
     let page = serve.metrics();
     prom::check_metrics(&page, "one unreadable JVM");

@@ -43,8 +43,8 @@ pub struct Response {
     pub content_type: &'static str,
     /// Extra header lines (`Name: value`), e.g. `Allow: GET`.
     pub headers: Vec<String>,
-    /// The body.
-    pub body: Vec<u8>,
+    /// The body (shared: every request a scrape answers sends the same page).
+    pub body: Arc<[u8]>,
 }
 
 impl Response {
@@ -54,7 +54,7 @@ impl Response {
             status,
             content_type: "text/plain; charset=utf-8",
             headers: Vec::new(),
-            body: body.as_bytes().to_vec(),
+            body: Arc::from(body.as_bytes()),
         }
     }
 }

@@ -90,7 +90,7 @@ pub struct Listed {
 #[derive(Debug)]
 pub struct Scrape {
     /// The exposition page (text format 0.0.4).
-    pub page: String,
+    pub page: Arc<str>,
     /// The selected JVMs, by pid.
     pub jvms: Vec<Listed>,
     /// How long the scan and reads took.
@@ -149,7 +149,7 @@ impl Exporter {
         let scrape = match result {
             Ok(s) => Arc::new(s),
             Err(_) => Arc::new(Scrape {
-                page: String::new(),
+                page: Arc::from(""),
                 jvms: Vec::new(),
                 duration: Duration::ZERO,
             }),
@@ -270,7 +270,7 @@ impl Exporter {
         // Writing to a Vec cannot fail.
         let _ = page.write(&mut text);
         Scrape {
-            page: String::from_utf8(text).unwrap_or_default(),
+            page: Arc::from(String::from_utf8(text).unwrap_or_default()),
             jvms,
             duration,
         }
@@ -294,14 +294,14 @@ impl Exporter {
                 status: 200,
                 content_type: prometheus::CONTENT_TYPE,
                 headers: Vec::new(),
-                body: scrape.page.as_bytes().to_vec(),
+                body: Arc::from(Arc::clone(&scrape.page)),
             }
         } else {
             http::Response {
                 status: 200,
                 content_type: "text/html; charset=utf-8",
                 headers: Vec::new(),
-                body: index_page(&scrape).into_bytes(),
+                body: Arc::from(index_page(&scrape).into_bytes()),
             }
         }
     }
