@@ -21,6 +21,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub mod process;
 pub mod read;
+pub mod stat;
 
 pub use error::Error;
 pub use pipeline::{
