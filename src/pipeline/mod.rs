@@ -462,6 +462,9 @@ pub struct Sampler {
     forced: Option<ForcedReader>,
     /// Set once a refused forced read fell back to the hsperfdata file.
     fell_back: Option<String>,
+    /// The process the first sample of a shared source read: later samples must find the same
+    /// one (a forced source's reader checks this itself).
+    first: Option<ProcessInfo>,
 }
 
 impl Sampler {
@@ -471,6 +474,7 @@ impl Sampler {
             source,
             forced: None,
             fell_back: None,
+            first: None,
         }
     }
 
@@ -517,7 +521,17 @@ impl Sampler {
                     other => other,
                 }
             }
-            Source::Shared { pid, wait } => read_shared_wait(*pid, *wait),
+            Source::Shared { pid, wait } => {
+                let (pid, wait) = (*pid, *wait);
+                if self.first.is_none() {
+                    self.first = Some(ProcessInfo::read(pid)?);
+                }
+                let reading = read_shared_wait(pid, wait)?;
+                // The file read belongs to the first sample's process only if that process still
+                // holds the pid after the read.
+                process::check_same_process(self.first.as_ref().expect("set above"))?;
+                Ok(reading)
+            }
             Source::File(path) => read_file(path),
             Source::Core { core, exe, sysroot } => {
                 read_core(core, exe.as_deref(), sysroot.as_deref())
