@@ -297,12 +297,7 @@ fn json_line(view: &View, cells: &[Cell], pid: Option<i32>, sample: &Sample) -> 
     for (i, (spec, cell)) in view.specs().zip(cells).enumerate() {
         let value = match cell {
             Cell::Number(n) if n.is_nan() => serde_json::Value::Null,
-            Cell::Number(_) => view
-                .text(i, cell)
-                .parse::<f64>()
-                .ok()
-                .and_then(serde_json::Number::from_f64)
-                .map_or(serde_json::Value::Null, serde_json::Value::Number),
+            Cell::Number(_) => json_number(&view.text(i, cell)),
             Cell::Text(t) => serde_json::Value::String(t.clone()),
         };
         columns.insert(spec.json_key().to_owned(), value);
@@ -318,6 +313,18 @@ fn json_line(view: &View, cells: &[Cell], pid: Option<i32>, sample: &Sample) -> 
         "columns": columns,
     })
     .to_string()
+}
+
+/// The number jstat printed as `text`: an integer when it has no decimals (`YGC`), else a float
+/// with the printed digits (`16.67`); infinities have no JSON form and are `null`.
+fn json_number(text: &str) -> serde_json::Value {
+    if let Ok(n) = text.parse::<i64>() {
+        return n.into();
+    }
+    text.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// Writes `bytes` to stdout; a closed stdout is not an error.
