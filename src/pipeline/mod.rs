@@ -124,7 +124,13 @@ impl ForcedReader {
 
     fn read(&self) -> Result<Reading, Error> {
         let pid = self.info.pid;
-        self.read_inner().map_err(|e| exited_or(pid, e))
+        self.read_inner().map_err(|e| {
+            // A later sample of a reused pid fails in odd ways (the old addresses): say why.
+            match process::check_same_process(&self.info) {
+                Err(Error::PidReused(p)) => Error::PidReused(p),
+                _ => exited_or(pid, e),
+            }
+        })
     }
 
     fn read_inner(&self) -> Result<Reading, Error> {
