@@ -28,11 +28,12 @@ fn churn_jvm(extra: &[&str]) -> Jvm {
     Jvm::spawn(cmd, &jdk17())
 }
 
+/// JDK 17's `jstat <args> [<target>]` (no target when it is empty).
 fn jstat(args: &[&str], target: &str) -> String {
     let out = run_ok(
         Command::new(jdk17().join("bin/jstat"))
             .args(args)
-            .arg(target),
+            .args((!target.is_empty()).then_some(target)),
     );
     String::from_utf8(out.stdout).unwrap()
 }
@@ -322,4 +323,55 @@ cat /tmp/stat.err
         stdout.contains("its pid now names another process"),
         "{how}: {stdout}"
     );
+}
+
+#[test]
+fn core_views_match_jstat_on_the_region_saved_from_the_core() {
+    // A small JVM (a core of it is ~400 MB), dumped with gdb's gcore while it keeps running.
+    let mut cmd = Command::new(jdk17().join("bin/java"));
+    cmd.env("MALLOC_ARENA_MAX", "2")
+        .args([
+            "-Xmx32m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:ReservedCodeCacheSize=16m",
+            "-XX:CompressedClassSpaceSize=16m",
+            "-cp",
+        ])
+        .arg(test_classes())
+        .args(["Target", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let jvm = Jvm::spawn(cmd, &jdk17());
+    let dir = tempfile::Builder::new()
+        .prefix("hsinspect-stat-core")
+        .tempdir()
+        .unwrap();
+    let prefix = dir.path().join("core");
+    let gcore = Command::new("gcore")
+        .arg("-o")
+        .arg(&prefix)
+        .arg(jvm.pid.to_string())
+        .output()
+        .unwrap_or_else(|e| panic!("running gcore ({e}): install gdb (`apt-get install gdb`)"));
+    assert!(gcore.status.success(), "gcore failed: {gcore:?}");
+    let core = format!("{}.{}", prefix.display(), jvm.pid);
+    let region = dir.path().join("region.hsperf");
+    inspect_ok(&[
+        "--core",
+        &core,
+        "--save",
+        region.to_str().unwrap(),
+        "sun.os",
+    ]);
+    let region_url = format!("file://{}", region.display());
+    for option in jstat(&["-options"], "").lines() {
+        // -t: for a core, the region's own uptime, as jstat computes it from the same bytes.
+        let ours = inspect_ok(&["stat", option, "-t", "--core", &core]);
+        assert_eq!(ours, jstat(&[option, "-t"], &region_url), "{option}");
+    }
+    // A core is one sample.
+    let out = inspect(&["stat", "-gcutil", "--core", &core, "1s"]);
+    assert!(inspect_err(&out).contains("a core is one moment"));
 }
