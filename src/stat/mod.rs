@@ -251,8 +251,8 @@ impl View {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                if i == 0 && self.timestamp && uptime.is_some() {
-                    return Cell::Number(uptime.unwrap() / c.spec.scale.factor());
+                if let (0, true, Some(secs)) = (i, self.timestamp, uptime) {
+                    return Cell::Number(secs / c.spec.scale.factor());
                 }
                 match c.expr.eval(&bound, c.spec.required) {
                     Val::Number(n) => Cell::Number(n / c.spec.scale.factor()),

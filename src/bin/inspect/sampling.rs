@@ -101,10 +101,8 @@ pub fn run<W: Write>(
             }
             Err(e) => return Err(e.into()),
         };
-        if index == 0 {
-            if let Some(refused) = &reading.fallback {
-                eprintln!("inspect: {refused}");
-            }
+        if let (0, Some(refused)) = (index, &reading.fallback) {
+            eprintln!("inspect: {refused}");
         }
         for w in &reading.warnings {
             eprintln!("inspect: warning: {w}");
