@@ -1,21 +1,24 @@
 //! A per-build cache of where `PerfMemory`'s variables are, keyed by libjvm's build-id.
 //!
-//! Finding the variables costs more than the rest of a forced read (mapping a 20 MB library and
-//! scanning 60 000 symbols, or walking vmStructs). The answer depends only on the build, so it is
+//! Finding the variables costs more than the rest of a forced read (reading a 20 MB library's
+//! symbol tables and scanning 60 000 symbols, or walking vmStructs). The answer depends only on the build, so it is
 //! kept as link-time addresses in `<cache dir>/perfmemory-<build-id>`; a later read of any JVM
 //! of the same build only reads the build-id from the target's memory and adds its load bias.
 //!
 //! The cache directory is `$HSINSPECT_CACHE_DIR`, else `$XDG_CACHE_HOME/hsinspect`, else
-//! `$HOME/.cache/hsinspect`. An entry is trusted only when it and its directory belong to the
-//! current user and are writable by nobody else; entries are written atomically with mode 0600.
+//! `$HOME/.cache/hsinspect`; as the XDG base directory spec says, a relative or empty
+//! `XDG_CACHE_HOME` (or `HOME`) is ignored, so the cache never lands in the current directory.
+//! An entry is trusted only when it and its directory belong to the current user and are
+//! writable by nobody else; entries are written atomically (a uniquely named temporary file,
+//! mode 0600, renamed into place).
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::PerfMemoryVars;
-use super::elf::hex;
+use crate::elf::hex;
 
 /// The cache directory in use.
 #[derive(Debug, Clone)]
@@ -36,20 +39,18 @@ impl SymbolCache {
     /// The cache in the default directory (see the module docs); `None` when no directory can be
     /// named (no `HOME`).
     pub fn from_env() -> Option<Self> {
-        let dir = std::env::var_os("HSINSPECT_CACHE_DIR")
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("hsinspect"))
-            })
-            .or_else(|| {
-                std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/hsinspect"))
-            })?;
-        Some(SymbolCache { dir })
+        Self::from_vars(|name| std::env::var_os(name))
     }
 
-    /// A cache in `dir`.
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
-        SymbolCache { dir: dir.into() }
+    /// The cache directory the variables `var` gives would name (see the module docs).
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Self> {
+        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let dir = var("HSINSPECT_CACHE_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| absolute("XDG_CACHE_HOME").map(|d| d.join("hsinspect")))
+            .or_else(|| absolute("HOME").map(|d| d.join(".cache/hsinspect")))?;
+        Some(SymbolCache { dir })
     }
 
     fn entry(&self, build_id: &[u8]) -> PathBuf {
@@ -114,18 +115,14 @@ impl SymbolCache {
             opt(v.initialized),
             cached.source.replace('\n', " ")
         );
-        let path = self.entry(build_id);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        drop(f);
-        std::fs::rename(&tmp, &path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        // A unique name (mode 0600) renamed into place: a reader sees the old entry or the new
+        // one, and a run that died mid-write leaves nothing that blocks later writes.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".perfmemory-")
+            .tempfile_in(&self.dir)?;
+        tmp.write_all(text.as_bytes())?;
+        tmp.persist(self.entry(build_id)).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 
@@ -149,5 +146,108 @@ impl PerfMemoryVars {
             top: self.top.map(|a| a.wrapping_add(delta)),
             initialized: self.initialized.map(|a| a.wrapping_add(delta)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    fn dir_of(pairs: &[(&str, &str)]) -> Option<PathBuf> {
+        SymbolCache::from_vars(vars(pairs)).map(|c| c.dir)
+    }
+
+    #[test]
+    fn directory_follows_the_xdg_rules() {
+        let home = ("HOME", "/home/u");
+        assert_eq!(
+            dir_of(&[("HSINSPECT_CACHE_DIR", "rel/dir"), home]),
+            Some(PathBuf::from("rel/dir"))
+        );
+        assert_eq!(
+            dir_of(&[("XDG_CACHE_HOME", "/xdg"), home]),
+            Some(PathBuf::from("/xdg/hsinspect"))
+        );
+        // Empty or relative XDG_CACHE_HOME: ignored, never the current directory.
+        for xdg in ["", "relative"] {
+            assert_eq!(
+                dir_of(&[("XDG_CACHE_HOME", xdg), home]),
+                Some(PathBuf::from("/home/u/.cache/hsinspect"))
+            );
+        }
+        assert_eq!(dir_of(&[("HSINSPECT_CACHE_DIR", ""), ("HOME", "")]), None);
+        assert_eq!(dir_of(&[]), None);
+    }
+
+    fn sample() -> CachedVars {
+        CachedVars {
+            vars: PerfMemoryVars {
+                start: 0x1234_5000,
+                capacity: 0x1234_5008,
+                top: None,
+                initialized: Some(0x1234_5010),
+            },
+            source: ".symtab of /x/libjvm.so".into(),
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_and_a_stale_temporary_file_does_not_block_writes() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("c"),
+        };
+        let id = [0xab, 0xcd, 0xef];
+        assert_eq!(cache.get(&id), None);
+        cache.put(&id, &sample()).unwrap();
+        assert_eq!(cache.get(&id), Some(sample()));
+        let entry = cache.dir.join("perfmemory-abcdef");
+        assert_eq!(
+            std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // What a crashed writer would leave behind.
+        std::fs::write(cache.dir.join(".perfmemory-stale"), "junk").unwrap();
+        std::fs::write(cache.dir.join("perfmemory-abcdef.tmp4242"), "junk").unwrap();
+        let mut other = sample();
+        other.vars.start = 0x99;
+        cache.put(&id, &other).unwrap();
+        assert_eq!(cache.get(&id), Some(other));
+        // Empty build-ids are never stored or looked up.
+        cache.put(&[], &sample()).unwrap();
+        assert_eq!(cache.get(&[]), None);
+    }
+
+    #[test]
+    fn entries_others_can_write_or_that_are_damaged_are_ignored() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("c"),
+        };
+        let id = [1, 2, 3, 4];
+        cache.put(&id, &sample()).unwrap();
+        let entry = cache.dir.join("perfmemory-01020304");
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o622)).unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&cache.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::set_permissions(&cache.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(&entry, "start=0x10\ncapacity=zz\n").unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::remove_file(&entry).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &entry).unwrap();
+        assert_eq!(cache.get(&id), None);
     }
 }

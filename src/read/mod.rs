@@ -7,7 +7,7 @@
 mod core;
 mod process;
 
-pub use core::{CoreMemory, CoreProcess, FileMapping, Segment, machine_name};
+pub use core::{CoreMemory, machine_name};
 
 pub use process::ProcessMemory;
 
@@ -41,7 +41,7 @@ pub enum MemoryError {
         len: usize,
     },
     /// The operating system refused the read.
-    #[error("reading {len} bytes at {addr:#x}: {source}")]
+    #[error("reading {len} bytes at {addr:#x}")]
     Os {
         /// Start of the failed range.
         addr: u64,
@@ -68,16 +68,6 @@ pub trait ReadMemory {
         let mut b = [0u8; 8];
         self.read_exact_at(addr, &mut b)?;
         Ok(u64::from_le_bytes(b))
-    }
-
-    /// Reads a little-endian `u32`.
-    ///
-    /// # Errors
-    /// As [`ReadMemory::read_exact_at`].
-    fn read_u32(&self, addr: u64) -> Result<u32, MemoryError> {
-        let mut b = [0u8; 4];
-        self.read_exact_at(addr, &mut b)?;
-        Ok(u32::from_le_bytes(b))
     }
 
     /// Reads a NUL-terminated string of at most `max` bytes (without the NUL); `None` when no NUL
