@@ -330,16 +330,13 @@ fn core_views_match_jstat_on_the_region_saved_from_the_core() {
     // A small JVM (a core of it is ~400 MB), dumped with gdb's gcore while it keeps running.
     let mut cmd = Command::new(jdk17().join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
-        .args([
-            "-Xmx32m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:ReservedCodeCacheSize=16m",
-            "-XX:CompressedClassSpaceSize=16m",
-            "-cp",
-        ])
-        .arg(test_classes())
-        .args(["Target", "0"])
+        .args(target_args(
+            &[
+                "-XX:ReservedCodeCacheSize=16m",
+                "-XX:CompressedClassSpaceSize=16m",
+            ],
+            0,
+        ))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
