@@ -44,6 +44,7 @@ jstat's views, byte for byte, of any target inspect reads.
   <option>     one of `inspect stat -options`: class compiler gc gccapacity gccause gcmetacapacity
                gcnew gcnewcapacity gcold gcoldcapacity gcutil printcompilation
   <target>     a pid (its hsperfdata file; with -F its memory) or a saved hsperfdata file
+               (jstat's file:///path form works too)
   <interval>   time between samples: <n>[ms|s], milliseconds by default
   <count>      number of samples (default: one without an interval, endless with one)
   -t           Timestamp column first: a live JVM's uptime at the sample; for a file or a core the
@@ -121,6 +122,8 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                 return Ok(Parsed::Options);
             }
             "-t" => timestamp = true,
+            // jstat passes -J<flag> to its own JVM; there is none here.
+            j if j.starts_with("-J") => {}
             "-F" | "--force" => force = true,
             "--no-stop" => no_stop = true,
             "--no-cache" => no_cache = true,
@@ -188,6 +191,8 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         if positional.len() > 3 {
             bail!("too many arguments: {}", positional[3..].join(" "));
         }
+        // jstat's vmid for a saved region is a file: URL (`file:///path/region`).
+        let target = target.strip_prefix("file://").unwrap_or(target);
         match TargetSpec::parse(target) {
             TargetSpec::Pid(pid) if pid <= 0 => {
                 bail!("{pid} is not a process id: pids are positive")
@@ -339,6 +344,7 @@ fn write_quietly(bytes: &[u8]) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
@@ -376,6 +382,8 @@ mod tests {
         ));
         assert_eq!(command("-gc --format=json 1").format, Format::Json);
         assert!(matches!(parse(&args("-options")).unwrap(), Parsed::Options));
+        let c = command("-J-Xmx8m -gcutil file:///tmp/r.hsperf");
+        assert!(matches!(c.source, Source::File(p) if p == Path::new("/tmp/r.hsperf")));
     }
 
     #[test]
