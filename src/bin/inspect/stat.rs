@@ -53,7 +53,7 @@ jstat's views, byte for byte, of any target inspect reads.
   -F           read the JVM's memory (works with -XX:+PerfDisableSharedMem, hung JVMs)
   --no-stop    with -F: never stop the JVM's threads
   --format     text (jstat's table, the default) or json (JSON Lines: one object a sample)
-  --stop-timeout <ms>, --wait <ms>, --no-cache   as for `inspect`
+  -v, --stop-timeout <ms>, --wait <ms>, --no-cache   as for `inspect` (-v: about the first sample)
 
 Examples:
   inspect stat -gcutil 4242 1s          same as `jstat -gcutil 4242 1s`
@@ -78,6 +78,7 @@ struct Command {
     format: Format,
     source: Source,
     schedule: Schedule,
+    verbose: bool,
 }
 
 enum Parsed {
@@ -89,6 +90,7 @@ enum Parsed {
 fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let mut option: Option<String> = None;
     let (mut timestamp, mut force, mut no_stop, mut no_cache) = (false, false, false, false);
+    let mut verbose = false;
     let mut header_every = 0u64;
     let mut format = Format::Text;
     let (mut core, mut exe, mut sysroot) = (None, None, None);
@@ -127,6 +129,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             "-F" | "--force" => force = true,
             "--no-stop" => no_stop = true,
             "--no-cache" => no_cache = true,
+            "-v" | "--verbose" => verbose = true,
             "--format" => {
                 format = match val(&mut it)?.as_str() {
                     "text" => Format::Text,
@@ -235,6 +238,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         format,
         source,
         schedule,
+        verbose,
     })))
 }
 
@@ -262,7 +266,13 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::new(stdout.lock());
     let header_every = cmd.header_every;
     let format = cmd.format;
+    let verbose = cmd.verbose;
     sampling::run(&mut sampler, cmd.schedule, &mut out, |out, sample| {
+        if verbose && sample.index == 0 {
+            for d in &sample.reading.details {
+                eprintln!("inspect: {d}");
+            }
+        }
         let uptime = pid.and_then(|_| live_uptime(sample));
         let cells = view.cells(&sample.reading.snapshot, uptime);
         match format {
