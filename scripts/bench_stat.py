@@ -10,7 +10,8 @@ from os.wait4):
    per sample = (CPU of N samples - CPU of 1 sample) / (N - 1), so process start-up (and the JVM
    start of jstat) is left out; /bin/true is run as the floor of starting a process at all.
    Goal: inspect <= 20 us of CPU a sample.
-   The same with interval 0 (back to back) shows the sample's own cost without the wake-ups.
+   The same with interval 0 (back to back) shows the sample's own cost without the wake-ups, and
+   a python3 loop of 1 ms sleeps the CPU cost of waking up every millisecond at all.
 2. Memory flat: peak RSS (GNU time %M) of `inspect stat -F --no-stop -gcutil <pid> 0 100000`
    against `... 0 1000` (interval 0: back to back). Goal: within 1 MiB.
 3. Cost of a stopped sample against the JVM's thread count: `inspect stat -F -gcutil <pid> 0 200`
@@ -60,10 +61,10 @@ def peak_rss(argv, tmp):
         return int(f.read().split()[-1])
 
 
-def per_sample(argv_n, argv_1, n, tmp, name):
+def per_sample(argv_n, argv_1, n, tmp, name, expect_lines=None):
     """Per-sample (wall, cpu) in seconds: the run of n samples minus the run of one."""
     w_n, c_n, rss_n, lines = run(argv_n, tmp, name + "-n")
-    if lines < n:
+    if lines < (n if expect_lines is None else expect_lines):
         raise RuntimeError(f"{name}: {lines} lines for {n} samples")
     w_1, c_1, _, _ = run(argv_1, tmp, name + "-1")
     return (w_n - w_1) / (n - 1), (c_n - c_1) / (n - 1), rss_n, c_n, c_1
@@ -101,6 +102,11 @@ def main(argv=None):
             results["true_wall_ms"] = w * 1e3
             ins = [inspect, "stat", "-F", "--no-stop", "-gcutil", p]
             iw, ic, _, icn, ic1 = per_sample(ins + ["1ms", str(n)], ins, n, tmp, "inspect")
+            # The floor of waking up every 1 ms: a process that only sleeps (python3's sleep loop).
+            sleeper = [sys.executable, "-c",
+                       "import sys, time\nfor _ in range(int(sys.argv[1])): time.sleep(0.001)"]
+            _, fc, _, _, _ = per_sample(sleeper + [str(n)], sleeper + ["1"], n, tmp, "sleeper",
+                                        expect_lines=0)
             # The same back to back (interval 0): the sample itself, without the wake-ups.
             _, bc, _, _, _ = per_sample(ins + ["0", str(n)], ins, n, tmp, "inspect-b2b")
             js = [tools["jstat"], "-gcutil", p]
@@ -112,6 +118,7 @@ def main(argv=None):
                 "jstat_one_sample_cpu_ms": jc1 * 1e3,
                 "ratio": jc / ic if ic > 0 else None,
                 "inspect_back_to_back_cpu_us": bc * 1e6,
+                "sleep_1ms_floor_cpu_us": fc * 1e6,
             }
             # 2. Memory: peak RSS after 1,000 and after 100,000 back-to-back samples.
             rss_1k = peak_rss(ins + ["0", "1000"], tmp)
@@ -141,6 +148,7 @@ def main(argv=None):
     print(f"{'inspect stat -F --no-stop -gcutil 1ms':40} {ns['inspect_cpu_us']:10.1f} us "
           f"{ns['inspect_one_sample_cpu_ms']:14.1f} ms")
     print(f"{'inspect stat ... 0 (back to back)':40} {ns['inspect_back_to_back_cpu_us']:10.1f} us")
+    print(f"{'a process that only sleeps 1 ms (floor)':40} {ns['sleep_1ms_floor_cpu_us']:10.1f} us")
     print(f"{'jstat -gcutil 1ms':40} {ns['jstat_cpu_us']:10.1f} us "
           f"{ns['jstat_one_sample_cpu_ms']:14.1f} ms")
     ok = ns["inspect_cpu_us"] <= GOAL_CPU_US
