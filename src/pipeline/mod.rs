@@ -92,6 +92,8 @@ struct ForcedReader {
     vars: locate::PerfMemoryVars,
     /// `-v` lines about how the region was found (path, symbol source, addresses).
     located_details: Vec<String>,
+    /// Tells each sample cheaply that `info` still names the process.
+    liveness: process::Liveness,
 }
 
 impl ForcedReader {
@@ -116,7 +118,9 @@ impl ForcedReader {
         )];
         located_details.extend(located.details(&module));
         located_details.extend(located.notes.iter().map(|n| format!("note: {n}")));
+        let liveness = process::Liveness::watch(&info)?;
         Ok(ForcedReader {
+            liveness,
             info,
             opts,
             mem,
@@ -146,7 +150,7 @@ impl ForcedReader {
         loop {
             let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts)?;
             let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
-            process::check_same_process(info)?;
+            self.liveness.check(info)?;
             let Some(bytes) = bytes else {
                 // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
                 // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
@@ -485,7 +489,7 @@ pub struct Sampler {
     fell_back: Option<String>,
     /// The process the first sample of a shared source read: later samples must find the same
     /// one (a forced source's reader checks this itself).
-    first: Option<ProcessInfo>,
+    first: Option<(ProcessInfo, process::Liveness)>,
 }
 
 impl Sampler {
@@ -545,12 +549,15 @@ impl Sampler {
             Source::Shared { pid, wait } => {
                 let (pid, wait) = (*pid, *wait);
                 if self.first.is_none() {
-                    self.first = Some(ProcessInfo::read(pid)?);
+                    let info = ProcessInfo::read(pid)?;
+                    let liveness = process::Liveness::watch(&info)?;
+                    self.first = Some((info, liveness));
                 }
                 let reading = read_shared_wait(pid, wait)?;
                 // The file read belongs to the first sample's process only if that process still
                 // holds the pid after the read.
-                process::check_same_process(self.first.as_ref().expect("set above"))?;
+                let (info, liveness) = self.first.as_ref().expect("set above");
+                liveness.check(info)?;
                 Ok(reading)
             }
             Source::File(path) => read_file(path),
