@@ -51,9 +51,12 @@
 //! 5. [`mod@format`]: jcmd-compatible output and counter filters.
 //!
 //! [`pipeline`] strings the steps together for each kind of target; errors are [`Error`]s.
+//! [`discover`] finds every JVM on the host (`inspect list`, `serve`) with one scan of `/proc`
+//! and those pipelines.
 
 #![warn(missing_docs)]
 
+pub mod discover;
 pub(crate) mod elf;
 pub mod error;
 pub mod format;

@@ -12,13 +12,21 @@
 //! writable by nobody else; entries are written atomically (a uniquely named temporary file,
 //! mode 0600, renamed into place).
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
+//!
+//! An entry that cannot be written (a user without a home directory) is kept in memory for the
+//! life of the process instead, so a scan of many JVMs of one build (`inspect list`) still does
+//! the symbol work once.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::PerfMemoryVars;
 use crate::elf::hex;
+
+/// Entries this process found but could not write: (cache directory, build-id, entry).
+static MEMO: Mutex<Vec<(PathBuf, Vec<u8>, CachedVars)>> = Mutex::new(Vec::new());
 
 /// The cache directory in use.
 #[derive(Debug, Clone)]
@@ -59,7 +67,15 @@ impl SymbolCache {
 
     /// The entry for `build_id`, if present and trustworthy.
     pub fn get(&self, build_id: &[u8]) -> Option<CachedVars> {
-        if build_id.is_empty() || !trusted(&self.dir) {
+        if build_id.is_empty() {
+            return None;
+        }
+        self.read_entry(build_id)
+            .or_else(|| self.memo_get(build_id))
+    }
+
+    fn read_entry(&self, build_id: &[u8]) -> Option<CachedVars> {
+        if !trusted(&self.dir) {
             return None;
         }
         let path = self.entry(build_id);
@@ -92,7 +108,21 @@ impl SymbolCache {
         Some(CachedVars { vars, source })
     }
 
-    /// Stores an entry; failures are returned for `-v` but are otherwise harmless.
+    fn memo_get(&self, build_id: &[u8]) -> Option<CachedVars> {
+        let memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.iter()
+            .find(|(dir, id, _)| *dir == self.dir && id == build_id)
+            .map(|(_, _, entry)| entry.clone())
+    }
+
+    fn memo_put(&self, build_id: &[u8], entry: &CachedVars) {
+        let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.retain(|(dir, id, _)| !(*dir == self.dir && id == build_id));
+        memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
+    }
+
+    /// Stores an entry; when it cannot be written, it is kept in memory for the rest of the
+    /// process (see the module docs), and the failure is returned for `-v`, otherwise harmless.
     ///
     /// # Errors
     /// The I/O error that prevented the write.
@@ -100,6 +130,11 @@ impl SymbolCache {
         if build_id.is_empty() {
             return Ok(());
         }
+        self.write(build_id, cached)
+            .inspect_err(|_| self.memo_put(build_id, cached))
+    }
+
+    fn write(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -249,5 +284,24 @@ mod tests {
         std::fs::remove_file(&entry).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", &entry).unwrap();
         assert_eq!(cache.get(&id), None);
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_written_is_kept_for_the_process() {
+        let root = tempfile::tempdir().unwrap();
+        // A directory that cannot be made: its parent is a file.
+        std::fs::write(root.path().join("file"), "").unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("file/c"),
+        };
+        let id = [7, 7, 7];
+        assert_eq!(cache.get(&id), None);
+        assert!(cache.put(&id, &sample()).is_err());
+        assert_eq!(cache.get(&id), Some(sample()));
+        // Only for that directory.
+        let elsewhere = SymbolCache {
+            dir: root.path().join("elsewhere"),
+        };
+        assert_eq!(elsewhere.get(&id), None);
     }
 }

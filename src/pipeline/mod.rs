@@ -154,12 +154,16 @@ impl ForcedReader {
             let Some(bytes) = bytes else {
                 // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
                 // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
-                // the caller's bound); an older one never will.
-                if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
-                    && process_age(info) < STARTUP_GRACE
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
+                // the caller's bound); an older one never will. A caller that will not wait
+                // (`wait_accessible` zero: `inspect list`) is told it may still be starting.
+                if process_age(info) < STARTUP_GRACE {
+                    if opts.wait_accessible.is_zero() {
+                        return Err(Error::NotAccessible { pid, waited_ms: 0 });
+                    }
+                    if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500)) {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
                 }
                 return Err(Error::PerfDataDisabled(pid));
             };
