@@ -94,6 +94,8 @@ struct ForcedReader {
     located_details: Vec<String>,
     /// Tells each sample cheaply that `info` still names the process.
     liveness: process::Liveness,
+    /// `_start` and `_capacity` once a read found the region (they never change after).
+    region_at: std::cell::Cell<Option<(u64, u64)>>,
 }
 
 impl ForcedReader {
@@ -121,6 +123,7 @@ impl ForcedReader {
         let liveness = process::Liveness::watch(&info)?;
         Ok(ForcedReader {
             liveness,
+            region_at: std::cell::Cell::new(None),
             info,
             opts,
             mem,
@@ -148,9 +151,13 @@ impl ForcedReader {
         // the bytes malformed.
         let mut torn_reads_left = if opts.stop { 0 } else { 3 };
         loop {
-            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let known = self.region_at.get();
+            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts, known)?;
             let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
             self.liveness.check(info)?;
+            if bytes.is_some() {
+                self.region_at.set(Some((start, capacity)));
+            }
             let Some(bytes) = bytes else {
                 // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
                 // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
@@ -226,13 +233,14 @@ fn read_region_once(
     vars: &locate::PerfMemoryVars,
     mem: &read::ProcessMemory,
     opts: &ForcedOptions,
+    known: Option<(u64, u64)>,
 ) -> Result<(Region, Option<process::ptrace::FreezeReport>), Error> {
     let frozen = if opts.stop {
         Some(process::ptrace::freeze(pid, opts.stop_bound)?)
     } else {
         None
     };
-    let result = read_region(vars, mem);
+    let result = read_region(vars, mem, known);
     let report = frozen.map(|f| f.thaw());
     Ok((result.map_err(|e| permission(pid, e))?, report))
 }
@@ -245,13 +253,18 @@ fn read_region_once(
 pub(crate) fn read_region(
     vars: &locate::PerfMemoryVars,
     mem: &dyn ReadMemory,
+    known: Option<(u64, u64)>,
 ) -> Result<Region, Error> {
-    let start = mem
-        .read_u64(vars.start)
-        .map_err(|e| Error::memory("PerfMemory::_start", e))?;
-    let capacity = mem
-        .read_u64(vars.capacity)
-        .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
+    let (start, capacity) = match known {
+        // A live VM never moves its region once `_start` is set: later samples skip two reads.
+        Some(known) => known,
+        None => (
+            mem.read_u64(vars.start)
+                .map_err(|e| Error::memory("PerfMemory::_start", e))?,
+            mem.read_u64(vars.capacity)
+                .map_err(|e| Error::memory("PerfMemory::_capacity", e))?,
+        ),
+    };
     if start == 0 {
         return Ok(Region {
             start,
