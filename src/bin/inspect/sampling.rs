@@ -117,6 +117,7 @@ pub fn run<W: Write>(
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
             Err(e) => return Err(e).context("writing the output"),
         }
+        sampler.recycle(reading);
         index += 1;
         if schedule.count.is_some_and(|n| index >= n) {
             return Ok(ExitCode::SUCCESS);
