@@ -8,6 +8,9 @@
 //! more decimals than the pattern, they are printed padded with zeros (`9.223372036854776E18`
 //! prints as `9223372036854776000`, not the exact `9223372036854775808`); otherwise the exact
 //! value is rounded half-even, which is what Rust's `{:.N}` does.
+//!
+//! The decimal separator is `.`, as jstat prints in an English or C locale (DecimalFormat follows
+//! the JVM's default locale: in `de_DE` jstat prints `16,67`).
 
 use super::StatError;
 
