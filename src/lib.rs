@@ -67,6 +67,7 @@ pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
 pub mod serve;
+pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use pipeline::{

@@ -88,9 +88,16 @@ fn json_and_prometheus_values_equal_the_text_output() {
         let f = file.to_str().unwrap();
         let text = counters(&inspect_ok(&[f]));
         let record = json_record(&[f]);
-        assert!(record.get("pid").is_none(), "a file has no pid: {record}");
-        let time = record["time"].as_str().unwrap();
-        humantime::parse_rfc3339(time).unwrap_or_else(|e| panic!("time {time}: {e}"));
+        assert!(record["pid"].is_null(), "a file has no pid: {record}");
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let taken = record["timestamp"].as_u64().unwrap();
+        assert!(
+            taken <= now_ms && taken + 60_000 > now_ms,
+            "timestamp {taken}, now {now_ms}"
+        );
         let json = record["counters"].as_object().unwrap();
 
         // Every long of the text output is in JSON with the same value; every string in JSON is
@@ -238,4 +245,41 @@ fn patterns_select_counters_in_every_format() {
             .iter()
             .any(|s| s.name == "hotspot_sun_gc_collector_info")
     );
+}
+
+#[test]
+fn sampling_repeats_each_format() {
+    let f = captures()[0].clone();
+    let f = f.to_str().unwrap();
+    let json = inspect_ok(&["--format", "json", "--interval", "50ms", "--count", "3", f]);
+    let records: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(records.len(), 3, "{json}");
+    let stamps: Vec<u64> = records
+        .iter()
+        .map(|r| r["timestamp"].as_u64().unwrap())
+        .collect();
+    assert!(stamps.windows(2).all(|w| w[1] >= w[0] + 40), "{stamps:?}");
+    assert!(
+        records
+            .iter()
+            .all(|r| r["counters"] == records[0]["counters"])
+    );
+
+    let pages = inspect_ok(&[
+        "--format",
+        "prometheus",
+        "--interval",
+        "50ms",
+        "--count",
+        "2",
+        f,
+    ]);
+    let pages: Vec<&str> = pages.split("\n\n").collect();
+    assert_eq!(pages.len(), 2);
+    for p in pages {
+        prom::check_metrics(&format!("{}\n", p.trim_end()), "a sampled page");
+    }
 }

@@ -1,11 +1,12 @@
 //! JSON Lines output of PerfData counters (`--format json`): one object per sample, one line each.
 //!
 //! ```json
-//! {"pid":4242,"time":"2026-11-22T16:40:00.123Z","counters":{"java.threads.live":{"value":6,"units":"none","variability":"variable"},...}}
+//! {"pid":4242,"timestamp":1795365584954,"counters":{"java.threads.live":{"value":6,"units":"none","variability":"variable"},...}}
 //! ```
 //!
-//! - `pid`: the live process read (absent for a file or a core).
-//! - `time`: when the sample was taken, RFC 3339 in UTC with milliseconds.
+//! - `pid`: the live process read (`null` for a file or a core).
+//! - `timestamp`: when the sample was taken, Unix time in milliseconds (as in `inspect stat
+//!   --format json`).
 //! - `counters`: an object keyed by counter name, in the order of the text output (jvmstat's), each
 //!   with `value` (a JSON number for a `'J'` long, raw as in the region: Ticks are ticks, see
 //!   `sun.os.hrt.frequency`; a string for a string counter), `units` and `variability` (HotSpot's
@@ -30,9 +31,8 @@ use crate::perfdata::{Counter, Value};
 
 #[derive(Serialize)]
 struct Line<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<i32>,
-    time: String,
+    timestamp: u64,
     counters: Counters<'a>,
 }
 
@@ -84,7 +84,7 @@ impl Serialize for Counters<'_> {
     }
 }
 
-/// Writes one JSON Lines record for a sample: `pid` (when live), `time`, and the counters given
+/// Writes one JSON Lines record for a sample: `pid` (when live), `timestamp`, and the counters given
 /// (already filtered and ordered, as [`super::sorted`] returns them). Returns the counters left
 /// out because JSON cannot show them as the text output cannot (byte vectors, unsupported
 /// types), so the caller can warn; withheld strings are not returned.
@@ -99,7 +99,9 @@ pub fn write_json_line<'a, W: Write>(
 ) -> io::Result<Vec<&'a Counter>> {
     let line = Line {
         pid,
-        time: humantime::format_rfc3339_millis(time).to_string(),
+        timestamp: time
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
         counters: Counters(counters),
     };
     serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;

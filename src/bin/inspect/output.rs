@@ -18,7 +18,7 @@ pub enum OutputFormat {
     Prometheus,
 }
 
-/// Writes `counters` (a selection of `snapshot`, in jvmstat's order) in `fmt`. Returns the
+/// Writes `counters` (a selection of `snapshot`, taken at `taken`, in jvmstat's order) in `fmt`. Returns the
 /// counters that format cannot show (byte vectors, unsupported types), for a warning.
 ///
 /// # Errors
@@ -27,12 +27,13 @@ pub fn write<'a, W: Write>(
     out: &mut W,
     fmt: OutputFormat,
     pid: Option<i32>,
+    taken: SystemTime,
     snapshot: &Snapshot,
     counters: &[&'a Counter],
 ) -> io::Result<Vec<&'a Counter>> {
     match fmt {
         OutputFormat::Text => format::write_jcmd(out, counters),
-        OutputFormat::Json => json::write_json_line(out, pid, SystemTime::now(), counters),
+        OutputFormat::Json => json::write_json_line(out, pid, taken, counters),
         OutputFormat::Prometheus => {
             let mut page = prometheus::Exposition::new();
             let pid = pid.map(|p| p.to_string());
