@@ -518,6 +518,30 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
     assert_eq!(exported(&without), 0);
 }
 
+#[test]
+fn pid_user_and_match_select_jvms() {
+    let _jvms = jvms_may_change();
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let exported = |args: &[&str]| {
+        let page = Serve::start(args).metrics();
+        let (samples, _) = prom::parse(&page);
+        let jvms = samples.iter().find(|s| s.name == "hsinspect_jvms").unwrap();
+        (of_pid(&samples, jvm.pid).len() > 150, jvms.value)
+    };
+    assert_eq!(exported(&["--pid", &pid, "--user", "root"]), (true, 1.0));
+    assert_eq!(exported(&["--pid", &pid, "--user", "0"]), (true, 1.0));
+    assert_eq!(exported(&["--pid", &pid, "--match", "Targ*"]), (true, 1.0));
+    assert_eq!(
+        exported(&["--pid", &pid, "--match", "Other*"]),
+        (false, 0.0)
+    );
+    assert_eq!(
+        exported(&["--pid", &pid, "--user", "hsinspect-jvm"]),
+        (false, 0.0)
+    );
+}
+
 /// Starts and stops JVMs (from `jar`) until `stop` is set: at most three at a time.
 fn churn(jar: PathBuf, stop: Arc<AtomicBool>, started: Arc<Mutex<usize>>) {
     let mut running: Vec<Jvm> = Vec::new();
