@@ -157,11 +157,18 @@ fn handle_connection<H: Fn(&Request) -> Response>(mut stream: TcpStream, handler
     // The client's errors (gone, slow) are its own: nothing to do about them here.
     let _ = write_response(&mut stream, &response);
     let _ = stream.shutdown(std::net::Shutdown::Write);
-    // Read what the client may still send (a body we ignored), briefly, so closing does not
-    // reset the connection before it read the response.
+    // Read what the client may still send (a body we ignored), briefly and boundedly, so
+    // closing does not reset the connection before it read the response.
     let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
-    let mut sink = [0u8; 1024];
-    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+    let until = std::time::Instant::now() + Duration::from_millis(200);
+    let mut sink = [0u8; 4096];
+    let mut left: usize = 64 * 1024;
+    while left > 0 && std::time::Instant::now() < until {
+        match stream.read(&mut sink) {
+            Ok(n) if n > 0 => left = left.saturating_sub(n),
+            _ => break,
+        }
+    }
 }
 
 /// Answers connections on `listener` with `handler` until `stop` is set (then wakes the accept
