@@ -442,6 +442,40 @@ fn http_surface_is_get_on_two_paths_with_bounded_heads() {
 }
 
 #[test]
+fn silent_and_trickling_clients_get_408_within_the_bound() {
+    let serve = Serve::start(&["--pid", "999999999"]);
+    let port = serve.port;
+    let began = Instant::now();
+    let slow = |trickle: bool| {
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            if trickle {
+                // One byte a second: never a whole head.
+                for b in b"GET /metrics HTTP/1.1\r\nX: yyyyyyyyyyyyyyyyyyyy" {
+                    if s.write_all(&[*b]).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            (answer, began.elapsed())
+        })
+    };
+    let (silent, trickling) = (slow(false), slow(true));
+    // Others are answered meanwhile.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(serve.get("/metrics").0, 200);
+    for client in [silent, trickling] {
+        let (answer, after) = client.join().unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408 "), "{answer:?}");
+        assert!(after < Duration::from_secs(8), "answered after {after:?}");
+    }
+}
+
+#[test]
 fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     let _jvms = jvms_may_change();
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.

@@ -78,7 +78,16 @@ fn reason(status: u16) -> &'static str {
 fn read_request(stream: &mut TcpStream) -> Result<Request, Option<Response>> {
     let mut buf = [0u8; MAX_HEAD];
     let mut len = 0;
+    // The whole head within READ_TIMEOUT, however the client trickles it.
+    let deadline = std::time::Instant::now() + READ_TIMEOUT;
     loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return Err(Some(Response::text(
+                408,
+                "request head not received in time\n",
+            )));
+        }
         let n = match stream.read(&mut buf[len..]) {
             Ok(0) => return Err(None), // closed before a whole request: nothing to answer
             Ok(n) => n,
