@@ -2,6 +2,8 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
+#   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
+#     systemd-analyze and python3-yaml (the deploy/ checks);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
@@ -17,6 +19,9 @@ command -v strip >/dev/null && command -v objcopy >/dev/null || need+=(binutils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need+=(util-linux)
 command -v useradd >/dev/null || need+=(passwd)
 command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/list.rs
+command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
+command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
+python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"

@@ -48,11 +48,12 @@
 //! 3. `read`: the region's bytes, through one `ReadMemory` interface for a live process and a
 //!    core file.
 //! 4. [`perfdata`]: the pure parser, bytes in, counters out (`perfMemory.hpp`, `perfData.hpp`).
-//! 5. [`mod@format`]: jcmd-compatible output and counter filters.
+//! 5. [`mod@format`]: jcmd-compatible output and counter filters, and the machine formats
+//!    (JSON Lines, Prometheus text exposition) with their allow-list of exportable strings.
 //!
 //! [`pipeline`] strings the steps together for each kind of target; errors are [`Error`]s.
 //! [`discover`] finds every JVM on the host (`inspect list`, `serve`) with one scan of `/proc`
-//! and those pipelines.
+//! and those pipelines; [`serve`] exports them all to Prometheus over HTTP.
 
 #![warn(missing_docs)]
 
@@ -65,6 +66,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
+pub mod serve;
 pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};

@@ -4,6 +4,13 @@
 //! `jstat -J-Djstat.showUnsupported=true -snap`): every counter, pseudo counters included, sorted by
 //! name as Java's `String.compareTo` sorts, one `name=value` a line, longs in decimal and strings
 //! in double quotes exactly as stored (jvmstat does not escape them).
+//!
+//! The machine formats are [`json`] (JSON Lines) and [`prometheus`] (text exposition format
+//! 0.0.4); both export only the string counters [`allow`] lists.
+
+pub mod allow;
+pub mod json;
+pub mod prometheus;
 
 use std::io::{self, Write};
 

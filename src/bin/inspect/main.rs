@@ -4,6 +4,7 @@
 //! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
 
 mod list;
+mod output;
 mod sampling;
 mod serve;
 mod stat;
@@ -96,6 +97,10 @@ struct Cli {
     #[arg(long)]
     no_cache: bool,
 
+    /// Output format: `text` (jcmd's), `json` (JSON Lines) or `prometheus` (exposition format 0.0.4).
+    #[arg(long, value_enum, default_value_t)]
+    format: output::OutputFormat,
+
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
@@ -157,7 +162,12 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             interval,
             count: cli.count,
         };
-        return sampling::run_listing(&mut Sampler::new(source(cli)?), &filter, schedule);
+        return sampling::run_listing(
+            &mut Sampler::new(source(cli)?),
+            &filter,
+            schedule,
+            cli.format,
+        );
     }
     let reading = read(cli)?;
     if cli.verbose {
@@ -177,8 +187,17 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let written =
-        format::write_jcmd(&mut out, &counters).and_then(|skipped| out.flush().map(|()| skipped));
+    let pid = sampler_pid(cli);
+    let taken = std::time::SystemTime::now();
+    let written = output::write(
+        &mut out,
+        cli.format,
+        pid,
+        taken,
+        &reading.snapshot,
+        &counters,
+    )
+    .and_then(|skipped| out.flush().map(|()| skipped));
     match written {
         Ok(skipped) => {
             for c in skipped {
@@ -233,6 +252,11 @@ fn source(cli: &Cli) -> anyhow::Result<Source> {
         }
         TargetSpec::File(path) => Source::File(path),
     })
+}
+
+/// The live process read, if any (for the machine formats' `pid`).
+fn sampler_pid(cli: &Cli) -> Option<i32> {
+    source(cli).ok().and_then(|s| s.pid())
 }
 
 fn read(cli: &Cli) -> anyhow::Result<Reading> {

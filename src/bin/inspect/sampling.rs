@@ -17,6 +17,8 @@ use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::{Error, Reading, Sampler};
 
+use crate::output::{self, OutputFormat};
+
 /// How often and how many times to sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
@@ -146,21 +148,25 @@ fn ended(e: &Error) -> String {
     }
 }
 
-/// `inspect <target> [patterns] --interval <dur> [--count <n>]`: the jcmd listing of every
-/// sample, samples separated by an empty line.
+/// `inspect <target> [patterns] --interval <dur> [--count <n>] [--format <fmt>]`: the listing
+/// of every sample in `fmt`; text and Prometheus pages separated by an empty line, JSON one line
+/// a sample.
 pub fn run_listing(
     sampler: &mut Sampler,
     filter: &Filter,
     schedule: Schedule,
+    fmt: OutputFormat,
 ) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    let pid = sampler.source().pid();
     run(sampler, schedule, &mut out, |out, sample| {
-        if sample.index > 0 {
+        if sample.index > 0 && fmt != OutputFormat::Json {
             writeln!(out)?;
         }
-        let counters = format::sorted(&sample.reading.snapshot, filter);
-        format::write_jcmd(out, &counters).map(|_skipped| ())
+        let snapshot = &sample.reading.snapshot;
+        let counters = format::sorted(snapshot, filter);
+        output::write(out, fmt, pid, sample.taken, snapshot, &counters).map(|_skipped| ())
     })
 }
 

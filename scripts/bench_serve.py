@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""`inspect serve`: one scrape of N idle JVMs, and the exporter's memory (python3 stdlib only).
+
+Starts N idle JVMs (default 20; the flags of bench_list.py), then `inspect serve` on a free
+loopback port (every JVM on the host: the scan does not skip other JVMs, so the page covers at
+least N), and measures, interleaved so that load changes hit every command alike:
+    GET /metrics        one scrape: /proc scan + every JVM's read + the page (client wall time;
+                        also the exporter's own hsinspect_scrape_duration_seconds)
+    inspect list        the scan alone, as a process (bench_list.py measures it in depth)
+    /bin/true           the floor of starting a process from this script
+and, fewer times, what an exporter that shells out to jstat pays: `jstat -snap` of one JVM
+(x N for a whole scrape). Then the exporter's RSS (VmRSS and peak VmHWM from /proc).
+
+Goals, printed as PASS/MISS (they never fail the run): a scrape of 20 JVMs <= 30 ms (median),
+exporter RSS <= 15 MiB.
+
+Usage:  scripts/bench_serve.py [--jvms 20] [--runs 30] [--jstat-runs 3] [--inspect PATH] [--jdk DIR]
+It builds `cargo build --release` unless --inspect is given. Exit status 0 when the measurements
+ran, 2 on a setup error. On a shared machine run it once: 20 JVMs take ~1 GB for a few seconds.
+"""
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_list  # noqa: E402  (start_jvms, stop, run_once, SetupError, IDLE_JAVA, JVM flags)
+
+REPO = Path(__file__).resolve().parent.parent
+GOAL_SCRAPE_MS = 30.0
+GOAL_RSS_MIB = 15.0
+
+
+def get(port, path="/metrics"):
+    """One GET on a fresh connection; returns (wall_s, body)."""
+    t0 = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode())
+        chunks = []
+        while True:
+            c = s.recv(1 << 16)
+            if not c:
+                break
+            chunks.append(c)
+    wall = time.perf_counter() - t0
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise bench_list.SetupError(f"GET {path}: {head[:80]!r}")
+    return wall, body.decode()
+
+
+def sample(page, name):
+    for line in page.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise bench_list.SetupError(f"{name} not on the page")
+
+
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jvms", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--jstat-runs", type=int, default=3)
+    ap.add_argument("--inspect")
+    ap.add_argument("--jdk", default=bench_list.DEFAULT_JDK)
+    args = ap.parse_args()
+    try:
+        inspect = args.inspect
+        if not inspect:
+            subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)
+            inspect = str(REPO / "target/release/inspect")
+        jstat = f"{args.jdk}/bin/jstat"
+        if not os.access(jstat, os.X_OK):
+            raise bench_list.SetupError(f"no jstat at {jstat}: install openjdk-17-jdk-headless")
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "BenchIdle.java"
+            src.write_text(bench_list.IDLE_JAVA)
+            subprocess.run([f"{args.jdk}/bin/javac", "-d", tmp, str(src)], check=True)
+            jvms = bench_list.start_jvms(args.jdk, tmp, args.jvms)
+            serve = None
+            try:
+                serve = subprocess.Popen([inspect, "serve", "--listen", "127.0.0.1:0"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, text=True)
+                line = serve.stderr.readline().strip()
+                port = int(line.rsplit(":", 1)[1].split("/")[0])
+                _, page = get(port)  # warm: the symbol cache, the first scan
+                found = int(sample(page, "hsinspect_jvms"))
+                pids = {p.pid for p in jvms}
+                missing = [p for p in pids if f'pid="{p}"' not in page]
+                if missing:
+                    raise bench_list.SetupError(f"the page misses JVMs {missing}")
+                out = os.path.join(tmp, "out")
+                walls, internal, lists, trues, jstats = [], [], [], [], []
+                for i in range(args.runs):
+                    w, page = get(port)
+                    walls.append(w)
+                    internal.append(sample(page, "hsinspect_scrape_duration_seconds"))
+                    lists.append(bench_list.run_once([inspect, "list"], out)[0])
+                    trues.append(bench_list.run_once(["/bin/true"], out)[0])
+                    if i < args.jstat_runs:
+                        argv = [jstat, "-J-Djstat.showUnsupported=true", "-snap", str(jvms[0].pid)]
+                        jstats.append(bench_list.run_once(argv, out)[0])
+                rss = status_kib(serve.pid, "VmRSS") / 1024
+                hwm = status_kib(serve.pid, "VmHWM") / 1024
+                page_kib = len(page.encode()) / 1024
+            finally:
+                if serve:
+                    serve.terminate()
+                    serve.wait(timeout=10)
+                bench_list.stop(jvms)
+    except (bench_list.SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
+        print(f"bench_serve: {e}", file=sys.stderr)
+        return 2
+
+    ms = lambda xs: statistics.median(xs) * 1e3  # noqa: E731
+    scrape, true_ms, jstat_ms = ms(walls), ms(trues), ms(jstats)
+    print(f"inspect serve, {args.jvms} JVMs started, {found} on the page ({page_kib:.0f} KiB), "
+          f"load {os.getloadavg()[0]:.2f}")
+    print(f"  {'what':<36} {'median':>10} {'x /bin/true':>12}")
+    rows = [
+        ("GET /metrics (client wall)", scrape),
+        ("  hsinspect_scrape_duration_seconds", ms(internal)),
+        ("inspect list (scan only, a process)", ms(lists)),
+        ("jstat -snap, one JVM", jstat_ms),
+        (f"jstat -snap x {found} (estimate)", jstat_ms * found),
+        ("/bin/true", true_ms),
+    ]
+    for name, v in rows:
+        print(f"  {name:<36} {v:>7.2f} ms {v / true_ms:>11.1f}x")
+    print(f"  one scrape is {jstat_ms * found / scrape:.0f}x faster than shelling out to jstat per JVM")
+    print(f"  exporter RSS {rss:.1f} MiB (peak {hwm:.1f} MiB)")
+    per20 = scrape * 20 / found
+    print(f"  goal: scrape of 20 JVMs <= {GOAL_SCRAPE_MS:.0f} ms: "
+          f"{'PASS' if per20 <= GOAL_SCRAPE_MS else 'MISS'} ({scrape:.1f} ms for {found}, "
+          f"{per20:.1f} ms per 20)")
+    print(f"  goal: exporter RSS <= {GOAL_RSS_MIB:.0f} MiB: "
+          f"{'PASS' if hwm <= GOAL_RSS_MIB else 'MISS'} (peak {hwm:.1f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

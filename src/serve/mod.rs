@@ -1,0 +1,446 @@
+//! `inspect serve`: a Prometheus exporter for every HotSpot JVM on the host, with no agent in the
+//! JVMs.
+//!
+//! Each scrape of `/metrics` runs [`Exporter::scrape`]: the [`crate::discover::scan`] of `/proc`
+//! (the `inspect list` scan), then a read of each selected JVM's PerfData: its hsperfdata file
+//! where readable, else its memory **without stopping it** ([`ForcedOptions`] with
+//! `stop: false`; serve never stops a JVM's threads). The counters go through the naming rule of
+//! [`crate::format::prometheus`], each series labelled `pid`, `main` (main class or jar, never
+//! its arguments), `user`, `jvm_version` and, for a JVM in another pid namespace,
+//! `container_pid`. A JVM that exits or cannot be read is counted in
+//! `hsinspect_jvm_read_failures_total{cause}` and left out; it never fails the page.
+//!
+//! Scrapes that arrive while one is running wait for it and share its page (one scan at a
+//! time, however many clients). [`http`] is the HTTP side: `GET /metrics`, `GET /`, nothing else.
+
+pub mod http;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::discover::{self, JvmInfo, Readable, ScanOptions};
+use crate::format::prometheus::{self, Exposition, MetricType};
+use crate::{Error, ForcedOptions, Reading};
+
+/// Which JVMs to export; empty lists select all.
+#[derive(Debug, Default, Clone)]
+pub struct Selection {
+    /// Only these host pids (`--pid`).
+    pub pids: Vec<i32>,
+    /// Only JVMs of these users, by name or uid (`--user`).
+    pub users: Vec<String>,
+    /// Only JVMs whose main class or jar path matches this glob (`--match`; `*` crosses `/`).
+    pub main: Option<globset::GlobMatcher>,
+}
+
+impl Selection {
+    /// Whether `jvm` is exported.
+    pub fn selects(&self, jvm: &JvmInfo) -> bool {
+        (self.pids.is_empty() || self.pids.contains(&jvm.pid))
+            && (self.users.is_empty()
+                || self
+                    .users
+                    .iter()
+                    .any(|u| *u == jvm.user || *u == jvm.uid.to_string()))
+            && self.main.as_ref().is_none_or(|g| g.is_match(&jvm.main))
+    }
+}
+
+/// Why a JVM found by the scan was not exported in a scrape (the `cause` label of
+/// `hsinspect_jvm_read_failures_total`).
+pub const CAUSES: &[&str] = &[
+    "exited",
+    "permission_denied",
+    "perf_data_disabled",
+    "starting",
+    "malformed",
+    "no_file",
+    "other",
+];
+
+/// The `cause` label of a failed read.
+pub fn cause(e: &Error) -> &'static str {
+    match e {
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => "exited",
+        Error::PermissionDenied { .. } | Error::Ptrace { .. } | Error::AlreadyTraced { .. } => {
+            "permission_denied"
+        }
+        Error::PerfDataDisabled(_) => "perf_data_disabled",
+        Error::NotAccessible { .. } => "starting",
+        Error::PerfData(_) => "malformed",
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } => "no_file",
+        _ => "other",
+    }
+}
+
+/// One JVM as the `/` page lists it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// What the scan said.
+    pub info: JvmInfo,
+    /// `None` when exported; else the failure's cause.
+    pub failed: Option<&'static str>,
+}
+
+/// The result of one scrape, shared by every request that waited for it.
+#[derive(Debug)]
+pub struct Scrape {
+    /// The exposition page (text format 0.0.4).
+    pub page: Arc<str>,
+    /// The selected JVMs, by pid.
+    pub jvms: Vec<Listed>,
+    /// How long the scan and reads took.
+    pub duration: Duration,
+}
+
+#[derive(Default)]
+struct Coalesce {
+    running: bool,
+    generation: u64,
+    last: Option<Arc<Scrape>>,
+}
+
+/// The exporter: the selection, the cumulative failure counts, and the scrape in progress.
+pub struct Exporter {
+    selection: Selection,
+    state: Mutex<Coalesce>,
+    done: Condvar,
+    failures: Mutex<BTreeMap<&'static str, u64>>,
+    scans: Mutex<u64>,
+    symbol_cache: bool,
+}
+
+impl Exporter {
+    /// An exporter of the JVMs `selection` picks; `symbol_cache` as `--no-cache` says.
+    pub fn new(selection: Selection, symbol_cache: bool) -> Self {
+        Exporter {
+            selection,
+            state: Mutex::new(Coalesce::default()),
+            done: Condvar::new(),
+            failures: Mutex::new(CAUSES.iter().map(|c| (*c, 0)).collect()),
+            scans: Mutex::new(0),
+            symbol_cache,
+        }
+    }
+
+    /// A scrape: runs one, or when one is already running, waits for it and returns its result.
+    pub fn scrape(&self) -> Arc<Scrape> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.running {
+            let waiting_for = state.generation;
+            while state.generation == waiting_for {
+                state = self.done.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+            if let Some(last) = &state.last {
+                return Arc::clone(last);
+            }
+        }
+        state.running = true;
+        drop(state);
+        // A panic in the scan must not leave waiters waiting forever.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.collect()));
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.running = false;
+        state.generation += 1;
+        let scrape = match result {
+            Ok(s) => Arc::new(s),
+            Err(_) => Arc::new(Scrape {
+                page: Arc::from(""),
+                jvms: Vec::new(),
+                duration: Duration::ZERO,
+            }),
+        };
+        state.last = Some(Arc::clone(&scrape));
+        self.done.notify_all();
+        drop(state);
+        release_free_memory();
+        scrape
+    }
+
+    fn forced_options(&self) -> ForcedOptions {
+        ForcedOptions {
+            stop: false,
+            wait_accessible: Duration::ZERO,
+            symbol_cache: self.symbol_cache,
+            ..ForcedOptions::default()
+        }
+    }
+
+    /// Reads one JVM the way the scan found it can be read: the file first, else memory
+    /// without a stop.
+    fn read(&self, jvm: &JvmInfo) -> Result<Reading, Error> {
+        let file = || crate::read_shared_wait(jvm.pid, Duration::ZERO);
+        let memory = || crate::read_forced(jvm.pid, &self.forced_options());
+        match jvm.readable {
+            Readable::File => file(),
+            Readable::Both => file().or_else(|_| memory()),
+            Readable::Forced | Readable::Neither => memory(),
+        }
+    }
+
+    fn collect(&self) -> Scrape {
+        let began = Instant::now();
+        let scan = discover::scan(&ScanOptions {
+            no_symbol_cache: !self.symbol_cache,
+            ..ScanOptions::default()
+        });
+        let mut page = Exposition::new();
+        let mut jvms = Vec::new();
+        let mut failed_now: Vec<&'static str> = Vec::new();
+        let (found, not_inspected) = match &scan {
+            Ok(scan) => {
+                for jvm in scan.jvms.iter().filter(|j| self.selection.selects(j)) {
+                    let failed = match self.read(jvm) {
+                        Ok(reading) => {
+                            add_jvm(&mut page, jvm, &reading);
+                            None
+                        }
+                        Err(e) => Some(cause(&e)),
+                    };
+                    failed_now.extend(failed);
+                    jvms.push(Listed {
+                        info: jvm.clone(),
+                        failed,
+                    });
+                }
+                (jvms.len(), scan.not_inspected.len())
+            }
+            Err(_) => (0, 0),
+        };
+        let duration = began.elapsed();
+        let failures = {
+            let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            for c in failed_now {
+                *f.entry(c).or_default() += 1;
+            }
+            f.clone()
+        };
+        let scans = {
+            let mut s = self.scans.lock().unwrap_or_else(|e| e.into_inner());
+            *s += 1;
+            *s
+        };
+        page.add_sample(
+            "hsinspect_scrape_duration_seconds",
+            MetricType::Gauge,
+            "Time this page took: the /proc scan and every JVM's read",
+            &[],
+            duration.as_secs_f64(),
+        );
+        page.add_sample(
+            "hsinspect_jvms",
+            MetricType::Gauge,
+            "HotSpot JVMs found by this scrape's scan (of those --pid/--user/--match select)",
+            &[],
+            found as f64,
+        );
+        page.add_sample(
+            "hsinspect_processes_not_inspected",
+            MetricType::Gauge,
+            "Processes whose /proc/<pid>/maps could not be read, so they may be JVMs not exported",
+            &[],
+            not_inspected as f64,
+        );
+        page.add_sample(
+            "hsinspect_scan_up",
+            MetricType::Gauge,
+            "1 when /proc could be scanned, 0 when not",
+            &[],
+            if scan.is_ok() { 1.0 } else { 0.0 },
+        );
+        page.add_sample(
+            "hsinspect_scans_total",
+            MetricType::Counter,
+            "Scans run (concurrent scrapes share one)",
+            &[],
+            scans as f64,
+        );
+        for (c, n) in &failures {
+            page.add_sample(
+                "hsinspect_jvm_read_failures_total",
+                MetricType::Counter,
+                "JVMs found but not exported, by cause (exited meanwhile, permission denied, ...)",
+                &[("cause", c)],
+                *n as f64,
+            );
+        }
+        let mut text = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = page.write(&mut text);
+        Scrape {
+            page: Arc::from(String::from_utf8(text).unwrap_or_default()),
+            jvms,
+            duration,
+        }
+    }
+
+    /// Answers one HTTP request: `GET /metrics`, `GET /`; 405 for another method on those, 404
+    /// for any other path.
+    pub fn handle(&self, req: &http::Request) -> http::Response {
+        let known = matches!(req.path.as_str(), "/" | "/metrics");
+        if !known {
+            return http::Response::text(404, "not found: try /metrics\n");
+        }
+        if req.method != "GET" {
+            let mut r = http::Response::text(405, "only GET\n");
+            r.headers.push("Allow: GET".into());
+            return r;
+        }
+        let scrape = self.scrape();
+        if req.path == "/metrics" {
+            http::Response {
+                status: 200,
+                content_type: prometheus::CONTENT_TYPE,
+                headers: Vec::new(),
+                body: Arc::from(Arc::clone(&scrape.page)),
+            }
+        } else {
+            http::Response {
+                status: 200,
+                content_type: "text/html; charset=utf-8",
+                headers: Vec::new(),
+                body: Arc::from(index_page(&scrape).into_bytes()),
+            }
+        }
+    }
+}
+
+/// Gives the heap's free pages back to the kernel after a scrape (glibc keeps them otherwise): the
+/// scan of a host with many JVMs peaks far above what serve keeps between scrapes, and RSS
+/// should show what serve holds, not its busiest scrape so far. About 0.1 ms.
+fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// The labels every series of a JVM carries.
+pub fn jvm_labels(jvm: &JvmInfo) -> Vec<(&'static str, String)> {
+    let mut labels = vec![
+        ("pid", jvm.pid.to_string()),
+        ("main", jvm.main.clone()),
+        ("user", jvm.user.clone()),
+        ("jvm_version", jvm.jvm_version.clone()),
+    ];
+    if let Some(inner) = jvm.container_pid {
+        labels.push(("container_pid", inner.to_string()));
+    }
+    labels
+}
+
+fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading) {
+    let labels = jvm_labels(jvm);
+    let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    page.add_snapshot(&reading.snapshot, &labels);
+}
+
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The `/` page: the JVMs of the last scrape and the link to `/metrics`.
+fn index_page(scrape: &Scrape) -> String {
+    let mut html = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hsinspect serve</title></head>\n<body>\n<h1>hsinspect serve</h1>\n<p><a href=\"/metrics\">/metrics</a>: PerfData counters of the JVMs below, in the Prometheus text format.</p>\n<table>\n<tr><th>pid</th><th>container pid</th><th>user</th><th>main</th><th>JVM version</th><th>exported</th></tr>\n",
+    );
+    for j in &scrape.jvms {
+        let i = &j.info;
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i.pid,
+            i.container_pid.map(|p| p.to_string()).unwrap_or_default(),
+            html_escape(&i.user),
+            html_escape(&i.main),
+            html_escape(&i.jvm_version),
+            j.failed.map_or("yes".to_string(), |c| format!("no ({c})"))
+        );
+    }
+    let _ = write!(
+        html,
+        "</table>\n<p>{} JVMs; scrape took {:.1} ms.</p>\n</body></html>\n",
+        scrape.jvms.len(),
+        scrape.duration.as_secs_f64() * 1e3
+    );
+    html
+}
+
+/// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut signals = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        signals.add(s);
+    }
+    signals
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+/// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
+/// early waits for [`serve_until_signalled`] instead of killing the process half-started).
+///
+/// # Errors
+/// When the mask cannot be set.
+pub fn block_stop_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
+        .map_err(std::io::Error::from)
+}
+
+/// Serves `exporter` on `listener` until SIGTERM or SIGINT, then returns once the requests in
+/// progress were answered. The signals are blocked in every thread ([`block_stop_signals`]) and
+/// taken by one thread with `sigwait`, so no handler runs inside a scrape.
+///
+/// # Errors
+/// An error of the listening socket, or of setting up the signal mask.
+pub fn serve_until_signalled(
+    listener: TcpListener,
+    exporter: Arc<Exporter>,
+) -> std::io::Result<()> {
+    use nix::sys::signal::Signal;
+    block_stop_signals()?;
+    let signals = stop_signals();
+    let addr = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
+            while let Ok(Signal::SIGHUP) = signals.wait() {}
+            stop.store(true, Ordering::SeqCst);
+            http::wake(addr);
+        });
+    }
+    let handler = Arc::new(move |req: &http::Request| exporter.handle(req));
+    http::run(listener, handler, stop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_is_escaped() {
+        assert_eq!(
+            html_escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
