@@ -114,6 +114,14 @@ pub enum Error {
         /// The build-id in the target's memory (hex).
         memory_id: String,
     },
+    /// A PE image (`jvm.dll`) in the target or on disk is malformed or of a kind we cannot read.
+    #[error("{module}: {reason}")]
+    Pe {
+        /// The module (`jvm.dll`, or a file's path).
+        module: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The vmStructs table could not be walked.
     #[error("gHotSpotVMStructs: {0}")]
     VmStructs(String),

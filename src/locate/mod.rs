@@ -11,6 +11,7 @@ pub mod cache;
 pub mod core_libjvm;
 pub mod elf;
 pub mod libjvm;
+pub mod pe;
 pub mod vmstructs;
 
 use std::path::{Path, PathBuf};
