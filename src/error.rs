@@ -1,5 +1,7 @@
 //! The library's error type. Every variant's message says what happened and, where there is one,
-//! what the user can do about it.
+//! what the user can do about it. A message never repeats its cause: a variant that wraps another
+//! error returns it from [`std::error::Error::source`], so print the chain (anyhow's `{:#}`, or
+//! [`with_causes`]) to see both.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +12,7 @@ use crate::read::MemoryError;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file could not be opened, read or mapped.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -29,10 +31,10 @@ pub enum Error {
     #[error(transparent)]
     PerfData(#[from] ParseError),
     /// Reading the target's memory failed.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Memory {
         /// What was being read.
-        what: String,
+        what: MemoryItem,
         /// The failure.
         source: MemoryError,
     },
@@ -77,7 +79,7 @@ pub enum Error {
         hint: String,
     },
     /// A ptrace operation failed for another reason.
-    #[error("ptrace {op} on thread {tid}: {source}")]
+    #[error("ptrace {op} on thread {tid}")]
     Ptrace {
         /// The request.
         op: &'static str,
@@ -101,8 +103,8 @@ pub enum Error {
     Locate {
         /// The libjvm that was searched.
         path: PathBuf,
-        /// Every source tried and why it failed.
-        reason: String,
+        /// Why: no copy of the file could be used, or no symbol source had the variables.
+        reason: LocateFailure,
     },
     /// The libjvm file opened is not the one mapped in the target.
     #[error("{}: build-id {file_id} differs from the build-id {memory_id} of the libjvm mapped in the target (the file was replaced); symbols from it would give wrong addresses", path.display())]
@@ -154,6 +156,78 @@ pub enum Error {
     },
 }
 
+/// What a failed read of target memory was after ([`Error::Memory`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryItem {
+    /// A variable of the target, by name (`PerfMemory::_start`, a vmStructs row, ...).
+    Variable(String),
+    /// The PerfData region itself: `capacity` bytes at `start`.
+    Region {
+        /// `PerfMemory::_start`.
+        start: u64,
+        /// `PerfMemory::_capacity`, in bytes.
+        capacity: u64,
+    },
+}
+
+impl std::fmt::Display for MemoryItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryItem::Variable(name) => f.write_str(name),
+            MemoryItem::Region { start, capacity } => {
+                write!(f, "the PerfData region ({capacity} bytes at {start:#x})")
+            }
+        }
+    }
+}
+
+impl From<&str> for MemoryItem {
+    fn from(name: &str) -> Self {
+        MemoryItem::Variable(name.to_owned())
+    }
+}
+
+impl From<String> for MemoryItem {
+    fn from(name: String) -> Self {
+        MemoryItem::Variable(name)
+    }
+}
+
+/// Why `PerfMemory`'s variables could not be located in a libjvm ([`Error::Locate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocateFailure {
+    /// No candidate file for the library could be opened and matched to the target's mappings:
+    /// each candidate's failure, in the order tried.
+    NoUsableCopy(Vec<String>),
+    /// The library was opened, but no symbol source (debug file, `.symtab`, `.gnu_debuglink`,
+    /// `gHotSpotVMStructs`) gave the variables: each source's failure, in the order tried.
+    NoSymbols(Vec<String>),
+}
+
+impl std::fmt::Display for LocateFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LocateFailure::NoUsableCopy(errors) => {
+                write!(f, "no usable copy of the library: {}", errors.join("; "))
+            }
+            LocateFailure::NoSymbols(tried) => f.write_str(&tried.join("; ")),
+        }
+    }
+}
+
+/// An error and each of its causes, joined by `": "` (what anyhow's `{:#}` prints), for
+/// messages that list several failures in one line.
+pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 impl Error {
     /// An [`Error::Io`] for `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
@@ -164,7 +238,7 @@ impl Error {
     }
 
     /// An [`Error::Memory`] reading `what`.
-    pub fn memory(what: impl Into<String>, source: MemoryError) -> Self {
+    pub fn memory(what: impl Into<MemoryItem>, source: MemoryError) -> Self {
         Error::Memory {
             what: what.into(),
             source,

@@ -16,13 +16,13 @@
 
 pub mod error;
 pub mod format;
-pub mod locate;
+pub(crate) mod locate;
 pub mod perfdata;
 pub mod pipeline;
-pub mod process;
-pub mod read;
+pub(crate) mod process;
+pub(crate) mod read;
 
-pub use error::Error;
+pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use pipeline::{
     ForcedOptions, MAX_REGION, Reading, Sampler, Source, TargetSpec, read_core, read_file,
     read_forced, read_shared, read_shared_wait, region_bytes,

@@ -47,11 +47,6 @@ impl SymbolCache {
         Some(SymbolCache { dir })
     }
 
-    /// A cache in `dir`.
-    pub fn at(dir: impl Into<PathBuf>) -> Self {
-        SymbolCache { dir: dir.into() }
-    }
-
     fn entry(&self, build_id: &[u8]) -> PathBuf {
         self.dir.join(format!("perfmemory-{}", hex(build_id)))
     }

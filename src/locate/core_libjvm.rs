@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Error;
 use crate::locate::elf::ElfFile;
 use crate::locate::libjvm::LIBJVM;
 use crate::locate::{Mapping, Module};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
+use crate::{Error, with_causes};
 
 const DELETED: &str = " (deleted)";
 
@@ -201,7 +201,7 @@ pub fn libjvm_from_link_map(
         .iter()
         .find(|p| p.p_type == PT_DYNAMIC)
         .ok_or_else(|| walk_err("the executable has no PT_DYNAMIC (static?)".into()))?;
-    let mem = |what: &str, e: MemoryError| walk_err(format!("reading {what}: {e}"));
+    let mem = |what: &str, e: MemoryError| walk_err(format!("reading {what}: {}", with_causes(&e)));
     let mut r_debug = 0;
     let dyn_addr = bias.wrapping_add(dynamic.p_vaddr);
     for i in 0..(dynamic.p_memsz / 16).min(4096) {

@@ -22,7 +22,6 @@ const NT_GNU_BUILD_ID: u32 = 3;
 /// where a short read is just an error.
 #[derive(Debug)]
 pub struct ElfFile {
-    path: PathBuf,
     file: File,
     len: u64,
     header: Header,
@@ -37,8 +36,6 @@ pub enum SymbolSource {
     Symtab(PathBuf),
     /// `.symtab` of a separate debug file (found by build-id or `.gnu_debuglink`).
     DebugFile(PathBuf),
-    /// `.dynsym` (exported symbols only).
-    Dynsym(PathBuf),
 }
 
 impl std::fmt::Display for SymbolSource {
@@ -46,7 +43,6 @@ impl std::fmt::Display for SymbolSource {
         match self {
             SymbolSource::Symtab(p) => write!(f, ".symtab of {}", p.display()),
             SymbolSource::DebugFile(p) => write!(f, ".symtab of debug file {}", p.display()),
-            SymbolSource::Dynsym(p) => write!(f, ".dynsym of {}", p.display()),
         }
     }
 }
@@ -137,18 +133,12 @@ impl ElfFile {
                 .map_err(|e| malformed(path, format!("section headers: {e}")))?
         };
         Ok(ElfFile {
-            path: path.to_owned(),
             file,
             len,
             header,
             program_headers,
             section_headers,
         })
-    }
-
-    /// The path this file was opened by.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The program headers.

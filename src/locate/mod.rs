@@ -21,8 +21,8 @@ use elf::{ElfFile, SymbolSource, hex};
 use goblin::container::{Container, Ctx, Endian};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
-use crate::Error;
 use crate::read::ReadMemory;
+use crate::{Error, LocateFailure, with_causes};
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,47 @@ pub struct Located {
     /// Where the symbols came from: a symbol table, or `gHotSpotVMStructs`.
     pub source: String,
     /// Things the user may want to know (a candidate skipped, a check not possible).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
+}
+
+/// Something the locator noticed on the way that did not stop it: the live path shows these
+/// with `-v`, the core path as warnings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The library file has no build-id, so it could not be checked against the target's.
+    NoBuildId(PathBuf),
+    /// The file has a build-id but its note is not readable in the target.
+    BuildIdNotInTarget,
+    /// A debug file under `/usr/lib/debug/.build-id` is of another build; it was ignored.
+    DebugFileBuildIdDiffers(PathBuf),
+    /// A `.gnu_debuglink` file's CRC differs from the one the library records; it was ignored.
+    DebuglinkCrcDiffers(PathBuf),
+    /// The symbol cache entry could not be written (the read itself is unaffected).
+    CacheNotWritten(String),
+}
+
+impl std::fmt::Display for Note {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Note::NoBuildId(p) => write!(
+                f,
+                "{} has no build-id: cannot check it is the mapped build",
+                p.display()
+            ),
+            Note::BuildIdNotInTarget => f.write_str(
+                "the build-id note is not readable in the target: the file could not be checked against it",
+            ),
+            Note::DebugFileBuildIdDiffers(p) => {
+                write!(f, "{}: build-id differs, ignored", p.display())
+            }
+            Note::DebuglinkCrcDiffers(p) => write!(
+                f,
+                "{}: CRC differs from .gnu_debuglink, ignored",
+                p.display()
+            ),
+            Note::CacheNotWritten(e) => write!(f, "symbol cache not written: {e}"),
+        }
+    }
 }
 
 impl Located {
@@ -198,7 +238,7 @@ pub fn locate_perf_memory(
         let elf = match ElfFile::open(candidate) {
             Ok(elf) => elf,
             Err(e) => {
-                open_errors.push(e.to_string());
+                open_errors.push(with_causes(&e));
                 continue;
             }
         };
@@ -215,12 +255,16 @@ pub fn locate_perf_memory(
             .or_else(|| build_id_at_note(&elf, bias, mem));
         match (&file_id, in_memory) {
             (Some(f), Some(m)) if *f != m => {
-                mismatch = Some(Error::BuildIdMismatch { path: candidate.clone(), file_id: hex(f), memory_id: hex(&m) });
+                mismatch = Some(Error::BuildIdMismatch {
+                    path: candidate.clone(),
+                    file_id: hex(f),
+                    memory_id: hex(&m),
+                });
                 continue;
             }
             (Some(_), Some(_)) => {}
-            (None, _) => notes.push(format!("{} has no build-id: cannot check it is the mapped build", candidate.display())),
-            (Some(_), None) => notes.push("the build-id note is not readable in the target: the file could not be checked against it".into()),
+            (None, _) => notes.push(Note::NoBuildId(candidate.clone())),
+            (Some(_), None) => notes.push(Note::BuildIdNotInTarget),
         }
         let (vars, source) = find_vars(
             &elf,
@@ -236,7 +280,7 @@ pub fn locate_perf_memory(
                 source: source.clone(),
             };
             if let Err(e) = cache.put(id, &entry) {
-                notes.push(format!("symbol cache not written: {e}"));
+                notes.push(Note::CacheNotWritten(e.to_string()));
             }
         }
         return Ok(Located {
@@ -252,7 +296,7 @@ pub fn locate_perf_memory(
     }
     Err(Error::Locate {
         path: module.path.clone(),
-        reason: format!("no usable copy of the library: {}", open_errors.join("; ")),
+        reason: LocateFailure::NoUsableCopy(open_errors),
     })
 }
 
@@ -270,7 +314,7 @@ fn find_vars(
     bias: u64,
     mem: &dyn ReadMemory,
     build_id: Option<&[u8]>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
     let try_table = |file: &ElfFile, source: SymbolSource, tried: &mut Vec<String>| {
@@ -306,7 +350,7 @@ fn find_vars(
                     return Ok(r);
                 }
             } else {
-                notes.push(format!("{}: build-id differs, ignored", path.display()));
+                notes.push(Note::DebugFileBuildIdDiffers(path.clone()));
             }
         }
     }
@@ -325,10 +369,7 @@ fn find_vars(
                 continue;
             };
             if debug.crc32() != Some(crc) {
-                notes.push(format!(
-                    "{}: CRC differs from .gnu_debuglink, ignored",
-                    path.display()
-                ));
+                notes.push(Note::DebuglinkCrcDiffers(path.clone()));
                 continue;
             }
             if let Some(r) = try_table(&debug, SymbolSource::DebugFile(path.clone()), &mut tried) {
@@ -351,10 +392,10 @@ fn find_vars(
             format!("gHotSpotVMStructs (exported by {})", real_path.display()),
         )),
         Err(e) => {
-            tried.push(e.to_string());
+            tried.push(with_causes(&e));
             Err(Error::Locate {
                 path: real_path.to_owned(),
-                reason: tried.join("; "),
+                reason: LocateFailure::NoSymbols(tried),
             })
         }
     }

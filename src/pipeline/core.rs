@@ -13,7 +13,7 @@ use crate::locate::core_libjvm::{
 use crate::locate::elf::ElfFile;
 use crate::locate::{self};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
-use crate::{Error, perfdata};
+use crate::{Error, LocateFailure, MemoryItem, perfdata, with_causes};
 
 /// Reads the PerfData region out of a core file (`inspect --core <core>`).
 ///
@@ -55,7 +55,10 @@ pub fn read_core(
                 path.display()
             ),
         ),
-        Error::Locate { path, reason } if reason.starts_with("no usable copy") => core_error(
+        Error::Locate {
+            path,
+            reason: reason @ LocateFailure::NoUsableCopy(_),
+        } => core_error(
             &core,
             format!(
                 "cannot open the libjvm the JVM ran ({}): {reason}; give it with --exe <java or libjvm.so> or --sysroot <dir>",
@@ -71,17 +74,20 @@ pub fn read_core(
     };
     let mut details = vec![format!("path: core file {} of {who}", core_path.display())];
     details.extend(located.details(&module));
-    warnings.extend(located.notes.iter().cloned());
-    if headers_match {
-        // The headers matched the core's: locate's "cannot check" note no longer applies.
-        warnings.retain(|w| !w.contains("has no build-id"));
-    }
+    warnings.extend(
+        located
+            .notes
+            .iter()
+            // The headers matched the core's: locate's "cannot check" note no longer applies.
+            .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
+            .map(ToString::to_string),
+    );
     let (start, capacity, bytes) = match region_bytes(&located.vars, &core) {
         Ok(r) => r,
         Err(Error::Memory {
             what,
             source: source @ (MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. }),
-        }) if what.starts_with("the PerfData region") => {
+        }) if matches!(what, MemoryItem::Region { .. }) => {
             return Err(region_missing(&core, &what, &source));
         }
         Err(e) => return Err(e),
@@ -154,8 +160,9 @@ fn check_library_matches(
         Ok(()) => Ok(true),
         Err(e) => {
             warnings.push(format!(
-                "could not compare {} with the library in the core ({e}): if counters look wrong, check it is the JVM's own libjvm",
-                lib.display()
+                "could not compare {} with the library in the core ({}): if counters look wrong, check it is the JVM's own libjvm",
+                lib.display(),
+                with_causes(&e)
             ));
             Ok(false)
         }
@@ -163,13 +170,13 @@ fn check_library_matches(
 }
 
 /// The error for a region the core does not hold, with what would have put it there.
-fn region_missing(core: &CoreMemory, what: &str, source: &MemoryError) -> Error {
+fn region_missing(core: &CoreMemory, what: &MemoryItem, source: &MemoryError) -> Error {
     let (addr, why) = match source {
         MemoryError::NotDumped { addr, why, .. } => (*addr, why.clone()),
         MemoryError::Unmapped { addr, .. } => {
             (*addr, format!("no segment of the core covers {addr:#x}"))
         }
-        other => (0, other.to_string()),
+        other => (0, with_causes(other)),
     };
     if core.cut_off_at(addr) {
         return core_error(

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::Error;
 use crate::locate;
+use crate::{Error, MemoryItem};
 
 mod core;
 
@@ -235,12 +235,8 @@ pub fn region_bytes(
         )));
     }
     let mut bytes = vec![0u8; capacity as usize];
-    mem.read_exact_at(start, &mut bytes).map_err(|e| {
-        Error::memory(
-            format!("the PerfData region ({capacity} bytes at {start:#x})"),
-            e,
-        )
-    })?;
+    mem.read_exact_at(start, &mut bytes)
+        .map_err(|e| Error::memory(MemoryItem::Region { start, capacity }, e))?;
     Ok((start, capacity, Some(bytes)))
 }
 

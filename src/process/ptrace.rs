@@ -35,7 +35,6 @@ const MAX_ROUNDS: usize = 16;
 /// every thread.
 #[derive(Debug)]
 pub struct Frozen {
-    pid: i32,
     threads: Vec<Held>,
     began: Instant,
     old_mask: Option<SigSet>,
@@ -119,7 +118,6 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
         .ok()
         .map(|_| old);
     let mut frozen = Frozen {
-        pid,
         threads: Vec::new(),
         began: Instant::now(),
         old_mask,
@@ -242,11 +240,6 @@ impl Frozen {
             .filter(|h| !h.stopped)
             .map(|h| h.tid)
             .collect()
-    }
-
-    /// The pid held.
-    pub fn pid(&self) -> i32 {
-        self.pid
     }
 
     /// Detaches every thread and unblocks the signals blocked by [`freeze`].

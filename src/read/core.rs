@@ -256,11 +256,6 @@ impl CoreMemory {
         self.machine
     }
 
-    /// The `PT_LOAD` segments, sorted by address.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
-    }
-
     /// The file-backed mappings from `NT_FILE`; `None` when the core has no such note (cores
     /// written before Linux 3.7, and some other dumpers).
     pub fn files(&self) -> Option<&[FileMapping]> {
@@ -270,11 +265,6 @@ impl CoreMemory {
     /// The process the core is of (`NT_PRPSINFO`), when the note is there.
     pub fn process(&self) -> Option<&CoreProcess> {
         self.process.as_ref()
-    }
-
-    /// The auxiliary vector (`NT_AUXV`) as `(a_type, a_val)` pairs, `AT_NULL` excluded.
-    pub fn auxv(&self) -> &[(u64, u64)] {
-        &self.auxv
     }
 
     /// The value of auxiliary vector entry `key` (`AT_ENTRY` 9, `AT_PHDR` 3, ...).
@@ -671,7 +661,7 @@ mod tests {
         b[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
         std::fs::write(&path, &b).unwrap();
         let core = CoreMemory::open(&path).unwrap();
-        assert_eq!(core.segments().len(), 4);
+        assert_eq!(core.segments.len(), 4);
         let mut buf = [0u8; 4];
         core.read_exact_at(0x30010, &mut buf).unwrap();
         assert_eq!(buf, [0x10, 0x11, 0x12, 0x13]);

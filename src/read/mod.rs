@@ -7,7 +7,7 @@
 mod core;
 mod process;
 
-pub use core::{CoreMemory, CoreProcess, FileMapping, Segment, machine_name};
+pub use core::{CoreMemory, machine_name};
 
 pub use process::ProcessMemory;
 
@@ -41,7 +41,7 @@ pub enum MemoryError {
         len: usize,
     },
     /// The operating system refused the read.
-    #[error("reading {len} bytes at {addr:#x}: {source}")]
+    #[error("reading {len} bytes at {addr:#x}")]
     Os {
         /// Start of the failed range.
         addr: u64,

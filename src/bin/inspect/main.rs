@@ -123,7 +123,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("inspect: {}", describe(&e));
+            eprintln!("inspect: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -137,20 +137,6 @@ fn patterns(cli: &Cli) -> Vec<String> {
             .collect(),
         _ => cli.patterns.clone(),
     }
-}
-
-/// The error and its causes, each cause only once: the library's messages already include the
-/// OS error they wrap, which `{:#}` would print a second time.
-fn describe(e: &anyhow::Error) -> String {
-    let mut text = e.to_string();
-    for cause in e.chain().skip(1) {
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
