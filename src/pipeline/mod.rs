@@ -1,18 +1,31 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
 
-use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
+use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::locate;
 use crate::{Error, MemoryItem};
 
+#[cfg(target_os = "linux")]
 mod core;
 
+#[cfg(target_os = "linux")]
 pub use self::core::read_core;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use self::windows::ForcedReader;
+#[cfg(windows)]
+pub use self::windows::{read_core, read_file, read_forced, read_shared, read_shared_wait};
 use crate::perfdata::{self, Snapshot};
+#[cfg(target_os = "linux")]
 use crate::process::{self, ProcessInfo};
-use crate::read::{self, MemoryError, ReadMemory};
+use crate::read::ReadMemory;
+#[cfg(target_os = "linux")]
+use crate::read::{self, MemoryError};
 
 /// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
 pub const MAX_REGION: u64 = 64 << 20;
@@ -56,6 +69,7 @@ impl Default for ForcedOptions {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
 ///
 /// Everything that needs no stop (maps, the ELF, symbols, the vmStructs walk) happens first;
@@ -70,6 +84,7 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     ForcedReader::open(pid, opts.clone())?.read()
 }
 
+#[cfg(target_os = "linux")]
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
 /// (EPERM from ptrace, short reads).
 fn exited_or(pid: i32, e: Error) -> Error {
@@ -80,6 +95,7 @@ fn exited_or(pid: i32, e: Error) -> Error {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// A live process whose region has been located: [`ForcedReader::read`] re-reads only
 /// `_start`, `_capacity` and the region, so repeated samples skip the maps, ELF and symbol work.
 struct ForcedReader {
@@ -91,6 +107,7 @@ struct ForcedReader {
     located_details: Vec<String>,
 }
 
+#[cfg(target_os = "linux")]
 impl ForcedReader {
     fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
         Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
@@ -190,6 +207,7 @@ impl ForcedReader {
     }
 }
 
+#[cfg(target_os = "linux")]
 type RegionRead = (
     u64,
     u64,
@@ -197,6 +215,7 @@ type RegionRead = (
     Option<process::ptrace::FreezeReport>,
 );
 
+#[cfg(target_os = "linux")]
 fn read_region_once(
     pid: i32,
     vars: &locate::PerfMemoryVars,
@@ -240,6 +259,7 @@ pub fn region_bytes(
     Ok((start, capacity, Some(bytes)))
 }
 
+#[cfg(target_os = "linux")]
 fn process_age(info: &ProcessInfo) -> Duration {
     let ticks = procfs::ticks_per_second().max(1);
     let uptime = std::fs::read_to_string("/proc/uptime")
@@ -250,6 +270,7 @@ fn process_age(info: &ProcessInfo) -> Duration {
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
 
+#[cfg(target_os = "linux")]
 /// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
 fn permission(pid: i32, e: Error) -> Error {
     match e {
@@ -268,6 +289,7 @@ fn permission(pid: i32, e: Error) -> Error {
 /// waited for (as jvmstat waits), after it the answer is final.
 const STARTUP_GRACE: Duration = Duration::from_secs(2);
 
+#[cfg(target_os = "linux")]
 /// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
 /// JVM (see [`read_shared_wait`]).
 ///
@@ -277,6 +299,7 @@ pub fn read_shared(pid: i32) -> Result<Reading, Error> {
     read_shared_wait(pid, ForcedOptions::default().wait_accessible)
 }
 
+#[cfg(target_os = "linux")]
 /// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
 /// not have created its file yet (waited for while the process is younger than 2 s) or not yet
 /// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
@@ -310,6 +333,7 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
     })
 }
 
+#[cfg(target_os = "linux")]
 /// The parsed region once the VM has finished setting it up; `None` (after a short sleep) while
 /// it has not and `wait` has not passed since `began`. A starting VM's region is zeroed, then
 /// filled, then marked accessible: one not yet marked may not even parse (only waited for while
@@ -334,6 +358,7 @@ fn ready(
     }
 }
 
+#[cfg(target_os = "linux")]
 fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let began = Instant::now();
@@ -366,6 +391,7 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
+#[cfg(target_os = "linux")]
 /// Reads a saved hsperfdata file (`inspect <path>`).
 ///
 /// # Errors

@@ -1,13 +1,21 @@
 //! Targets: live processes (identity, permissions, stopping them briefly) and hsperfdata files.
 
+#[cfg(target_os = "linux")]
 pub mod hsperf_file;
+#[cfg(target_os = "linux")]
 pub mod ptrace;
+#[cfg(windows)]
+pub mod windows;
 
+#[cfg(target_os = "linux")]
 use procfs::ProcError;
+#[cfg(target_os = "linux")]
 use procfs::process::Process;
 
+#[cfg(target_os = "linux")]
 use crate::Error;
 
+#[cfg(target_os = "linux")]
 /// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
 #[derive(Debug, Clone)]
 pub struct ProcessInfo {
@@ -27,6 +35,7 @@ pub struct ProcessInfo {
     pub comm: String,
 }
 
+#[cfg(target_os = "linux")]
 impl ProcessInfo {
     /// Reads the process's identity.
     ///
@@ -64,6 +73,7 @@ impl ProcessInfo {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Checks that `before` still names a live process: same pid, same start time.
 ///
 /// # Errors
@@ -82,11 +92,14 @@ pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// `PF_EXITING` in `/proc/<pid>/stat` `flags` (`include/linux/sched.h`): the task is exiting.
 const PF_EXITING: u32 = 0x4;
+#[cfg(target_os = "linux")]
 /// `PF_KTHREAD`: a kernel thread (it has no user mappings, and is not exiting for lack of them).
 const PF_KTHREAD: u32 = 0x0020_0000;
 
+#[cfg(target_os = "linux")]
 /// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
 /// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
 /// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
@@ -104,6 +117,7 @@ pub fn exited_or_exiting(pid: i32) -> bool {
     stat.flags & PF_KTHREAD == 0 && process.maps().is_ok_and(|m| m.iter().next().is_none())
 }
 
+#[cfg(target_os = "linux")]
 /// Maps a procfs error about `pid` to ours.
 pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     match e {
@@ -123,6 +137,7 @@ pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Why ptrace-level access to `pid` may be refused, and what fixes it.
 pub fn permission_hint(pid: i32) -> String {
     let owner = Process::new(pid).and_then(|p| p.uid()).ok();

@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use windows_sys::Win32::Foundation::{
-    ERROR_ACCESS_DENIED, ERROR_BAD_LENGTH, ERROR_INVALID_PARAMETER, ERROR_PARTIAL_COPY,
-    ERROR_SEM_TIMEOUT, FILETIME, HANDLE, INVALID_HANDLE_VALUE, STILL_ACTIVE,
+    DBG_CONTINUE, DBG_EXCEPTION_NOT_HANDLED, ERROR_ACCESS_DENIED, ERROR_BAD_LENGTH,
+    ERROR_INVALID_PARAMETER, ERROR_PARTIAL_COPY, ERROR_SEM_TIMEOUT, EXCEPTION_BREAKPOINT, FILETIME,
+    HANDLE, INVALID_HANDLE_VALUE, STILL_ACTIVE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
@@ -24,9 +25,8 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_TYPE_DISK, GetFileInformationByHandle, GetFileType, GetTempPathW,
 };
 use windows_sys::Win32::System::Diagnostics::Debug::{
-    CREATE_PROCESS_DEBUG_EVENT, CheckRemoteDebuggerPresent, ContinueDebugEvent, DBG_CONTINUE,
-    DBG_EXCEPTION_NOT_HANDLED, DEBUG_EVENT, DebugActiveProcess, DebugActiveProcessStop,
-    DebugSetProcessKillOnExit, EXCEPTION_BREAKPOINT, EXCEPTION_DEBUG_EVENT,
+    CREATE_PROCESS_DEBUG_EVENT, CheckRemoteDebuggerPresent, ContinueDebugEvent, DEBUG_EVENT,
+    DebugActiveProcess, DebugActiveProcessStop, DebugSetProcessKillOnExit, EXCEPTION_DEBUG_EVENT,
     EXIT_PROCESS_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
 };
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
@@ -39,7 +39,7 @@ use windows_sys::Win32::System::Memory::{
 use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
 use windows_sys::Win32::System::Threading::{
     GetExitCodeProcess, GetProcessTimes, IsWow64Process, OpenProcess,
-    PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ,
+    PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ, QueryFullProcessImageNameW,
 };
 
 use crate::Error;
@@ -192,6 +192,23 @@ impl Process {
         self.mem.raw_handle()
     }
 
+    /// The file name of the process's executable (`QueryFullProcessImageNameW`), or `?`.
+    pub fn image_name(&self) -> String {
+        let mut buf = vec![0u16; 1024];
+        let mut len = buf.len() as u32;
+        // SAFETY: the buffer holds `len` u16s.
+        let ok =
+            unsafe { QueryFullProcessImageNameW(self.handle(), 0, buf.as_mut_ptr(), &mut len) };
+        if ok == 0 {
+            return "?".into();
+        }
+        let path = PathBuf::from(from_wide(&buf[..len as usize]));
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
     /// Whether the process has not exited.
     pub fn running(&self) -> bool {
         still_active(self.handle())
@@ -205,7 +222,11 @@ impl Process {
         };
         // SAFETY: valid out-pointer.
         unsafe { GetSystemTimeAsFileTime(&mut now) };
-        Duration::from_nanos(filetime(now).saturating_sub(self.creation).saturating_mul(100))
+        Duration::from_nanos(
+            filetime(now)
+                .saturating_sub(self.creation)
+                .saturating_mul(100),
+        )
     }
 
     /// Whether a 32-bit process runs under WOW64 (the reader is 64-bit only).
@@ -514,7 +535,10 @@ pub fn candidate_users(pid: i32) -> (Vec<String>, Vec<PathBuf>) {
     if let Ok(me) = std::env::var("USERNAME")
         && !users.contains(&me)
     {
-        tried.push(tmp.join(format!("{PERFDATA_NAME}_{me}")).join(pid.to_string()));
+        tried.push(
+            tmp.join(format!("{PERFDATA_NAME}_{me}"))
+                .join(pid.to_string()),
+        );
         users.push(me);
     }
     (users, tried)
@@ -560,7 +584,8 @@ pub fn read_mapping(user: &str, pid: i32) -> Result<Option<(String, Vec<u8>)>, E
         )));
     }
     // SAFETY: the view is mapped readable for `size` bytes until `unmap` drops.
-    let bytes = unsafe { std::slice::from_raw_parts(view.Value as *const u8, size as usize) }.to_vec();
+    let bytes =
+        unsafe { std::slice::from_raw_parts(view.Value as *const u8, size as usize) }.to_vec();
     drop(unmap);
     Ok(Some((name, bytes)))
 }
@@ -612,7 +637,9 @@ pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
     let kind = unsafe { GetFileType(h) };
     let size = (u64::from(info.nFileSizeHigh) << 32) | u64::from(info.nFileSizeLow);
     if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return Err(refuse("a reparse point (link or junction), not a file; refused".into()));
+        return Err(refuse(
+            "a reparse point (link or junction), not a file; refused".into(),
+        ));
     }
     if info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0 || kind != FILE_TYPE_DISK {
         return Err(refuse("not a regular file; refused".into()));
@@ -632,7 +659,7 @@ pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
     read_all(&file, size).map_err(|e| Error::io(path, e))
 }
 
-fn read_all(mut file: &File, size: u64) -> std::io::Result<Vec<u8>> {
+fn read_all(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::with_capacity(size as usize);
     file.take(size).read_to_end(&mut bytes)?;

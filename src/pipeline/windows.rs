@@ -1,0 +1,289 @@
+//! The Windows pipelines, with the Linux ones' signatures so [`super::Sampler`] and the binary
+//! run unchanged:
+//!
+//! - forced (`-F`): `OpenProcess(PROCESS_VM_READ | PROCESS_QUERY_LIMITED_INFORMATION)`, `jvm.dll`'s
+//!   base from the toolhelp module list, its PE headers and export directory read from the
+//!   target's memory ([`crate::locate::pe`]), the `gHotSpotVMStructs` walk to `PerfMemory::_start`
+//!   / `_capacity` ([`crate::locate::vmstructs`]), then with the JVM held by a debug attach
+//!   ([`DebugStop`]) one `ReadProcessMemory` of the region; identity (creation time) checked after;
+//! - shared (`<pid>`): the named file mapping `hsperfdata_<user>_<pid>` copied out of a read-only
+//!   view, else the file `%TEMP%\hsperfdata_<user>\<pid>` (`perfMemory_windows.cpp`);
+//! - file (`<path>`): the same file rules.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::{ForcedOptions, Reading, STARTUP_GRACE, region_bytes, still_starting};
+use crate::Error;
+use crate::locate::pe::{Exports, ImageHeaders};
+use crate::locate::{PerfMemoryVars, vmstructs};
+use crate::perfdata::{self, Snapshot};
+use crate::process::windows::{
+    DebugStop, Process, candidate_users, exited_or_exiting, read_hsperf_file, read_mapping,
+};
+
+/// The attach's debug events (one per thread and DLL, then the breakpoint) take 30-80 ms for a
+/// JVM under Wine; the stop bound for threads on Linux (`--stop-timeout`) is raised to this.
+const MIN_ATTACH_BOUND: Duration = Duration::from_secs(2);
+
+/// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`): see the
+/// module documentation for the steps.
+///
+/// # Errors
+/// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
+/// [`Error::PermissionDenied`] with the fix, [`Error::NotAJvm`] (no `jvm.dll`),
+/// [`Error::Os`] for a 32-bit (WOW64) process or a failed attach, [`Error::PidReused`].
+pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
+    ForcedReader::open(pid, opts.clone())?.read()
+}
+
+/// An exiting process fails in odd ways (partial copies, a vanished module list).
+fn exited_or(pid: i32, e: Error) -> Error {
+    match e {
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    }
+}
+
+/// A live process whose region has been located: [`ForcedReader::read`] re-reads only
+/// `_start`, `_capacity` and the region.
+pub(super) struct ForcedReader {
+    process: Process,
+    opts: ForcedOptions,
+    vars: PerfMemoryVars,
+    located_details: Vec<String>,
+}
+
+impl ForcedReader {
+    pub(super) fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
+    }
+
+    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        let process = Process::open(pid)?;
+        if process.is_wow64() {
+            return Err(Error::Os {
+                what: format!(
+                    "process {pid} is a 32-bit process (WOW64): only 64-bit JVMs can be read; use that JDK's jcmd or jstat"
+                ),
+                source: std::io::Error::from(std::io::ErrorKind::Unsupported),
+            });
+        }
+        let Some(module) = process.module("jvm.dll")? else {
+            return Err(Error::NotAJvm {
+                pid,
+                comm: process.image_name(),
+            });
+        };
+        let name = module.path.display().to_string();
+        let headers = ImageHeaders::read(&process.mem, module.base, &name)?;
+        let exports = Exports::read(&process.mem, &headers, &name)?;
+        let vars = vmstructs::find_perf_memory(&process.mem, &|s| exports.address(s))?;
+        let located_details = vec![
+            format!(
+                "path: forced read of process {pid} ({}) memory",
+                process.image_name()
+            ),
+            format!(
+                "jvm.dll: {name} at {:#x} ({} bytes, {} named exports)",
+                module.base,
+                module.size,
+                exports.len()
+            ),
+            format!("symbols: gHotSpotVMStructs (exported by {name})"),
+            format!(
+                "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
+                vars.start, vars.capacity
+            ),
+        ];
+        Ok(ForcedReader {
+            process,
+            opts,
+            vars,
+            located_details,
+        })
+    }
+
+    pub(super) fn read(&self) -> Result<Reading, Error> {
+        self.read_inner()
+            .map_err(|e| exited_or(self.process.pid, e))
+    }
+
+    fn read_inner(&self) -> Result<Reading, Error> {
+        let (pid, opts) = (self.process.pid, &self.opts);
+        let mut details = self.located_details.clone();
+        let began = Instant::now();
+        let mut torn_reads_left = if opts.stop { 0 } else { 3 };
+        loop {
+            let stop = if opts.stop {
+                Some(DebugStop::attach(
+                    &self.process,
+                    opts.stop_bound.max(MIN_ATTACH_BOUND),
+                )?)
+            } else {
+                None
+            };
+            let result = region_bytes(&self.vars, &self.process.mem);
+            let report = stop.map(DebugStop::release);
+            let (start, capacity, bytes) = result?;
+            self.process.check_same()?;
+            let Some(bytes) = bytes else {
+                if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+                    && self.process.age() < STARTUP_GRACE
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                return Err(Error::PerfDataDisabled(pid));
+            };
+            let parsed = perfdata::parse(&bytes);
+            if parsed.is_err() && torn_reads_left > 0 {
+                torn_reads_left -= 1;
+                continue;
+            }
+            let Some(snapshot) = ready(parsed, &bytes, &self.process, began, opts.wait_accessible)?
+            else {
+                continue;
+            };
+            if let Some(r) = report {
+                details.push(format!(
+                    "stopped by a debug attach for {:.3} ms ({} debug events, {:.3} ms to the attach breakpoint)",
+                    r.stopped_for.as_secs_f64() * 1e3,
+                    r.events,
+                    r.to_stop.as_secs_f64() * 1e3
+                ));
+            }
+            details.push(format!("region: {capacity} bytes at {start:#x}"));
+            return Ok(Reading {
+                snapshot,
+                bytes,
+                details,
+                warnings: Vec::new(),
+                fallback: None,
+            });
+        }
+    }
+}
+
+/// The parsed region once the VM has marked it accessible; `None` (after a short sleep) while
+/// it has not and `wait` has not passed (a region not marked yet may not parse while the process
+/// is younger than [`STARTUP_GRACE`]).
+fn ready(
+    parsed: Result<Snapshot, perfdata::ParseError>,
+    bytes: &[u8],
+    process: &Process,
+    began: Instant,
+    wait: Duration,
+) -> Result<Option<Snapshot>, Error> {
+    let snapshot = match parsed {
+        Err(_) if !perfdata::marked_accessible(bytes) && process.age() < STARTUP_GRACE => None,
+        parsed => Some(parsed?),
+    };
+    match snapshot {
+        Some(s) if s.prologue.accessible => Ok(Some(s)),
+        _ => {
+            still_starting(process.pid, began, wait)?;
+            Ok(None)
+        }
+    }
+}
+
+/// Reads JVM `pid`'s shared PerfData (`inspect <pid>`), waiting up to 5 s for a starting JVM.
+///
+/// # Errors
+/// As [`read_shared_wait`].
+pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
+}
+
+/// Reads JVM `pid`'s shared PerfData (`inspect <pid>`): the named file mapping
+/// `hsperfdata_<user>_<pid>`, else its backing file `%TEMP%\hsperfdata_<user>\<pid>`, for each
+/// user whose hsperfdata directory has that file (then `%USERNAME%`). A JVM younger than 2 s may
+/// not have created them yet, and one may not have marked its region accessible (waited for up
+/// to `wait`).
+///
+/// # Errors
+/// [`Error::NoHsperfFile`] (which says to use `-F`: e.g. `-XX:+PerfDisableSharedMem`),
+/// [`Error::HsperfFile`], [`Error::PerfData`], [`Error::NotAccessible`], [`Error::ProcessExited`].
+pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    read_shared_inner(pid, wait).map_err(|e| match e {
+        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } if exited_or_exiting(pid) => {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    let process = Process::open_query(pid)?;
+    let began = Instant::now();
+    loop {
+        let (source, bytes) = match shared_bytes(pid) {
+            Err(Error::NoHsperfFile { .. }) if process.age() < STARTUP_GRACE => {
+                still_starting(pid, began, wait)?;
+                continue;
+            }
+            r => r?,
+        };
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &process, began, wait)? else {
+            continue;
+        };
+        process.check_same()?;
+        return Ok(Reading {
+            snapshot,
+            bytes,
+            details: vec![format!("path: shared {source}")],
+            warnings: Vec::new(),
+            fallback: None,
+        });
+    }
+}
+
+/// The region's bytes from the first mapping, else the first file, of the candidate users.
+fn shared_bytes(pid: i32) -> Result<(String, Vec<u8>), Error> {
+    let (users, tried) = candidate_users(pid);
+    for user in &users {
+        if let Some((name, bytes)) = read_mapping(user, pid)? {
+            return Ok((format!("file mapping {name}"), bytes));
+        }
+    }
+    for path in &tried {
+        if path.exists() {
+            let bytes = read_hsperf_file(path)?;
+            return Ok((format!("file {}", path.display()), bytes));
+        }
+    }
+    Err(Error::NoHsperfFile { pid, tried })
+}
+
+/// Reads a saved hsperfdata file (`inspect <path>`), with the shared path's file rules.
+///
+/// # Errors
+/// [`Error::HsperfFile`], [`Error::Io`], [`Error::PerfData`].
+pub fn read_file(path: &Path) -> Result<Reading, Error> {
+    let bytes = read_hsperf_file(path)?;
+    let snapshot = perfdata::parse(&bytes)?;
+    Ok(Reading {
+        snapshot,
+        bytes,
+        details: vec![format!("path: file {}", path.display())],
+        warnings: Vec::new(),
+        fallback: None,
+    })
+}
+
+/// Core files are ELF cores of Linux processes: this Windows build does not read them.
+///
+/// # Errors
+/// Always [`Error::Core`], saying to read the core on Linux.
+pub fn read_core(
+    core: &Path,
+    _exe: Option<&Path>,
+    _sysroot: Option<&Path>,
+) -> Result<Reading, Error> {
+    Err(Error::Core {
+        path: core.to_owned(),
+        reason: "reading ELF core files is supported by the Linux build only; run `inspect --core` on Linux".into(),
+    })
+}
