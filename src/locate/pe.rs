@@ -21,11 +21,11 @@ use std::collections::HashMap;
 use goblin::pe::export::{ExportDirectoryTable, SIZEOF_EXPORT_DIRECTORY_TABLE};
 use goblin::pe::header::{COFF_MACHINE_X86_64, Header};
 use goblin::pe::optional_header::MAGIC_64;
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 use goblin::pe::section_table::SectionTable;
 
 use crate::Error;
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 use crate::read::MemoryError;
 use crate::read::ReadMemory;
 
@@ -193,7 +193,7 @@ impl Exports {
     }
 
     /// Every named export and its RVA, in no particular order.
-    #[cfg(test)]
+    #[cfg(all(test, target_os = "linux"))]
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
         self.by_name.iter().map(|(k, &v)| (k.as_slice(), v))
     }
@@ -256,14 +256,14 @@ impl View<'_> {
 /// `base + VirtualAddress`, zero-filled past its raw data), without relocations or imports: at
 /// its preferred base (`ImageBase`) its statically initialized pointers are already right. Lets
 /// the export lookup and the vmStructs walk run on a `jvm.dll` file offline (tests).
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[derive(Debug, Clone)]
 pub struct FileImage {
     base: u64,
     image: Vec<u8>,
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 impl FileImage {
     /// Lays out `file` (the bytes of a PE file) at its preferred base.
     ///
@@ -303,7 +303,7 @@ impl FileImage {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), String> {
     // Raw data is padded to FileAlignment; past VirtualSize it is padding, not section bytes.
     let raw = match s.virtual_size {
@@ -323,7 +323,7 @@ fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), S
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 impl ReadMemory for FileImage {
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let unmapped = || MemoryError::Unmapped {
