@@ -150,29 +150,15 @@ impl ForcedReader {
         let began = Instant::now();
         // A read without stopping may catch the VM mid-write: try again a few times before calling
         // the bytes malformed.
-        let mut torn_reads_left = if opts.stop { 0 } else { 3 };
+        let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
         loop {
             let (start, capacity, bytes, report) =
                 read_region_once(pid, &self.vars, &self.mem, opts)?;
             process::check_same_process(info)?;
-            let Some(bytes) = bytes else {
-                // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
-                // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
-                // the caller's bound); an older one never will.
-                if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
-                    && process_age(info) < STARTUP_GRACE
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                }
-                return Err(Error::PerfDataDisabled(pid));
-            };
-            let parsed = perfdata::parse(&bytes);
-            if parsed.is_err() && torn_reads_left > 0 {
-                torn_reads_left -= 1;
-                continue;
-            }
-            let Some(snapshot) = ready(parsed, &bytes, info, began, opts.wait_accessible)? else {
+            let age = || process_age(info);
+            let Some((bytes, snapshot)) =
+                settled(bytes, pid, &age, began, opts, &mut torn_reads_left)?
+            else {
                 continue;
             };
             let mut warnings = Vec::new();
@@ -333,29 +319,60 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
     })
 }
 
-#[cfg(target_os = "linux")]
 /// The parsed region once the VM has finished setting it up; `None` (after a short sleep) while
 /// it has not and `wait` has not passed since `began`. A starting VM's region is zeroed, then
 /// filled, then marked accessible: one not yet marked may not even parse (only waited for while
-/// the process is younger than [`STARTUP_GRACE`]; after that, the parse error is the answer).
+/// the process is younger than [`STARTUP_GRACE`], `age`; after that, the parse error is the answer).
 fn ready(
     parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
     bytes: &[u8],
-    info: &ProcessInfo,
+    pid: i32,
+    age: &dyn Fn() -> Duration,
     began: Instant,
     wait: Duration,
 ) -> Result<Option<perfdata::Snapshot>, Error> {
     let snapshot = match parsed {
-        Err(_) if !perfdata::marked_accessible(bytes) && process_age(info) < STARTUP_GRACE => None,
+        Err(_) if !perfdata::marked_accessible(bytes) && age() < STARTUP_GRACE => None,
         parsed => Some(parsed?),
     };
     match snapshot {
         Some(s) if s.prologue.accessible => Ok(Some(s)),
         _ => {
-            still_starting(info.pid, began, wait)?;
+            still_starting(pid, began, wait)?;
             Ok(None)
         }
     }
+}
+
+/// One forced read's outcome: the region's bytes and parse once they are final, or `None` to read
+/// again. `bytes` is `None` when `_start` is NULL: before `PerfMemory::initialize`, or never
+/// (`-XX:-UsePerfData`); a JVM younger than [`STARTUP_GRACE`] (`age`) may still be on its way
+/// there and is waited for (within the caller's bound), an older one never will. A read without
+/// stopping may catch the VM mid-write: a parse error is retried while `torn_reads_left` lasts.
+fn settled(
+    bytes: Option<Vec<u8>>,
+    pid: i32,
+    age: &dyn Fn() -> Duration,
+    began: Instant,
+    opts: &ForcedOptions,
+    torn_reads_left: &mut u32,
+) -> Result<Option<(Vec<u8>, perfdata::Snapshot)>, Error> {
+    let Some(bytes) = bytes else {
+        if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
+            && age() < STARTUP_GRACE
+        {
+            std::thread::sleep(Duration::from_millis(20));
+            return Ok(None);
+        }
+        return Err(Error::PerfDataDisabled(pid));
+    };
+    let parsed = perfdata::parse(&bytes);
+    if parsed.is_err() && *torn_reads_left > 0 {
+        *torn_reads_left -= 1;
+        return Ok(None);
+    }
+    let snapshot = ready(parsed, &bytes, pid, age, began, opts.wait_accessible)?;
+    Ok(snapshot.map(|s| (bytes, s)))
 }
 
 #[cfg(target_os = "linux")]
@@ -371,7 +388,8 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
             }
             r => r?,
         };
-        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &info, began, wait)? else {
+        let age = || process_age(&info);
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, pid, &age, began, wait)? else {
             continue;
         };
         break (path, bytes, snapshot);

@@ -13,11 +13,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::{ForcedOptions, Reading, STARTUP_GRACE, region_bytes, still_starting};
+use super::{ForcedOptions, Reading, STARTUP_GRACE, ready, region_bytes, settled, still_starting};
 use crate::Error;
 use crate::locate::pe::{Exports, ImageHeaders};
 use crate::locate::{PerfMemoryVars, vmstructs};
-use crate::perfdata::{self, Snapshot};
+use crate::perfdata;
 use crate::process::windows::{
     DebugStop, Process, candidate_users, exited_or_exiting, read_hsperf_file, read_mapping,
 };
@@ -114,7 +114,7 @@ impl ForcedReader {
         let (pid, opts) = (self.process.pid, &self.opts);
         let mut details = self.located_details.clone();
         let began = Instant::now();
-        let mut torn_reads_left = if opts.stop { 0 } else { 3 };
+        let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
         loop {
             let stop = if opts.stop {
                 Some(DebugStop::attach(
@@ -128,21 +128,9 @@ impl ForcedReader {
             let report = stop.map(DebugStop::release);
             let (start, capacity, bytes) = result?;
             self.process.check_same()?;
-            let Some(bytes) = bytes else {
-                if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
-                    && self.process.age() < STARTUP_GRACE
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                }
-                return Err(Error::PerfDataDisabled(pid));
-            };
-            let parsed = perfdata::parse(&bytes);
-            if parsed.is_err() && torn_reads_left > 0 {
-                torn_reads_left -= 1;
-                continue;
-            }
-            let Some(snapshot) = ready(parsed, &bytes, &self.process, began, opts.wait_accessible)?
+            let age = || self.process.age();
+            let Some((bytes, snapshot)) =
+                settled(bytes, pid, &age, began, opts, &mut torn_reads_left)?
             else {
                 continue;
             };
@@ -162,29 +150,6 @@ impl ForcedReader {
                 warnings: Vec::new(),
                 fallback: None,
             });
-        }
-    }
-}
-
-/// The parsed region once the VM has marked it accessible; `None` (after a short sleep) while
-/// it has not and `wait` has not passed (a region not marked yet may not parse while the process
-/// is younger than [`STARTUP_GRACE`]).
-fn ready(
-    parsed: Result<Snapshot, perfdata::ParseError>,
-    bytes: &[u8],
-    process: &Process,
-    began: Instant,
-    wait: Duration,
-) -> Result<Option<Snapshot>, Error> {
-    let snapshot = match parsed {
-        Err(_) if !perfdata::marked_accessible(bytes) && process.age() < STARTUP_GRACE => None,
-        parsed => Some(parsed?),
-    };
-    match snapshot {
-        Some(s) if s.prologue.accessible => Ok(Some(s)),
-        _ => {
-            still_starting(process.pid, began, wait)?;
-            Ok(None)
         }
     }
 }
@@ -226,7 +191,8 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
             }
             r => r?,
         };
-        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &process, began, wait)? else {
+        let age = || process.age();
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, pid, &age, began, wait)? else {
             continue;
         };
         process.check_same()?;
