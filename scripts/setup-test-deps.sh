@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
-#     objcopy), util-linux (unshare, setpriv), passwd (useradd);
+#     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
@@ -16,6 +16,7 @@ command -v gdb >/dev/null || need+=(gdb)
 command -v strip >/dev/null && command -v objcopy >/dev/null || need+=(binutils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need+=(util-linux)
 command -v useradd >/dev/null || need+=(passwd)
+command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/list.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"

@@ -254,6 +254,14 @@ impl Error {
         }
     }
 
+    /// An [`Error::Core`] about the core file at `path`.
+    pub fn core(path: &Path, reason: impl Into<String>) -> Self {
+        Error::Core {
+            path: path.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
     /// An [`Error::Memory`] reading `what`.
     pub fn memory(what: impl Into<MemoryItem>, source: MemoryError) -> Self {
         Error::Memory {

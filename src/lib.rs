@@ -1,19 +1,65 @@
-//! hsinspect: read HotSpot's PerfData (the hsperfdata counters) from outside the JVM.
+//! hsinspect: read HotSpot's PerfData (the hsperfdata counters that `jcmd PerfCounter.print`
+//! and `jstat` show) from outside the JVM: from a live process's memory, its hsperfdata file, a
+//! saved copy, or a core file.
 //!
-//! The data flows through the modules in this order:
+//! # Use
 //!
-//! 1. [`process`]: which process or file; its identity; stopping it briefly ([`process::ptrace`]);
-//!    the hsperfdata file rules ([`process::hsperf_file`]).
-//! 2. [`locate`]: where libjvm is loaded, and the addresses of `PerfMemory::_start` /
-//!    `_capacity` from symbol tables or `gHotSpotVMStructs`.
-//! 3. [`read`]: the bytes of the region, through one [`read::ReadMemory`] interface.
-//! 4. [`perfdata`]: the pure parser, bytes in, counters out.
+//! Name a [`Source`] and take [`Reading`]s of it with a [`Sampler`] (or call one of the
+//! `read_*` functions once). A reading holds the parsed [`perfdata::Snapshot`]; [`mod@format`]
+//! prints it as jcmd does.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use hsinspect::{ForcedOptions, Sampler, Source};
+//!
+//! # fn main() -> Result<(), hsinspect::Error> {
+//! // A live JVM's memory, without stopping it (`inspect -F --no-stop 4242`).
+//! let source = Source::Forced {
+//!     pid: 4242,
+//!     opts: ForcedOptions { stop: false, ..ForcedOptions::default() },
+//! };
+//! let mut sampler = Sampler::new(source);
+//! for _ in 0..3 {
+//!     let reading = sampler.sample()?; // symbols are resolved once, then only the region is read
+//!     let gcs = reading.snapshot.long("sun.gc.collector.0.invocations");
+//!     println!("young collections: {gcs:?}");
+//!     std::thread::sleep(Duration::from_secs(1));
+//! }
+//!
+//! // A saved hsperfdata file, printed as `jcmd <pid> PerfCounter.print` prints it.
+//! let reading = hsinspect::read_file("saved.hsperf".as_ref())?;
+//! let filter = hsinspect::format::Filter::default();
+//! let counters = hsinspect::format::sorted(&reading.snapshot, &filter);
+//! hsinspect::format::write_jcmd(&mut std::io::stdout(), &counters).expect("stdout");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # How it works
+//!
+//! The data flows `target → locate region → read bytes → parse PerfData → format`, one module
+//! for each step (only the first and the last two are public):
+//!
+//! 1. `process`: a live process's identity (pid, start time, NSpid), stopping its threads
+//!    briefly with ptrace, and HotSpot's rules for hsperfdata files (`perfMemory_posix.cpp`).
+//! 2. `locate`: where libjvm is loaded (load bias), and the addresses of `PerfMemory::_start`
+//!    and `_capacity` from its symbol tables (read with the `elf` module) or the
+//!    `gHotSpotVMStructs` table HotSpot exports (`vmStructs.cpp`).
+//! 3. `read`: the region's bytes, through one `ReadMemory` interface for a live process and a
+//!    core file.
+//! 4. [`perfdata`]: the pure parser, bytes in, counters out (`perfMemory.hpp`, `perfData.hpp`).
 //! 5. [`mod@format`]: jcmd-compatible output and counter filters.
 //!
-//! The functions below run steps 1 to 4 for each kind of target.
+//! [`pipeline`] strings the steps together for each kind of target; errors are [`Error`]s.
+//! [`discover`] finds every JVM on the host (`inspect list`, `serve`) with one scan of `/proc`
+//! and those pipelines.
 
 #![warn(missing_docs)]
 
+#[cfg(target_os = "linux")]
+pub mod discover;
+#[cfg(target_os = "linux")]
+pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;
@@ -25,5 +71,5 @@ pub(crate) mod read;
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use pipeline::{
     ForcedOptions, MAX_REGION, Reading, Sampler, Source, TargetSpec, read_core, read_file,
-    read_forced, read_shared, read_shared_wait, region_bytes,
+    read_forced, read_shared, read_shared_wait,
 };

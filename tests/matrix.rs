@@ -397,48 +397,10 @@ fn sigstopped_target_answers_and_stays_stopped() {
     assert_left_alone(jvm.pid, true);
 }
 
-/// The children of `pid` (`/proc/<pid>/task/<pid>/children`), waiting up to 10 s for one.
-fn child_of(pid: i32) -> i32 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let text =
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        if let Some(c) = text.split_whitespace().next() {
-            return c.parse().unwrap();
-        }
-        assert!(Instant::now() < deadline, "process {pid} has no child");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn own_pid_and_mount_namespace_by_host_pid() {
     // A container without Docker: own pid namespace (the JVM is pid 1 there) and a private /tmp.
-    let mut cmd = Command::new("unshare");
-    cmd.args([
-        "--pid",
-        "--fork",
-        "--mount-proc",
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        // The test classes may live under /tmp (a clone checked out there): keep them open as
-        // fd 3 before the private /tmp hides them, and give the JVM /proc/self/fd/3 as its path.
-        "exec 3<\"$HSINSPECT_CLASSES\" && mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp && exec \"$0\" \"$@\"",
-    ])
-    .env("HSINSPECT_CLASSES", test_classes())
-    .arg(jdk17().join("bin/java"))
-    .args(target_args(&[], 1).into_iter().map(|a| {
-        if Path::new(&a) == test_classes() { "/proc/self/fd/3".to_string() } else { a }
-    }))
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit());
-    let mut jvm = Jvm::spawn(cmd, &jdk17());
-    jvm.pid = child_of(jvm.pid);
+    let jvm = start_in_own_namespaces(&[]);
     let nspid = status_field(jvm.pid, "NSpid");
     let ids: Vec<&str> = nspid.split_whitespace().collect();
     assert_eq!(ids.len(), 2, "NSpid {nspid}");
@@ -478,21 +440,8 @@ fn own_pid_and_mount_namespace_by_host_pid() {
 
 #[test]
 fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
-    require_user("hsinspect-jvm");
     require_user("hsinspect-other");
-    let mut cmd = Command::new("setpriv");
-    cmd.args([
-        "--reuid=hsinspect-jvm",
-        "--regid=hsinspect-jvm",
-        "--clear-groups",
-        "--",
-    ])
-    .arg(jdk17().join("bin/java"))
-    .args(target_args(&[], 1))
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit());
-    let jvm = Jvm::spawn(cmd, &jdk17());
+    let jvm = start_as_user("hsinspect-jvm", &[]);
     let uid = status_field(jvm.pid, "Uid");
     let jvm_uid = uid.split_whitespace().nth(1).unwrap().to_string();
     assert_ne!(jvm_uid, "0");

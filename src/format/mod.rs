@@ -89,3 +89,91 @@ pub fn write_jcmd<'a, W: Write>(
     }
     Ok(skipped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perfdata::{Units, Variability};
+
+    fn snapshot(names: &[&str]) -> Snapshot {
+        let buf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/captures/jdk17-serial.hsperf"
+        ))
+        .unwrap();
+        let mut s = crate::perfdata::parse(&buf).unwrap();
+        s.counters = names
+            .iter()
+            .map(|n| Counter {
+                name: n.to_string(),
+                value: Value::Long(1),
+                units: Units::None,
+                variability: Variability::Constant,
+                supported: false,
+                offset: None,
+            })
+            .collect();
+        s
+    }
+
+    fn names(s: &Snapshot, patterns: &[&str]) -> Vec<String> {
+        let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
+        sorted(s, &Filter::new(&patterns).unwrap())
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn order_is_javas_string_order_by_utf16_units() {
+        // U+FF5E sorts after U+10000 in UTF-8 byte order, before it in UTF-16 (surrogates).
+        let s = snapshot(&["b", "a.z", "a.B", "\u{10000}", "\u{ff5e}", "a"]);
+        assert_eq!(
+            names(&s, &[]),
+            ["a", "a.B", "a.z", "b", "\u{10000}", "\u{ff5e}"]
+        );
+    }
+
+    #[test]
+    fn plain_patterns_are_prefixes_and_others_are_globs_over_the_whole_name() {
+        let s = snapshot(&[
+            "sun.gc.collector.0.invocations",
+            "sun.gc.collector.1.invocations",
+            "sun.gc.policy.name",
+            "java.threads.live",
+            "java.threads.daemon",
+        ]);
+        assert_eq!(
+            names(&s, &["sun.gc.collector"]),
+            [
+                "sun.gc.collector.0.invocations",
+                "sun.gc.collector.1.invocations"
+            ]
+        );
+        assert_eq!(
+            names(&s, &["*.?.invocations", "java.threads.d*"]),
+            [
+                "java.threads.daemon",
+                "sun.gc.collector.0.invocations",
+                "sun.gc.collector.1.invocations"
+            ]
+        );
+        // A glob matches the whole name: `live` alone matches nothing.
+        assert!(names(&s, &["live*"]).is_empty());
+        assert!(Filter::new(&["sun.[gc".to_string()]).is_err());
+        assert!(Filter::new(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn values_jcmd_cannot_show_are_returned_not_printed() {
+        let mut s = snapshot(&["a", "b", "c"]);
+        s.counters[1].value = Value::String("x y".into());
+        s.counters[2].value = Value::Bytes(vec![1, 2]);
+        let counters = sorted(&s, &Filter::default());
+        let mut out = Vec::new();
+        let skipped = write_jcmd(&mut out, &counters).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a=1\nb=\"x y\"\n");
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].name, "c");
+    }
+}

@@ -1,21 +1,32 @@
 //! A per-build cache of where `PerfMemory`'s variables are, keyed by libjvm's build-id.
 //!
-//! Finding the variables costs more than the rest of a forced read (mapping a 20 MB library and
-//! scanning 60 000 symbols, or walking vmStructs). The answer depends only on the build, so it is
+//! Finding the variables costs more than the rest of a forced read (reading a 20 MB library's
+//! symbol tables and scanning 60 000 symbols, or walking vmStructs). The answer depends only on the build, so it is
 //! kept as link-time addresses in `<cache dir>/perfmemory-<build-id>`; a later read of any JVM
 //! of the same build only reads the build-id from the target's memory and adds its load bias.
 //!
 //! The cache directory is `$HSINSPECT_CACHE_DIR`, else `$XDG_CACHE_HOME/hsinspect`, else
-//! `$HOME/.cache/hsinspect`. An entry is trusted only when it and its directory belong to the
-//! current user and are writable by nobody else; entries are written atomically with mode 0600.
+//! `$HOME/.cache/hsinspect`; as the XDG base directory spec says, a relative or empty
+//! `XDG_CACHE_HOME` (or `HOME`) is ignored, so the cache never lands in the current directory.
+//! An entry is trusted only when it and its directory belong to the current user and are
+//! writable by nobody else; entries are written atomically (a uniquely named temporary file,
+//! mode 0600, renamed into place).
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
+//!
+//! An entry that cannot be written (a user without a home directory) is kept in memory for the
+//! life of the process instead, so a scan of many JVMs of one build (`inspect list`) still does
+//! the symbol work once.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::PerfMemoryVars;
-use super::elf::hex;
+use crate::elf::hex;
+
+/// Entries this process found but could not write: (cache directory, build-id, entry).
+static MEMO: Mutex<Vec<(PathBuf, Vec<u8>, CachedVars)>> = Mutex::new(Vec::new());
 
 /// The cache directory in use.
 #[derive(Debug, Clone)]
@@ -36,14 +47,17 @@ impl SymbolCache {
     /// The cache in the default directory (see the module docs); `None` when no directory can be
     /// named (no `HOME`).
     pub fn from_env() -> Option<Self> {
-        let dir = std::env::var_os("HSINSPECT_CACHE_DIR")
+        Self::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// The cache directory the variables `var` gives would name (see the module docs).
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Self> {
+        let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let dir = var("HSINSPECT_CACHE_DIR")
+            .filter(|d| !d.is_empty())
             .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("hsinspect"))
-            })
-            .or_else(|| {
-                std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/hsinspect"))
-            })?;
+            .or_else(|| absolute("XDG_CACHE_HOME").map(|d| d.join("hsinspect")))
+            .or_else(|| absolute("HOME").map(|d| d.join(".cache/hsinspect")))?;
         Some(SymbolCache { dir })
     }
 
@@ -53,7 +67,15 @@ impl SymbolCache {
 
     /// The entry for `build_id`, if present and trustworthy.
     pub fn get(&self, build_id: &[u8]) -> Option<CachedVars> {
-        if build_id.is_empty() || !trusted(&self.dir) {
+        if build_id.is_empty() {
+            return None;
+        }
+        self.read_entry(build_id)
+            .or_else(|| self.memo_get(build_id))
+    }
+
+    fn read_entry(&self, build_id: &[u8]) -> Option<CachedVars> {
+        if !trusted(&self.dir) {
             return None;
         }
         let path = self.entry(build_id);
@@ -86,7 +108,21 @@ impl SymbolCache {
         Some(CachedVars { vars, source })
     }
 
-    /// Stores an entry; failures are returned for `-v` but are otherwise harmless.
+    fn memo_get(&self, build_id: &[u8]) -> Option<CachedVars> {
+        let memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.iter()
+            .find(|(dir, id, _)| *dir == self.dir && id == build_id)
+            .map(|(_, _, entry)| entry.clone())
+    }
+
+    fn memo_put(&self, build_id: &[u8], entry: &CachedVars) {
+        let mut memo = MEMO.lock().unwrap_or_else(|e| e.into_inner());
+        memo.retain(|(dir, id, _)| !(*dir == self.dir && id == build_id));
+        memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
+    }
+
+    /// Stores an entry; when it cannot be written, it is kept in memory for the rest of the
+    /// process (see the module docs), and the failure is returned for `-v`, otherwise harmless.
     ///
     /// # Errors
     /// The I/O error that prevented the write.
@@ -94,6 +130,11 @@ impl SymbolCache {
         if build_id.is_empty() {
             return Ok(());
         }
+        self.write(build_id, cached)
+            .inspect_err(|_| self.memo_put(build_id, cached))
+    }
+
+    fn write(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -109,18 +150,14 @@ impl SymbolCache {
             opt(v.initialized),
             cached.source.replace('\n', " ")
         );
-        let path = self.entry(build_id);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        drop(f);
-        std::fs::rename(&tmp, &path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        // A unique name (mode 0600) renamed into place: a reader sees the old entry or the new
+        // one, and a run that died mid-write leaves nothing that blocks later writes.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".perfmemory-")
+            .tempfile_in(&self.dir)?;
+        tmp.write_all(text.as_bytes())?;
+        tmp.persist(self.entry(build_id)).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 
@@ -144,5 +181,127 @@ impl PerfMemoryVars {
             top: self.top.map(|a| a.wrapping_add(delta)),
             initialized: self.initialized.map(|a| a.wrapping_add(delta)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    fn dir_of(pairs: &[(&str, &str)]) -> Option<PathBuf> {
+        SymbolCache::from_vars(vars(pairs)).map(|c| c.dir)
+    }
+
+    #[test]
+    fn directory_follows_the_xdg_rules() {
+        let home = ("HOME", "/home/u");
+        assert_eq!(
+            dir_of(&[("HSINSPECT_CACHE_DIR", "rel/dir"), home]),
+            Some(PathBuf::from("rel/dir"))
+        );
+        assert_eq!(
+            dir_of(&[("XDG_CACHE_HOME", "/xdg"), home]),
+            Some(PathBuf::from("/xdg/hsinspect"))
+        );
+        // Empty or relative XDG_CACHE_HOME: ignored, never the current directory.
+        for xdg in ["", "relative"] {
+            assert_eq!(
+                dir_of(&[("XDG_CACHE_HOME", xdg), home]),
+                Some(PathBuf::from("/home/u/.cache/hsinspect"))
+            );
+        }
+        assert_eq!(dir_of(&[("HSINSPECT_CACHE_DIR", ""), ("HOME", "")]), None);
+        assert_eq!(dir_of(&[]), None);
+    }
+
+    fn sample() -> CachedVars {
+        CachedVars {
+            vars: PerfMemoryVars {
+                start: 0x1234_5000,
+                capacity: 0x1234_5008,
+                top: None,
+                initialized: Some(0x1234_5010),
+            },
+            source: ".symtab of /x/libjvm.so".into(),
+        }
+    }
+
+    #[test]
+    fn entries_round_trip_and_a_stale_temporary_file_does_not_block_writes() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("c"),
+        };
+        let id = [0xab, 0xcd, 0xef];
+        assert_eq!(cache.get(&id), None);
+        cache.put(&id, &sample()).unwrap();
+        assert_eq!(cache.get(&id), Some(sample()));
+        let entry = cache.dir.join("perfmemory-abcdef");
+        assert_eq!(
+            std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // What a crashed writer would leave behind.
+        std::fs::write(cache.dir.join(".perfmemory-stale"), "junk").unwrap();
+        std::fs::write(cache.dir.join("perfmemory-abcdef.tmp4242"), "junk").unwrap();
+        let mut other = sample();
+        other.vars.start = 0x99;
+        cache.put(&id, &other).unwrap();
+        assert_eq!(cache.get(&id), Some(other));
+        // Empty build-ids are never stored or looked up.
+        cache.put(&[], &sample()).unwrap();
+        assert_eq!(cache.get(&[]), None);
+    }
+
+    #[test]
+    fn entries_others_can_write_or_that_are_damaged_are_ignored() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("c"),
+        };
+        let id = [1, 2, 3, 4];
+        cache.put(&id, &sample()).unwrap();
+        let entry = cache.dir.join("perfmemory-01020304");
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o622)).unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&cache.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::set_permissions(&cache.dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(&entry, "start=0x10\ncapacity=zz\n").unwrap();
+        assert_eq!(cache.get(&id), None);
+        std::fs::remove_file(&entry).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &entry).unwrap();
+        assert_eq!(cache.get(&id), None);
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_written_is_kept_for_the_process() {
+        let root = tempfile::tempdir().unwrap();
+        // A directory that cannot be made: its parent is a file.
+        std::fs::write(root.path().join("file"), "").unwrap();
+        let cache = SymbolCache {
+            dir: root.path().join("file/c"),
+        };
+        let id = [7, 7, 7];
+        assert_eq!(cache.get(&id), None);
+        assert!(cache.put(&id, &sample()).is_err());
+        assert_eq!(cache.get(&id), Some(sample()));
+        // Only for that directory.
+        let elsewhere = SymbolCache {
+            dir: root.path().join("elsewhere"),
+        };
+        assert_eq!(elsewhere.get(&id), None);
     }
 }

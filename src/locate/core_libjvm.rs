@@ -5,32 +5,18 @@
 //! (`ps_core.c`, `hotspot-internals.md` §3.3). The files that can stand for it honour
 //! `--sysroot` and `--exe`.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::locate::elf::ElfFile;
+use goblin::elf::header::ET_DYN;
+use goblin::elf::program_header::PT_DYNAMIC;
+
+use crate::elf::ElfFile;
+use crate::elf::link_map::{self, LinkMaps};
 use crate::locate::libjvm::LIBJVM;
-use crate::locate::{Mapping, Module};
-use crate::read::{CoreMemory, MemoryError, ReadMemory};
+use crate::locate::{Mapping, Module, strip_deleted};
+use crate::read::{CoreMemory, MemoryError};
 use crate::{Error, with_causes};
-
-const DELETED: &str = " (deleted)";
-
-/// An [`Error::Core`] about `core`.
-pub(crate) fn core_error(core: &CoreMemory, reason: impl Into<String>) -> Error {
-    Error::Core {
-        path: core.path().to_owned(),
-        reason: reason.into(),
-    }
-}
-
-/// The path without the ` (deleted)` suffix maps give a replaced file, and whether it had one.
-pub(crate) fn strip_deleted(p: &Path) -> (PathBuf, bool) {
-    let s = p.to_string_lossy();
-    match s.strip_suffix(DELETED) {
-        Some(n) => (PathBuf::from(n), true),
-        None => (p.to_owned(), false),
-    }
-}
 
 fn is_libjvm(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == LIBJVM)
@@ -57,7 +43,9 @@ fn resolve_exe(exe: &Path, sysroot: Option<&Path>) -> PathBuf {
 
 /// Files that may stand for the core's libjvm, best first: `--exe` when it names a libjvm;
 /// the path the process mapped (under `--sysroot` when given); the same JDK-relative path under
-/// the home of a `--exe` java launcher (`<home>/bin/java` → `<home>/lib/server/libjvm.so`).
+/// the home of a `--exe` java launcher (`<home>/bin/java` → `<home>/lib/server/libjvm.so`; for
+/// JDK 8 both `<home>/lib/amd64/server/libjvm.so`, a JRE's home, and
+/// `<home>/jre/lib/amd64/server/libjvm.so`, a JDK's).
 /// [`crate::locate::locate_perf_memory`] takes the first whose build-id matches the core.
 pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -75,15 +63,18 @@ pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> 
         .filter(|e| !is_libjvm(e))
         .and_then(|e| e.parent()?.parent())
     {
-        // The part of the mapped path below its JDK home: "lib/server/libjvm.so" (JDK 9+),
-        // "jre/lib/amd64/server/libjvm.so" (JDK 8).
+        // The part of the mapped path below its JDK or JRE home: "lib/server/libjvm.so" (JDK
+        // 9+), "lib/amd64/server/libjvm.so" or "jre/lib/amd64/server/libjvm.so" (JDK 8). At
+        // most 5 components, so the /usr of /usr/lib/jvm/... is not taken for a home.
         for anc in mapped.ancestors().skip(1) {
             let Ok(tail) = mapped.strip_prefix(anc) else {
                 continue;
             };
+            if tail.components().count() > 5 {
+                break;
+            }
             if tail.starts_with("lib") || tail.starts_with("jre") {
                 out.push(home.join(tail));
-                break;
             }
         }
     }
@@ -104,7 +95,7 @@ pub fn libjvm_from_nt_file(
     let mut path: Option<PathBuf> = None;
     let mut mappings = Vec::new();
     for f in files {
-        let (name, _deleted) = strip_deleted(&f.path);
+        let name = strip_deleted(&f.path);
         if !is_libjvm(&name) {
             continue;
         }
@@ -124,8 +115,8 @@ pub fn libjvm_from_nt_file(
             Some(p) => format!("process {} ({})", p.pid, p.command),
             None => "the process".into(),
         };
-        return Err(core_error(
-            core,
+        return Err(Error::core(
+            core.path(),
             format!(
                 "not the core of a HotSpot JVM: {who} had no {LIBJVM} among its {} mapped files (NT_FILE note)",
                 files.len()
@@ -141,20 +132,10 @@ pub fn libjvm_from_nt_file(
     })
 }
 
-/// `AT_ENTRY` in the auxiliary vector: the executable's entry point as loaded.
-const AT_ENTRY: u64 = 9;
-/// `DT_DEBUG`: the dynamic entry the dynamic linker points at its `struct r_debug`.
-const DT_DEBUG: u64 = 21;
-/// `PT_DYNAMIC`.
-const PT_DYNAMIC: u32 = 2;
-/// Longest `link_map` chain walked (a corrupt core must not loop forever).
-const MAX_LINK_MAPS: usize = 10_000;
-
 /// Finds libjvm without `NT_FILE`, as SA's `ps_core.c` does: the executable's `PT_DYNAMIC`
-/// (relocated by `AT_ENTRY - e_entry` for a PIE), its `DT_DEBUG` entry read from the core, the
-/// `struct r_debug` it points at (`r_map` at +8), and the `link_map` chain
-/// (`l_addr` +0, `l_name` +8, `l_ld` +16, `l_next` +24; `<link.h>`). libjvm's mappings are then
-/// its `PT_LOAD` segments at `l_addr`, read from the library file (the core has no offsets).
+/// (relocated by `AT_ENTRY - e_entry` for a PIE), its `DT_DEBUG` entry read from the core, and
+/// the dynamic linker's `link_map` chain ([`elf::link_map`]). libjvm's mappings are then its
+/// `PT_LOAD` segments at `l_addr`, read from the library file (the core has no offsets).
 ///
 /// # Errors
 /// [`Error::Core`] when `exe` is missing or not the core's executable, or the chain is not in the
@@ -165,8 +146,8 @@ pub fn libjvm_from_link_map(
     sysroot: Option<&Path>,
 ) -> Result<Module, Error> {
     let Some(exe) = exe else {
-        return Err(core_error(
-            core,
+        return Err(Error::core(
+            core.path(),
             "the core has no NT_FILE note (the list of mapped files), so libjvm cannot be found from it alone: pass --exe <the java launcher the JVM ran> so its dynamic linker's library list can be walked",
         ));
     };
@@ -174,24 +155,74 @@ pub fn libjvm_from_link_map(
     if is_libjvm(exe) {
         // --exe names libjvm itself: its load address must come from the link_map walk anyway,
         // which needs the executable. Without NT_FILE, ask for the launcher.
-        return Err(core_error(
-            core,
+        return Err(Error::core(
+            core.path(),
             "the core has no NT_FILE note: pass --exe <the java launcher> (not libjvm.so) so the dynamic linker's library list can be walked",
         ));
     }
     let walk_err = |why: String| {
-        core_error(
-            core,
+        Error::core(
+            core.path(),
             format!(
                 "the core has no NT_FILE note, and walking the dynamic linker's library list from {} failed: {why}",
                 exe.display()
             ),
         )
     };
+    let mem = |what: &str, e: MemoryError| walk_err(format!("reading {what}: {}", with_causes(&e)));
+    let r_debug = r_debug_of(core, &exe_file, exe).map_err(walk_err)?;
+    let mut maps = LinkMaps::new(core, r_debug).map_err(|e| mem("r_debug.r_map", e))?;
+    for entry in maps.by_ref() {
+        let entry = entry.map_err(|e| mem("link_map", e))?;
+        let Some(name) = entry.name else { continue };
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&name));
+        if !is_libjvm(&path) {
+            continue;
+        }
+        let candidates = candidates(&path, Some(exe), sysroot);
+        let lib = candidates
+            .iter()
+            .find_map(|c| ElfFile::open(c).ok())
+            .ok_or_else(|| {
+                walk_err(format!(
+                    "libjvm {} is on the list, but none of {candidates:?} opens: pass --sysroot",
+                    path.display()
+                ))
+            })?;
+        return Ok(Module {
+            mappings: mappings_at(&lib, entry.l_addr),
+            path,
+            candidates,
+        });
+    }
+    Err(Error::core(
+        core.path(),
+        format!(
+            "not the core of a HotSpot JVM: no {LIBJVM} among the {} libraries on the dynamic linker's list",
+            maps.seen()
+        ),
+    ))
+}
+
+/// Where a library's `PT_LOAD` segments lie when it is loaded with bias `l_addr`, as the
+/// mappings `/proc/<pid>/maps` would show (page-aligned, with their file offsets).
+fn mappings_at(lib: &ElfFile, l_addr: u64) -> Vec<Mapping> {
+    lib.loads()
+        .map(|p| Mapping {
+            start: l_addr.wrapping_add(p.p_vaddr & !0xfff),
+            end: l_addr.wrapping_add((p.p_vaddr + p.p_memsz).next_multiple_of(4096)),
+            offset: p.p_offset & !0xfff,
+        })
+        .collect()
+}
+
+/// The address of the dynamic linker's `struct r_debug`: the executable's `_DYNAMIC` found
+/// through its `PT_DYNAMIC` (relocated by `AT_ENTRY - e_entry` for a PIE), then its `DT_DEBUG`.
+fn r_debug_of(core: &CoreMemory, exe_file: &ElfFile, exe: &Path) -> Result<u64, String> {
     let entry = core
-        .auxv_value(AT_ENTRY)
-        .ok_or_else(|| walk_err("the core has no AT_ENTRY in its auxiliary vector".into()))?;
-    let bias = if exe_file.elf_type() == goblin::elf::header::ET_DYN {
+        .auxv_value(libc::AT_ENTRY)
+        .ok_or("the core has no AT_ENTRY in its auxiliary vector")?;
+    let bias = if exe_file.elf_type() == ET_DYN {
         entry.wrapping_sub(exe_file.entry())
     } else {
         0
@@ -200,91 +231,66 @@ pub fn libjvm_from_link_map(
         .program_headers()
         .iter()
         .find(|p| p.p_type == PT_DYNAMIC)
-        .ok_or_else(|| walk_err("the executable has no PT_DYNAMIC (static?)".into()))?;
-    let mem = |what: &str, e: MemoryError| walk_err(format!("reading {what}: {}", with_causes(&e)));
-    let mut r_debug = 0;
+        .ok_or("the executable has no PT_DYNAMIC (static?)")?;
     let dyn_addr = bias.wrapping_add(dynamic.p_vaddr);
-    for i in 0..(dynamic.p_memsz / 16).min(4096) {
-        let tag = core.read_u64(dyn_addr + i * 16).map_err(|e| {
-            mem(
-                &format!(
-                    "_DYNAMIC (is {} the executable the process ran?)",
-                    exe.display()
-                ),
-                e,
-            )
-        })?;
-        if tag == 0 {
-            break;
-        }
-        if tag == DT_DEBUG {
-            r_debug = core
-                .read_u64(dyn_addr + i * 16 + 8)
-                .map_err(|e| mem("DT_DEBUG", e))?;
-            break;
-        }
-    }
-    if r_debug == 0 {
-        return Err(walk_err(format!(
+    match link_map::r_debug(core, dyn_addr, dynamic.p_memsz) {
+        Ok(Some(r_debug)) => Ok(r_debug),
+        Ok(None) => Err(format!(
             "no DT_DEBUG value in _DYNAMIC at {dyn_addr:#x}: is {} the executable the process ran?",
             exe.display()
-        )));
+        )),
+        Err(e) => Err(format!(
+            "reading _DYNAMIC (is {} the executable the process ran?): {}",
+            exe.display(),
+            with_causes(&e)
+        )),
     }
-    let mut lm = core
-        .read_u64(r_debug + 8)
-        .map_err(|e| mem("r_debug.r_map", e))?;
-    let mut seen = 0;
-    while lm != 0 && seen < MAX_LINK_MAPS {
-        seen += 1;
-        let l_addr = core.read_u64(lm).map_err(|e| mem("link_map", e))?;
-        let l_name = core.read_u64(lm + 8).map_err(|e| mem("link_map", e))?;
-        let next = core.read_u64(lm + 24).map_err(|e| mem("link_map", e))?;
-        let name = if l_name == 0 {
-            None
-        } else {
-            core.read_c_string(l_name, 4096).ok().flatten()
-        };
-        if let Some(name) = name {
-            let path = PathBuf::from(std::ffi::OsString::from(
-                String::from_utf8_lossy(&name).into_owned(),
-            ));
-            if is_libjvm(&path) {
-                let candidates = candidates(&path, Some(exe), sysroot);
-                let lib = candidates
-                    .iter()
-                    .find_map(|c| ElfFile::open(c).ok())
-                    .ok_or_else(|| {
-                        walk_err(format!(
-                            "libjvm {} is on the list, but none of {:?} opens: pass --sysroot",
-                            path.display(),
-                            candidates
-                        ))
-                    })?;
-                let mappings = lib
-                    .loads()
-                    .map(|p| {
-                        let page = p.p_vaddr & !0xfff;
-                        Mapping {
-                            start: l_addr.wrapping_add(page),
-                            end: l_addr
-                                .wrapping_add((p.p_vaddr + p.p_memsz).next_multiple_of(4096)),
-                            offset: p.p_offset & !0xfff,
-                        }
-                    })
-                    .collect();
-                return Ok(Module {
-                    path,
-                    mappings,
-                    candidates,
-                });
-            }
-        }
-        lm = next;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPPED: &str = "/usr/lib/jvm/jdk-21/lib/server/libjvm.so";
+
+    fn paths(v: &[&str]) -> Vec<PathBuf> {
+        v.iter().map(PathBuf::from).collect()
     }
-    Err(core_error(
-        core,
-        format!(
-            "not the core of a HotSpot JVM: no {LIBJVM} among the {seen} libraries on the dynamic linker's list"
-        ),
-    ))
+
+    #[test]
+    fn candidates_put_a_given_libjvm_first_and_honour_the_sysroot() {
+        let mapped = Path::new(MAPPED);
+        assert_eq!(candidates(mapped, None, None), paths(&[MAPPED]));
+        // A sysroot that does not exist: paths are still formed under it (and fail to open later).
+        assert_eq!(
+            candidates(mapped, None, Some(Path::new("/no/such/root"))),
+            paths(&["/no/such/root/usr/lib/jvm/jdk-21/lib/server/libjvm.so"])
+        );
+        assert_eq!(
+            candidates(mapped, Some(Path::new("/elsewhere/libjvm.so")), None),
+            paths(&["/elsewhere/libjvm.so", MAPPED])
+        );
+    }
+
+    #[test]
+    fn a_java_launcher_gives_its_homes_libjvm_at_the_same_relative_path() {
+        let mapped = Path::new(MAPPED);
+        assert_eq!(
+            candidates(mapped, Some(Path::new("/opt/jdk/bin/java")), None),
+            paths(&[MAPPED, "/opt/jdk/lib/server/libjvm.so"])
+        );
+        // JDK 8's layout keeps the jre/ part.
+        assert_eq!(
+            candidates(
+                Path::new("/j8/jre/lib/amd64/server/libjvm.so"),
+                Some(Path::new("/copy/bin/java")),
+                None
+            ),
+            paths(&[
+                "/j8/jre/lib/amd64/server/libjvm.so",
+                "/copy/lib/amd64/server/libjvm.so",
+                "/copy/jre/lib/amd64/server/libjvm.so"
+            ])
+        );
+    }
 }

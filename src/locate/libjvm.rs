@@ -6,13 +6,12 @@ use std::path::PathBuf;
 
 use procfs::process::{MMapPath, Process};
 
-use super::{Mapping, Module};
+use super::{Mapping, Module, strip_deleted};
 use crate::Error;
 use crate::process::process_error;
 
 /// The file name HotSpot's library has on Linux.
 pub const LIBJVM: &str = "libjvm.so";
-const DELETED: &str = " (deleted)";
 
 /// Finds libjvm among the mappings of process `pid`.
 ///
@@ -29,26 +28,18 @@ pub fn find_in_process(pid: i32) -> Result<Module, Error> {
         .maps()
         .map_err(|e| process_error(pid, "read /proc/<pid>/maps", e))?;
     let mut path: Option<PathBuf> = None;
-    let mut deleted = false;
     let mut mappings = Vec::new();
     for m in maps.iter() {
         let MMapPath::Path(p) = &m.pathname else {
             continue;
         };
-        let s = p.to_string_lossy();
-        let (name, is_deleted) = match s.strip_suffix(DELETED) {
-            Some(n) => (n, true),
-            None => (&*s, false),
-        };
-        if !name.ends_with(&format!("/{LIBJVM}")) {
+        let name = strip_deleted(p);
+        if name.file_name().is_none_or(|n| n != LIBJVM) {
             continue;
         }
         match &path {
-            None => {
-                path = Some(PathBuf::from(name));
-                deleted = is_deleted;
-            }
-            Some(first) if first.as_os_str() != name => continue, // a second libjvm: keep the first
+            None => path = Some(name),
+            Some(first) if *first != name => continue, // a second libjvm: keep the first
             Some(_) => {}
         }
         mappings.push(Mapping {
@@ -74,7 +65,6 @@ pub fn find_in_process(pid: i32) -> Result<Module, Error> {
     // A deleted library's path may now hold another build: the build-id check rejects that.
     candidates.push(PathBuf::from(format!("/proc/{pid}/root{}", path.display())));
     candidates.push(path.clone());
-    let _ = deleted;
     Ok(Module {
         path,
         mappings,

@@ -12,8 +12,6 @@ pub mod cache;
 #[cfg(target_os = "linux")]
 pub mod core_libjvm;
 #[cfg(target_os = "linux")]
-pub mod elf;
-#[cfg(target_os = "linux")]
 pub mod libjvm;
 pub mod pe;
 pub mod vmstructs;
@@ -22,11 +20,9 @@ pub mod vmstructs;
 use std::path::{Path, PathBuf};
 
 #[cfg(target_os = "linux")]
+use crate::elf::{self, ElfFile, SymbolSource, hex};
+#[cfg(target_os = "linux")]
 use cache::{CachedVars, SymbolCache};
-#[cfg(target_os = "linux")]
-use elf::{ElfFile, SymbolSource, hex};
-#[cfg(target_os = "linux")]
-use goblin::container::{Container, Ctx, Endian};
 #[cfg(target_os = "linux")]
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
@@ -164,6 +160,17 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
 const PAGE: u64 = 4096;
 
 #[cfg(target_os = "linux")]
+/// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
+/// deleted or replaced after it was mapped.
+pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
+    let s = p.to_string_lossy();
+    match s.strip_suffix(" (deleted)") {
+        Some(n) => PathBuf::from(n),
+        None => p.to_owned(),
+    }
+}
+
+#[cfg(target_os = "linux")]
 /// The load bias of an image with these program headers given its mappings: a mapping at file
 /// offset `o` that holds the page of a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
 pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Option<u64> {
@@ -197,20 +204,19 @@ impl LoadedImage {
         let first = module.mappings.iter().find(|m| m.offset == 0)?;
         let mut page = vec![0u8; PAGE as usize];
         mem.read_exact_at(first.start, &mut page).ok()?;
-        let header = goblin::elf::Elf::parse_header(&page).ok()?;
-        if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
-            || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
-        {
-            return None;
-        }
-        let end = (header.e_phoff as usize).checked_add(header.e_phnum as usize * 56)?;
+        let header = elf::parse_header(&page).ok()?;
+        let end =
+            (header.e_phoff as usize).checked_add(header.e_phnum as usize * elf::SIZEOF_PHDR)?;
         if end > page.len() {
             return None;
         }
-        let ctx = Ctx::new(Container::Big, Endian::Little);
-        let phdrs =
-            ProgramHeader::parse(&page, header.e_phoff as usize, header.e_phnum as usize, ctx)
-                .ok()?;
+        let phdrs = ProgramHeader::parse(
+            &page,
+            header.e_phoff as usize,
+            header.e_phnum as usize,
+            elf::CTX,
+        )
+        .ok()?;
         let bias = load_bias(&phdrs, &module.mappings)?;
         let build_id = phdrs.iter().filter(|p| p.p_type == PT_NOTE).find_map(|p| {
             let mut buf = vec![0u8; p.p_filesz.min(4096) as usize];
@@ -289,14 +295,14 @@ pub fn locate_perf_memory(
             (None, _) => notes.push(Note::NoBuildId(candidate.clone())),
             (Some(_), None) => notes.push(Note::BuildIdNotInTarget),
         }
-        let (vars, source) = find_vars(
-            &elf,
-            &module.path,
+        let lookup = Lookup {
+            elf: &elf,
+            real_path: &module.path,
             bias,
             mem,
-            file_id.as_deref(),
-            &mut notes,
-        )?;
+            build_id: file_id.as_deref(),
+        };
+        let (vars, source) = find_vars(&lookup, &mut notes)?;
         if let (Some(cache), Some(id)) = (cache, &file_id) {
             let entry = CachedVars {
                 vars: vars.shifted(bias.wrapping_neg()),
@@ -333,17 +339,55 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
 }
 
 #[cfg(target_os = "linux")]
-fn find_vars(
-    elf: &ElfFile,
-    real_path: &Path,
+/// What the symbol sources look at: the opened library, where it is loaded, and the target.
+struct Lookup<'a> {
+    elf: &'a ElfFile,
+    /// The library's path in the target (for messages and `.gnu_debuglink` directories).
+    real_path: &'a Path,
     bias: u64,
-    mem: &dyn ReadMemory,
-    build_id: Option<&[u8]>,
-    notes: &mut Vec<Note>,
-) -> Result<(PerfMemoryVars, String), Error> {
+    mem: &'a dyn ReadMemory,
+    build_id: Option<&'a [u8]>,
+}
+
+#[cfg(target_os = "linux")]
+/// A symbol source: the variables and a description of where they came from, or `None` after
+/// saying why not in `tried` (and anything worth knowing in `notes`).
+type SymbolLookup =
+    fn(&Lookup, &mut Vec<String>, &mut Vec<Note>) -> Option<(PerfMemoryVars, String)>;
+
+#[cfg(target_os = "linux")]
+/// The symbol sources, best first: a debug file by build-id, the library's own `.symtab`, a
+/// `.gnu_debuglink` file, and `gHotSpotVMStructs` (works on stripped builds).
+const SYMBOL_SOURCES: [SymbolLookup; 4] = [
+    |l, tried, notes| l.build_id_debug_file(tried, notes),
+    |l, tried, _| l.own_symtab(tried),
+    |l, tried, notes| l.debuglink_file(tried, notes),
+    |l, tried, _| l.vmstructs(tried),
+];
+
+#[cfg(target_os = "linux")]
+fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
-    let try_table = |file: &ElfFile, source: SymbolSource, tried: &mut Vec<String>| {
+    SYMBOL_SOURCES
+        .iter()
+        .find_map(|source| source(lookup, &mut tried, notes))
+        .ok_or_else(|| Error::Locate {
+            path: lookup.real_path.to_owned(),
+            reason: LocateFailure::NoSymbols(tried),
+        })
+}
+
+#[cfg(target_os = "linux")]
+impl Lookup<'_> {
+    /// `PerfMemory`'s variables in `file`'s `.symtab`.
+    fn in_symtab(
+        &self,
+        file: &ElfFile,
+        source: SymbolSource,
+        tried: &mut Vec<String>,
+    ) -> Option<(PerfMemoryVars, String)> {
         let found = file.find_in_symtab(&PERF_MEMORY_SYMBOLS);
+        let bias = self.bias;
         let vars = match found[..] {
             [Some(start), Some(capacity), top, initialized] => Some(PerfMemoryVars {
                 start: bias.wrapping_add(start.value),
@@ -357,71 +401,86 @@ fn find_vars(
             tried.push(format!("{source}: no PerfMemory::_start/_capacity"));
         }
         vars.map(|v| (v, source.to_string()))
-    };
+    }
 
-    // 1. A separate debug file by build-id.
-    if let Some(id) = build_id.filter(|id| id.len() >= 2) {
+    /// 1. A separate debug file by build-id under `/usr/lib/debug/.build-id`.
+    fn build_id_debug_file(
+        &self,
+        tried: &mut Vec<String>,
+        notes: &mut Vec<Note>,
+    ) -> Option<(PerfMemoryVars, String)> {
+        let id = self.build_id.filter(|id| id.len() >= 2)?;
         let hexid = hex(id);
         let path = PathBuf::from(format!(
             "/usr/lib/debug/.build-id/{}/{}.debug",
             &hexid[..2],
             &hexid[2..]
         ));
-        if let Ok(debug) = ElfFile::open(&path) {
-            if debug.build_id().as_deref() == Some(id) {
-                if let Some(r) =
-                    try_table(&debug, SymbolSource::DebugFile(path.clone()), &mut tried)
-                {
-                    return Ok(r);
+        let debug = ElfFile::open(&path).ok()?;
+        if debug.build_id().as_deref() != Some(id) {
+            notes.push(Note::DebugFileBuildIdDiffers(path));
+            return None;
+        }
+        self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+    }
+
+    /// 2. The library's own `.symtab`.
+    fn own_symtab(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
+        if !self.elf.has_symtab() {
+            tried.push(format!(
+                "{}: no .symtab (stripped)",
+                self.real_path.display()
+            ));
+            return None;
+        }
+        self.in_symtab(
+            self.elf,
+            SymbolSource::Symtab(self.real_path.to_owned()),
+            tried,
+        )
+    }
+
+    /// 3. The file `.gnu_debuglink` names, in the places gdb looks, when its CRC matches.
+    fn debuglink_file(
+        &self,
+        tried: &mut Vec<String>,
+        notes: &mut Vec<Note>,
+    ) -> Option<(PerfMemoryVars, String)> {
+        let (name, crc) = self.elf.debuglink()?;
+        debuglink_paths(self.real_path, &name)
+            .into_iter()
+            .find_map(|path| {
+                let debug = ElfFile::open(&path).ok()?;
+                if debug.crc32() != Some(crc) {
+                    notes.push(Note::DebuglinkCrcDiffers(path));
+                    return None;
                 }
-            } else {
-                notes.push(Note::DebugFileBuildIdDiffers(path.clone()));
-            }
-        }
-    }
-    // 2. The library's own .symtab.
-    if elf.has_symtab() {
-        if let Some(r) = try_table(elf, SymbolSource::Symtab(real_path.to_owned()), &mut tried) {
-            return Ok(r);
-        }
-    } else {
-        tried.push(format!("{}: no .symtab (stripped)", real_path.display()));
-    }
-    // 3. .gnu_debuglink, in the places gdb looks.
-    if let Some((name, crc)) = elf.debuglink() {
-        for path in debuglink_paths(real_path, &name) {
-            let Ok(debug) = ElfFile::open(&path) else {
-                continue;
-            };
-            if debug.crc32() != Some(crc) {
-                notes.push(Note::DebuglinkCrcDiffers(path.clone()));
-                continue;
-            }
-            if let Some(r) = try_table(&debug, SymbolSource::DebugFile(path.clone()), &mut tried) {
-                return Ok(r);
-            }
-        }
-    }
-    // 4. gHotSpotVMStructs through the exported symbols.
-    let exported = elf.find_in_dynsym(&vmstructs::SYMBOLS);
-    let resolve = |name: &str| {
-        vmstructs::SYMBOLS
-            .iter()
-            .position(|s| *s == name)
-            .and_then(|i| exported[i])
-            .map(|s| bias.wrapping_add(s.value))
-    };
-    match vmstructs::find_perf_memory(mem, &resolve) {
-        Ok(vars) => Ok((
-            vars,
-            format!("gHotSpotVMStructs (exported by {})", real_path.display()),
-        )),
-        Err(e) => {
-            tried.push(with_causes(&e));
-            Err(Error::Locate {
-                path: real_path.to_owned(),
-                reason: LocateFailure::NoSymbols(tried),
+                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
             })
+    }
+
+    /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
+    fn vmstructs(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
+        let exported = self.elf.find_in_dynsym(&vmstructs::SYMBOLS);
+        let resolve = |name: &str| {
+            vmstructs::SYMBOLS
+                .iter()
+                .position(|s| *s == name)
+                .and_then(|i| exported[i])
+                .map(|s| self.bias.wrapping_add(s.value))
+        };
+        match vmstructs::find_perf_memory(self.mem, &resolve) {
+            Ok(vars) => Some((
+                vars,
+                format!(
+                    "gHotSpotVMStructs (exported by {})",
+                    self.real_path.display()
+                ),
+            )),
+            Err(e) => {
+                tried.push(with_causes(&e));
+                None
+            }
         }
     }
 }
@@ -437,4 +496,83 @@ fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
     }
     out.retain(|p| p.as_path() != lib);
     out
+}
+
+#[cfg(target_os = "linux")]
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::ProcessMemory;
+
+    #[unsafe(no_mangle)]
+    #[used]
+    static HSINSPECT_BIAS_PROBE: u64 = 0x5eed;
+
+    /// This test process's own mappings of its executable, as `/proc/self/maps` lists them.
+    fn own_module() -> Module {
+        let exe = std::fs::canonicalize("/proc/self/exe").unwrap();
+        let maps = procfs::process::Process::myself().unwrap().maps().unwrap();
+        let mappings = maps
+            .iter()
+            .filter(|m| matches!(&m.pathname, procfs::process::MMapPath::Path(p) if *p == exe))
+            .map(|m| Mapping {
+                start: m.address.0,
+                end: m.address.1,
+                offset: m.offset,
+            })
+            .collect();
+        Module {
+            path: exe.clone(),
+            mappings,
+            candidates: vec![exe],
+        }
+    }
+
+    #[test]
+    fn load_bias_puts_a_symbol_at_its_run_time_address() {
+        let module = own_module();
+        let elf = ElfFile::open(&module.path).unwrap();
+        let bias = load_bias(elf.program_headers(), &module.mappings).unwrap();
+        let sym = elf.find_in_symtab(&["HSINSPECT_BIAS_PROBE"])[0].unwrap();
+        assert_eq!(
+            bias.wrapping_add(sym.value),
+            &raw const HSINSPECT_BIAS_PROBE as u64
+        );
+        // The same bias and build-id from the headers in memory, without the file.
+        let image =
+            LoadedImage::read(&module, &ProcessMemory::new(std::process::id() as i32)).unwrap();
+        assert_eq!(image.bias, bias);
+        assert_eq!(image.build_id, elf.build_id());
+        // No mapping at a PT_LOAD's file page: no bias.
+        assert_eq!(load_bias(elf.program_headers(), &[]), None);
+    }
+
+    #[test]
+    fn strip_deleted_removes_only_the_suffix() {
+        assert_eq!(
+            strip_deleted(Path::new("/j/lib/server/libjvm.so (deleted)")),
+            PathBuf::from("/j/lib/server/libjvm.so")
+        );
+        assert_eq!(
+            strip_deleted(Path::new("/j/a (deleted)/libjvm.so")),
+            PathBuf::from("/j/a (deleted)/libjvm.so")
+        );
+    }
+
+    #[test]
+    fn debuglink_paths_are_where_gdb_looks() {
+        assert_eq!(
+            debuglink_paths(Path::new("/opt/jdk/lib/server/libjvm.so"), "libjvm.debug"),
+            vec![
+                PathBuf::from("/opt/jdk/lib/server/libjvm.debug"),
+                PathBuf::from("/opt/jdk/lib/server/.debug/libjvm.debug"),
+                PathBuf::from("/usr/lib/debug/opt/jdk/lib/server/libjvm.debug"),
+            ]
+        );
+        // A debuglink naming the library itself is not a candidate.
+        assert!(
+            !debuglink_paths(Path::new("/l/libjvm.so"), "libjvm.so")
+                .contains(&PathBuf::from("/l/libjvm.so"))
+        );
+    }
 }

@@ -228,127 +228,244 @@ fn parse_entry(
     limit: usize,
     index: usize,
 ) -> Result<Option<(Counter, usize)>, ParseError> {
-    // Field errors name the entry, as every other error about it does.
-    let in_entry = |e: ParseError| ParseError {
-        reason: format!("entry {index}: {}", e.reason),
-        ..e
-    };
-    let length = f.len(at, "entry_length").map_err(in_entry)?;
-    if length == 0 {
+    let e = EntryAt { at, index };
+    let Some(h) = EntryHeader::read(f, e, limit)? else {
         return Ok(None);
-    }
-    if length < ENTRY_HEADER_SIZE || length > limit - at {
-        return err(
-            at,
-            format!(
-                "entry {index}: entry_length {length} is outside [{ENTRY_HEADER_SIZE}, {}] (bytes left before used)",
-                limit - at
-            ),
-        );
-    }
-    let entry = &f.buf[at..at + length];
-    let name_offset = f.len(at + 4, "name_offset").map_err(in_entry)?;
-    let vector_length = f.len(at + 8, "vector_length").map_err(in_entry)?;
-    // In bounds: `length >= ENTRY_HEADER_SIZE` and the entry lies in the buffer.
-    let (type_code, flags, units_code, variability_code) =
-        (entry[12], entry[13], entry[14], entry[15]);
-    let data_offset = f.len(at + 16, "data_offset").map_err(in_entry)?;
-
-    if name_offset < ENTRY_HEADER_SIZE || name_offset >= length {
-        return err(
-            at + 4,
-            format!(
-                "entry {index}: name_offset {name_offset} is outside [{ENTRY_HEADER_SIZE}, {length}) (the entry)"
-            ),
-        );
-    }
-    if data_offset < name_offset || data_offset > length {
-        return err(
-            at + 16,
-            format!(
-                "entry {index}: data_offset {data_offset} is outside [name_offset = {name_offset}, entry_length = {length}]"
-            ),
-        );
-    }
-    let name_area = &entry[name_offset..data_offset];
-    let Some(nul) = name_area.iter().position(|&b| b == 0) else {
-        return err(
-            at + name_offset,
-            format!("entry {index}: name has no NUL before data_offset {data_offset}"),
-        );
     };
-    if nul == 0 {
-        return err(at + name_offset, format!("entry {index}: empty name"));
-    }
-    let name = match std::str::from_utf8(&name_area[..nul]) {
-        Ok(s) => s.to_owned(),
-        Err(e) => {
-            return err(
-                at + name_offset + e.valid_up_to(),
-                format!("entry {index}: name is not UTF-8"),
-            );
-        }
-    };
-    let Some(units) = Units::from_code(units_code) else {
-        return err(
-            at + 14,
-            format!("entry {index} ({name}): unknown data_units {units_code}"),
-        );
-    };
-    let Some(variability) = Variability::from_code(variability_code) else {
-        return err(
-            at + 15,
-            format!("entry {index} ({name}): unknown data_variability {variability_code}"),
-        );
-    };
-    let data = &entry[data_offset..];
-    let value = match (type_code, vector_length) {
-        (b'J', 0) => {
-            let Some(bytes) = data.get(..8) else {
-                return err(
-                    at + 16,
-                    format!(
-                        "entry {index} ({name}): data_offset {data_offset} leaves {} bytes before entry_length {length}, too few for a jlong",
-                        data.len()
-                    ),
-                );
-            };
-            let bytes: [u8; 8] = bytes.try_into().expect("8 bytes");
-            Value::Long(match f.order {
-                ByteOrder::Big => i64::from_be_bytes(bytes),
-                ByteOrder::Little => i64::from_le_bytes(bytes),
-            })
-        }
-        (b'B', n) if n > 0 => {
-            let Some(bytes) = data.get(..n) else {
-                return err(
-                    at + 8,
-                    format!(
-                        "entry {index} ({name}): vector_length {n} runs past entry_length {length}"
-                    ),
-                );
-            };
-            if units == Units::String {
-                let end = bytes.iter().position(|&b| b == 0).unwrap_or(n);
-                Value::String(String::from_utf8_lossy(&bytes[..end]).into_owned())
-            } else {
-                Value::Bytes(bytes.to_vec())
-            }
-        }
-        (type_code, n) => Value::Unsupported {
-            type_code,
-            vector_length: u32::try_from(n).unwrap_or(u32::MAX),
-        },
-    };
+    let entry = &f.buf[at..at + h.length];
+    let name = h.name(entry, e)?;
+    let units =
+        Units::from_code(h.units_code).ok_or_else(|| e.unknown_units(&name, h.units_code))?;
+    let variability = Variability::from_code(h.variability_code)
+        .ok_or_else(|| e.unknown_variability(&name, h.variability_code))?;
+    let value = h.value(entry, f.order, units, e, &name)?;
     let counter = Counter {
         name,
         value,
         units,
         variability,
-        supported: flags & 1 != 0,
+        supported: h.flags & 1 != 0,
         offset: Some(at),
     };
-    Ok(Some((counter, length)))
+    Ok(Some((counter, h.length)))
+}
+
+/// The `PerfDataEntry` header (`perfMemory.hpp`): `entry_length` @0, `name_offset` @4,
+/// `vector_length` @8, `data_type` @12, `flags` @13, `data_units` @14, `data_variability` @15,
+/// `data_offset` @16; offsets are from the entry's start.
+struct EntryHeader {
+    length: usize,
+    name_offset: usize,
+    vector_length: usize,
+    type_code: u8,
+    flags: u8,
+    units_code: u8,
+    variability_code: u8,
+    data_offset: usize,
+}
+
+impl EntryHeader {
+    /// The header at `e.at`, checked against the entry's bounds; `None` for `entry_length` 0.
+    fn read(f: &Fields, e: EntryAt, limit: usize) -> Result<Option<Self>, ParseError> {
+        let at = e.at;
+        let length = f.len(at, "entry_length").map_err(|x| e.field(x))?;
+        if length == 0 {
+            return Ok(None);
+        }
+        if length < ENTRY_HEADER_SIZE || length > limit - at {
+            return Err(e.length_out_of_range(length, limit - at));
+        }
+        let name_offset = f.len(at + 4, "name_offset").map_err(|x| e.field(x))?;
+        let vector_length = f.len(at + 8, "vector_length").map_err(|x| e.field(x))?;
+        let data_offset = f.len(at + 16, "data_offset").map_err(|x| e.field(x))?;
+        // In bounds: `length >= ENTRY_HEADER_SIZE` and the entry lies in the buffer.
+        let b = &f.buf[at..at + ENTRY_HEADER_SIZE];
+        let h = EntryHeader {
+            length,
+            name_offset,
+            vector_length,
+            type_code: b[12],
+            flags: b[13],
+            units_code: b[14],
+            variability_code: b[15],
+            data_offset,
+        };
+        if name_offset < ENTRY_HEADER_SIZE || name_offset >= length {
+            return Err(e.name_offset_out_of_range(&h));
+        }
+        if data_offset < name_offset || data_offset > length {
+            return Err(e.data_offset_out_of_range(&h));
+        }
+        Ok(Some(h))
+    }
+
+    /// The NUL-terminated UTF-8 name in `[name_offset, data_offset)`.
+    fn name(&self, entry: &[u8], e: EntryAt) -> Result<String, ParseError> {
+        let name_area = &entry[self.name_offset..self.data_offset];
+        let Some(nul) = name_area.iter().position(|&b| b == 0) else {
+            return Err(e.name_without_nul(self));
+        };
+        if nul == 0 {
+            return Err(e.empty_name(self));
+        }
+        std::str::from_utf8(&name_area[..nul])
+            .map(str::to_owned)
+            .map_err(|u| e.name_not_utf8(self, u.valid_up_to()))
+    }
+
+    /// The value at `data_offset`: a `'J'` scalar, a `'B'` vector (a string when the units say
+    /// so), or an [`Value::Unsupported`] type reported as such.
+    fn value(
+        &self,
+        entry: &[u8],
+        order: ByteOrder,
+        units: Units,
+        e: EntryAt,
+        name: &str,
+    ) -> Result<Value, ParseError> {
+        let data = &entry[self.data_offset..];
+        Ok(match (self.type_code, self.vector_length) {
+            (b'J', 0) => {
+                let bytes: [u8; 8] = data
+                    .get(..8)
+                    .ok_or_else(|| e.long_past_entry(self, name, data.len()))?
+                    .try_into()
+                    .expect("8 bytes");
+                Value::Long(match order {
+                    ByteOrder::Big => i64::from_be_bytes(bytes),
+                    ByteOrder::Little => i64::from_le_bytes(bytes),
+                })
+            }
+            (b'B', n) if n > 0 => {
+                let bytes = data
+                    .get(..n)
+                    .ok_or_else(|| e.vector_past_entry(self, name))?;
+                if units == Units::String {
+                    let end = bytes.iter().position(|&b| b == 0).unwrap_or(n);
+                    Value::String(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                } else {
+                    Value::Bytes(bytes.to_vec())
+                }
+            }
+            (type_code, n) => Value::Unsupported {
+                type_code,
+                vector_length: u32::try_from(n).unwrap_or(u32::MAX),
+            },
+        })
+    }
+}
+
+/// Where an entry starts and its index: the errors about it, one constructor per rule, each
+/// pointing at the field at fault.
+#[derive(Clone, Copy)]
+struct EntryAt {
+    at: usize,
+    index: usize,
+}
+
+impl EntryAt {
+    fn error(self, offset: usize, reason: String) -> ParseError {
+        ParseError { offset, reason }
+    }
+
+    /// A header field that could not be read at all, named as every error about the entry is.
+    fn field(self, e: ParseError) -> ParseError {
+        ParseError {
+            reason: format!("entry {}: {}", self.index, e.reason),
+            ..e
+        }
+    }
+
+    fn length_out_of_range(self, length: usize, left: usize) -> ParseError {
+        self.error(
+            self.at,
+            format!(
+                "entry {}: entry_length {length} is outside [{ENTRY_HEADER_SIZE}, {left}] (bytes left before used)",
+                self.index
+            ),
+        )
+    }
+
+    fn name_offset_out_of_range(self, h: &EntryHeader) -> ParseError {
+        self.error(
+            self.at + 4,
+            format!(
+                "entry {}: name_offset {} is outside [{ENTRY_HEADER_SIZE}, {}) (the entry)",
+                self.index, h.name_offset, h.length
+            ),
+        )
+    }
+
+    fn data_offset_out_of_range(self, h: &EntryHeader) -> ParseError {
+        self.error(
+            self.at + 16,
+            format!(
+                "entry {}: data_offset {} is outside [name_offset = {}, entry_length = {}]",
+                self.index, h.data_offset, h.name_offset, h.length
+            ),
+        )
+    }
+
+    fn name_without_nul(self, h: &EntryHeader) -> ParseError {
+        self.error(
+            self.at + h.name_offset,
+            format!(
+                "entry {}: name has no NUL before data_offset {}",
+                self.index, h.data_offset
+            ),
+        )
+    }
+
+    fn empty_name(self, h: &EntryHeader) -> ParseError {
+        self.error(
+            self.at + h.name_offset,
+            format!("entry {}: empty name", self.index),
+        )
+    }
+
+    fn name_not_utf8(self, h: &EntryHeader, valid_up_to: usize) -> ParseError {
+        self.error(
+            self.at + h.name_offset + valid_up_to,
+            format!("entry {}: name is not UTF-8", self.index),
+        )
+    }
+
+    fn unknown_units(self, name: &str, code: u8) -> ParseError {
+        self.error(
+            self.at + 14,
+            format!("entry {} ({name}): unknown data_units {code}", self.index),
+        )
+    }
+
+    fn unknown_variability(self, name: &str, code: u8) -> ParseError {
+        self.error(
+            self.at + 15,
+            format!(
+                "entry {} ({name}): unknown data_variability {code}",
+                self.index
+            ),
+        )
+    }
+
+    fn long_past_entry(self, h: &EntryHeader, name: &str, left: usize) -> ParseError {
+        self.error(
+            self.at + 16,
+            format!(
+                "entry {} ({name}): data_offset {} leaves {left} bytes before entry_length {}, too few for a jlong",
+                self.index, h.data_offset, h.length
+            ),
+        )
+    }
+
+    fn vector_past_entry(self, h: &EntryHeader, name: &str) -> ParseError {
+        self.error(
+            self.at + 8,
+            format!(
+                "entry {} ({name}): vector_length {} runs past entry_length {}",
+                self.index, h.vector_length, h.length
+            ),
+        )
+    }
 }
 
 /// jvmstat's pseudo counters (`v2_0/PerfDataBuffer.buildPseudoMonitors`): prologue fields shown

@@ -6,14 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Reading, region_bytes};
-use crate::locate::core_libjvm::{
-    core_error, libjvm_from_link_map, libjvm_from_nt_file, strip_deleted,
-};
-use crate::locate::elf::ElfFile;
+use super::{Reading, read_region};
+use crate::elf::ElfFile;
+use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
+use crate::locate::strip_deleted;
 use crate::locate::{self};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
-use crate::{Error, LocateFailure, MemoryItem, perfdata, with_causes};
+use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
 
 /// Reads the PerfData region out of a core file (`inspect --core <core>`).
 ///
@@ -48,8 +47,8 @@ pub fn read_core(
             path,
             file_id,
             memory_id,
-        } => core_error(
-            &core,
+        } => Error::core(
+            core.path(),
             format!(
                 "{} is build-id {file_id}, but the core's JVM ran libjvm build-id {memory_id}: give the JVM's own files with --sysroot <dir> (its paths under dir) or --exe <its java or libjvm.so>",
                 path.display()
@@ -58,8 +57,8 @@ pub fn read_core(
         Error::Locate {
             path,
             reason: reason @ LocateFailure::NoUsableCopy(_),
-        } => core_error(
-            &core,
+        } => Error::core(
+            core.path(),
             format!(
                 "cannot open the libjvm the JVM ran ({}): {reason}; give it with --exe <java or libjvm.so> or --sysroot <dir>",
                 path.display()
@@ -82,8 +81,8 @@ pub fn read_core(
             .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
             .map(ToString::to_string),
     );
-    let (start, capacity, bytes) = match region_bytes(&located.vars, &core) {
-        Ok(r) => r,
+    let (start, capacity, bytes) = match read_region(&located.vars, &core) {
+        Ok(r) => (r.start, r.capacity, r.bytes),
         Err(Error::Memory {
             what,
             source: source @ (MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. }),
@@ -93,8 +92,8 @@ pub fn read_core(
         Err(e) => return Err(e),
     };
     let Some(bytes) = bytes else {
-        return Err(core_error(
-            &core,
+        return Err(Error::core(
+            core.path(),
             format!(
                 "PerfMemory::_start is NULL in the core of {who}: the JVM ran with -XX:-UsePerfData, or died before it created its PerfData region"
             ),
@@ -131,8 +130,8 @@ fn check_library_matches(
     let lib = &located.opened;
     let elf = ElfFile::open(lib)?;
     if elf.machine() != core.machine() {
-        return Err(core_error(
-            core,
+        return Err(Error::core(
+            core.path(),
             format!(
                 "the core is of an {} process but {} is an {} library",
                 crate::read::machine_name(core.machine()),
@@ -150,8 +149,8 @@ fn check_library_matches(
     };
     let mut mem = vec![0u8; len as usize];
     match core.read_exact_at(located.load_bias.wrapping_add(first.p_vaddr), &mut mem) {
-        Ok(()) if mem != file_bytes => Err(core_error(
-            core,
+        Ok(()) if mem != file_bytes => Err(Error::core(
+            core.path(),
             format!(
                 "{} is not the libjvm the core's JVM ran: its ELF headers differ from the ones in the core; give the JVM's own files with --sysroot <dir> or --exe <its java or libjvm.so>",
                 lib.display()
@@ -179,8 +178,8 @@ fn region_missing(core: &CoreMemory, what: &MemoryItem, source: &MemoryError) ->
         other => (0, with_causes(other)),
     };
     if core.cut_off_at(addr) {
-        return core_error(
-            core,
+        return Error::core(
+            core.path(),
             format!(
                 "{what} is missing from the core because the core file is truncated: {why}; copy the whole core"
             ),
@@ -188,10 +187,15 @@ fn region_missing(core: &CoreMemory, what: &MemoryItem, source: &MemoryError) ->
     }
     let file = core
         .file_at(addr)
-        .map(|f| strip_deleted(&f.path).0)
+        .map(|f| strip_deleted(&f.path))
         .or_else(|| {
-            core.process()
-                .map(|p| PathBuf::from(format!("/tmp/hsperfdata_{}/{}", user_name(p.uid), p.pid)))
+            core.process().map(|p| {
+                PathBuf::from(format!(
+                    "/tmp/hsperfdata_{}/{}",
+                    process::user_name(p.uid).unwrap_or_else(|| format!("<user of uid {}>", p.uid)),
+                    p.pid
+                ))
+            })
         });
     let file_hint = match &file {
         Some(f) if f.exists() => format!(
@@ -205,18 +209,10 @@ fn region_missing(core: &CoreMemory, what: &MemoryItem, source: &MemoryError) ->
         ),
         None => String::new(),
     };
-    core_error(
-        core,
+    Error::core(
+        core.path(),
         format!(
             "{what} is not in the core: {why}. The region is a MAP_SHARED file mapping, which the dumper writes only when bit 3 (0x8, file-backed shared) of /proc/<pid>/coredump_filter is set: JDK 11 and later set it themselves (unless run with -XX:-DumpSharedMappingsInCore), JDK 8 does not. For the next core, set it before the JVM starts (`echo 0x3b > /proc/self/coredump_filter` in the launching shell; children inherit it) or on the running JVM (`/proc/<pid>/coredump_filter`), or run the JVM with -XX:+PerfDataSaveToFile (it writes the counters to a file at exit){file_hint}"
         ),
     )
-}
-
-fn user_name(uid: u32) -> String {
-    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .unwrap_or_else(|| format!("<user of uid {uid}>"))
 }

@@ -6,6 +6,9 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
+use procfs::Current;
+
 use crate::locate;
 use crate::{Error, MemoryItem};
 
@@ -54,7 +57,8 @@ pub struct ForcedOptions {
     pub stop_bound: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
-    /// Use and fill the per-build symbol cache ([`locate::cache`]).
+    /// Use and fill the per-build symbol cache (`~/.cache/hsinspect/perfmemory-<build-id>`, or
+    /// `$HSINSPECT_CACHE_DIR`), which spares later reads of the same libjvm build the symbol work.
     pub symbol_cache: bool,
 }
 
@@ -152,8 +156,8 @@ impl ForcedReader {
         // the bytes malformed.
         let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
         loop {
-            let (start, capacity, bytes, report) =
-                read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
             process::check_same_process(info)?;
             let age = || process_age(info);
             let Some((bytes, snapshot)) =
@@ -193,37 +197,46 @@ impl ForcedReader {
     }
 }
 
-#[cfg(target_os = "linux")]
-type RegionRead = (
-    u64,
-    u64,
-    Option<Vec<u8>>,
-    Option<process::ptrace::FreezeReport>,
-);
+/// The PerfData region as read from a target's memory: `PerfMemory::_start`,
+/// `PerfMemory::_capacity` and the `capacity` bytes at `start` (`perfMemory.hpp`).
+pub(crate) struct Region {
+    /// `PerfMemory::_start`: the region's address (0 before `PerfMemory::initialize`, or never
+    /// with `-XX:-UsePerfData`).
+    pub start: u64,
+    /// `PerfMemory::_capacity`, in bytes.
+    pub capacity: u64,
+    /// The region's bytes; `None` when `start` is NULL.
+    pub bytes: Option<Vec<u8>>,
+}
 
 #[cfg(target_os = "linux")]
+/// Reads the region with the threads held (unless `opts.stop` is false); also returns what the
+/// stop did.
 fn read_region_once(
     pid: i32,
     vars: &locate::PerfMemoryVars,
     mem: &read::ProcessMemory,
     opts: &ForcedOptions,
-) -> Result<RegionRead, Error> {
+) -> Result<(Region, Option<process::ptrace::FreezeReport>), Error> {
     let frozen = if opts.stop {
         Some(process::ptrace::freeze(pid, opts.stop_bound)?)
     } else {
         None
     };
-    let result = region_bytes(vars, mem);
+    let result = read_region(vars, mem);
     let report = frozen.map(|f| f.thaw());
-    let (start, capacity, bytes) = result.map_err(|e| permission(pid, e))?;
-    Ok((start, capacity, bytes, report))
+    Ok((result.map_err(|e| permission(pid, e))?, report))
 }
 
-/// Reads `_start`, `_capacity` and then the region; `None` bytes when `_start` is NULL.
-pub fn region_bytes(
+/// Reads `_start`, `_capacity` and then the region.
+///
+/// # Errors
+/// [`Error::Memory`] when a variable or the region cannot be read; [`Error::ImplausibleRegion`]
+/// for a capacity no JVM would have.
+pub(crate) fn read_region(
     vars: &locate::PerfMemoryVars,
     mem: &dyn ReadMemory,
-) -> Result<(u64, u64, Option<Vec<u8>>), Error> {
+) -> Result<Region, Error> {
     let start = mem
         .read_u64(vars.start)
         .map_err(|e| Error::memory("PerfMemory::_start", e))?;
@@ -231,7 +244,11 @@ pub fn region_bytes(
         .read_u64(vars.capacity)
         .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
     if start == 0 {
-        return Ok((0, capacity, None));
+        return Ok(Region {
+            start,
+            capacity,
+            bytes: None,
+        });
     }
     if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
         return Err(Error::ImplausibleRegion(format!(
@@ -242,16 +259,18 @@ pub fn region_bytes(
     let mut bytes = vec![0u8; capacity as usize];
     mem.read_exact_at(start, &mut bytes)
         .map_err(|e| Error::memory(MemoryItem::Region { start, capacity }, e))?;
-    Ok((start, capacity, Some(bytes)))
+    Ok(Region {
+        start,
+        capacity,
+        bytes: Some(bytes),
+    })
 }
 
 #[cfg(target_os = "linux")]
 fn process_age(info: &ProcessInfo) -> Duration {
     let ticks = procfs::ticks_per_second().max(1);
-    let uptime = std::fs::read_to_string("/proc/uptime")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map(Duration::from_secs_f64)
+    let uptime = procfs::Uptime::current()
+        .map(|u| u.uptime_duration())
         .unwrap_or_default();
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
@@ -347,8 +366,10 @@ fn ready(
 /// One forced read's outcome: the region's bytes and parse once they are final, or `None` to read
 /// again. `bytes` is `None` when `_start` is NULL: before `PerfMemory::initialize`, or never
 /// (`-XX:-UsePerfData`); a JVM younger than [`STARTUP_GRACE`] (`age`) may still be on its way
-/// there and is waited for (within the caller's bound), an older one never will. A read without
-/// stopping may catch the VM mid-write: a parse error is retried while `torn_reads_left` lasts.
+/// there and is waited for (within the caller's bound), an older one never will; a caller that
+/// will not wait (`wait_accessible` zero: `inspect list`) is told it may still be starting. A read
+/// without stopping may catch the VM mid-write: a parse error is retried while `torn_reads_left`
+/// lasts.
 fn settled(
     bytes: Option<Vec<u8>>,
     pid: i32,
@@ -358,11 +379,14 @@ fn settled(
     torn_reads_left: &mut u32,
 ) -> Result<Option<(Vec<u8>, perfdata::Snapshot)>, Error> {
     let Some(bytes) = bytes else {
-        if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500))
-            && age() < STARTUP_GRACE
-        {
-            std::thread::sleep(Duration::from_millis(20));
-            return Ok(None);
+        if age() < STARTUP_GRACE {
+            if opts.wait_accessible.is_zero() {
+                return Err(Error::NotAccessible { pid, waited_ms: 0 });
+            }
+            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500)) {
+                std::thread::sleep(Duration::from_millis(20));
+                return Ok(None);
+            }
         }
         return Err(Error::PerfDataDisabled(pid));
     };
@@ -563,5 +587,50 @@ impl Sampler {
                 read_core(core, exe.as_deref(), sysroot.as_deref())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_are_pids_and_everything_else_is_a_path() {
+        assert_eq!(TargetSpec::parse("4242"), TargetSpec::Pid(4242));
+        // Refused later as pids, never looked for as files.
+        assert_eq!(TargetSpec::parse("0"), TargetSpec::Pid(0));
+        assert_eq!(TargetSpec::parse("-5"), TargetSpec::Pid(-5));
+        for path in [
+            "+5",
+            "./4242",
+            "4242.hsperf",
+            "/tmp/hsperfdata_u/4242",
+            "99999999999",
+        ] {
+            assert_eq!(
+                TargetSpec::parse(path),
+                TargetSpec::File(PathBuf::from(path))
+            );
+        }
+    }
+
+    #[test]
+    fn only_live_sources_have_a_pid() {
+        let forced = Source::Forced {
+            pid: 7,
+            opts: ForcedOptions::default(),
+        };
+        assert_eq!(forced.pid(), Some(7));
+        assert!(!forced.is_static());
+        assert!(Source::File("f".into()).is_static());
+        assert_eq!(
+            Source::Core {
+                core: "c".into(),
+                exe: None,
+                sysroot: None
+            }
+            .pid(),
+            None
+        );
     }
 }

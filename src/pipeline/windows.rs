@@ -5,7 +5,7 @@
 //!   base from the toolhelp module list, its PE headers and export directory read from the
 //!   target's memory ([`crate::locate::pe`]), the `gHotSpotVMStructs` walk to `PerfMemory::_start`
 //!   / `_capacity` ([`crate::locate::vmstructs`]), then with the JVM held by a debug attach
-//!   ([`DebugStop`]) one `ReadProcessMemory` of the region; identity (creation time) checked after;
+//!   (`DebugStop`) one `ReadProcessMemory` of the region; identity (creation time) checked after;
 //! - shared (`<pid>`): the named file mapping `hsperfdata_<user>_<pid>` copied out of a read-only
 //!   view, else the file `%TEMP%\hsperfdata_<user>\<pid>` (`perfMemory_windows.cpp`);
 //! - file (`<path>`): the same file rules.
@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::{ForcedOptions, Reading, STARTUP_GRACE, ready, region_bytes, settled, still_starting};
+use super::{ForcedOptions, Reading, STARTUP_GRACE, read_region, ready, settled, still_starting};
 use crate::Error;
 use crate::locate::pe::{Exports, ImageHeaders};
 use crate::locate::{PerfMemoryVars, vmstructs};
@@ -124,9 +124,9 @@ impl ForcedReader {
             } else {
                 None
             };
-            let result = region_bytes(&self.vars, &self.process.mem);
+            let result = read_region(&self.vars, &self.process.mem);
             let report = stop.map(DebugStop::release);
-            let (start, capacity, bytes) = result?;
+            let (start, capacity, bytes) = result.map(|r| (r.start, r.capacity, r.bytes))?;
             self.process.check_same()?;
             let age = || self.process.age();
             let Some((bytes, snapshot)) =

@@ -60,11 +60,7 @@ pub fn candidate_dirs(info: &ProcessInfo) -> impl Iterator<Item = PathBuf> + '_ 
                 user_name_in(&format!("{root}/etc/passwd"), info.euid)?,
             ),
             1 => ("/tmp".to_string(), user_name_in("/etc/passwd", info.euid)?),
-            _ => {
-                let user =
-                    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid)).ok()??;
-                ("/tmp".to_string(), user.name)
-            }
+            _ => ("/tmp".to_string(), super::user_name(info.euid)?),
         };
         let dir = PathBuf::from(tmp).join(format!("hsperfdata_{name}"));
         (!seen.contains(&dir)).then(|| {
@@ -177,10 +173,8 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
 /// and who can read it, rather than claiming there is no file.
 fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
     let me = nix::unistd::geteuid().as_raw();
-    let owner = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(info.euid))
-        .ok()
-        .flatten()
-        .map(|u| format!("uid {} ({})", info.euid, u.name))
+    let owner = super::user_name(info.euid)
+        .map(|name| format!("uid {} ({name})", info.euid))
         .unwrap_or_else(|| format!("uid {}", info.euid));
     Error::PermissionDenied {
         what: format!("reading {}", path.display()),

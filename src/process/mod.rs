@@ -10,7 +10,7 @@ pub mod windows;
 #[cfg(target_os = "linux")]
 use procfs::ProcError;
 #[cfg(target_os = "linux")]
-use procfs::process::Process;
+use procfs::process::{Process, StatFlags};
 
 #[cfg(target_os = "linux")]
 use crate::Error;
@@ -93,13 +93,6 @@ pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
 }
 
 #[cfg(target_os = "linux")]
-/// `PF_EXITING` in `/proc/<pid>/stat` `flags` (`include/linux/sched.h`): the task is exiting.
-const PF_EXITING: u32 = 0x4;
-#[cfg(target_os = "linux")]
-/// `PF_KTHREAD`: a kernel thread (it has no user mappings, and is not exiting for lack of them).
-const PF_KTHREAD: u32 = 0x0020_0000;
-
-#[cfg(target_os = "linux")]
 /// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
 /// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
 /// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
@@ -111,10 +104,24 @@ pub fn exited_or_exiting(pid: i32) -> bool {
     let Ok(stat) = process.stat() else {
         return true;
     };
-    if matches!(stat.state, 'Z' | 'X' | 'x') || stat.flags & PF_EXITING != 0 {
+    // PF_EXITING and PF_KTHREAD in `flags` (`include/linux/sched.h`): the task is exiting; a
+    // kernel thread has no user mappings, and is not exiting for lack of them.
+    let flags = stat.flags().unwrap_or(StatFlags::empty());
+    if matches!(stat.state, 'Z' | 'X' | 'x') || flags.contains(StatFlags::PF_EXITING) {
         return true;
     }
-    stat.flags & PF_KTHREAD == 0 && process.maps().is_ok_and(|m| m.iter().next().is_none())
+    !flags.contains(StatFlags::PF_KTHREAD)
+        && process.maps().is_ok_and(|m| m.iter().next().is_none())
+}
+
+#[cfg(target_os = "linux")]
+/// The name of user `uid` on this host (`/etc/passwd`, or NSS: LDAP and the like); `None` when
+/// the uid has no entry.
+pub fn user_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
 }
 
 #[cfg(target_os = "linux")]

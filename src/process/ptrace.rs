@@ -86,12 +86,14 @@ fn is_running(pid: i32, tid: i32) -> bool {
     else {
         return false;
     };
-    let stat = &buf[..n];
-    let after = stat
-        .iter()
-        .rposition(|&b| b == b')')
-        .map_or(&[][..], |i| &stat[i + 1..]);
-    after.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'R')
+    state_in_stat(&buf[..n]) == Some(b'R')
+}
+
+/// The state letter of a `/proc/<pid>/task/<tid>/stat` line (or its start): the first field
+/// after the last `)`, which ends `comm` (a command name may itself hold `)` and spaces).
+fn state_in_stat(stat: &[u8]) -> Option<u8> {
+    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
+    after.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
 /// Seizes and interrupts every thread of `pid` and waits up to `bound` for them to stop.
@@ -282,5 +284,30 @@ impl Drop for Frozen {
         if !self.threads.is_empty() || self.old_mask.is_some() {
             self.release();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_state_follows_the_last_parenthesis() {
+        assert_eq!(state_in_stat(b"42 (java) R 1 42 42 0"), Some(b'R'));
+        assert_eq!(state_in_stat(b"42 (a) b) S (c) R 1 2"), Some(b'R'));
+        assert_eq!(state_in_stat(b"42 (C2 CompilerThre) S 1"), Some(b'S'));
+        assert_eq!(state_in_stat(b"42 (sp ace)  t 1"), Some(b't'));
+        // Cut before the state, or no comm at all: unknown, never a guess.
+        assert_eq!(state_in_stat(b"42 (java)"), None);
+        assert_eq!(state_in_stat(b"42 java R"), None);
+        assert_eq!(state_in_stat(b""), None);
+    }
+
+    #[test]
+    fn this_process_reads_as_running() {
+        let pid = std::process::id() as i32;
+        let tid = nix::unistd::gettid().as_raw();
+        assert!(is_running(pid, tid), "the test thread itself is running");
+        assert!(!is_running(pid, i32::MAX), "no such thread");
     }
 }

@@ -14,27 +14,16 @@
 //! `pread`, and also fails a read no segment covers.)
 
 use std::fs::File;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use goblin::elf::header::{
-    EI_CLASS, EI_DATA, ELFCLASS64, ELFDATA2LSB, EM_AARCH64, EM_X86_64, ET_CORE, Header,
-};
-use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
+use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_CORE, ET_DYN, ET_EXEC, ET_REL, Header};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use memmap2::Mmap;
 
 use super::{MemoryError, ReadMemory};
 use crate::Error;
-
-/// `NT_AUXV`, the auxiliary vector note (`elf.h`).
-pub const NT_AUXV: u32 = 6;
-/// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
-const PN_XNUM: u16 = 0xffff;
-/// Size of an `Elf64_Phdr`.
-const PHDR_SIZE: usize = 56;
-/// Largest number of program headers accepted (a corrupt count must not allocate gigabytes).
-const MAX_PHDRS: usize = 1 << 22;
+use crate::elf::core::{CoreNotes, CoreProcess, FileMapping};
+use crate::elf::{self, HeaderProblem};
 
 /// One `PT_LOAD` segment of the core: a mapping of the process and the bytes dumped of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,32 +36,6 @@ pub struct Segment {
     pub offset: u64,
     /// How many bytes of the mapping were dumped (`p_filesz`), from `vaddr` on.
     pub filesz: u64,
-    /// `p_flags` (`PF_R` 4, `PF_W` 2, `PF_X` 1).
-    pub flags: u32,
-}
-
-/// One file-backed mapping from the `NT_FILE` note (`fs/binfmt_elf.c` `fill_files_note`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileMapping {
-    /// First address.
-    pub start: u64,
-    /// One past the last address.
-    pub end: u64,
-    /// Offset in the file of `start`, in bytes (the note stores pages).
-    pub offset: u64,
-    /// The file's path as the kernel saw it (a ` (deleted)` suffix kept).
-    pub path: PathBuf,
-}
-
-/// What `NT_PRPSINFO` (`struct elf_prpsinfo`, `include/linux/elfcore.h`) says of the process.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CoreProcess {
-    /// `pr_pid`.
-    pub pid: i32,
-    /// `pr_uid`.
-    pub uid: u32,
-    /// `pr_fname`: the command name (up to 16 bytes).
-    pub command: String,
 }
 
 /// A mapped ELF core file; implements [`ReadMemory`] over the process's dumped address space.
@@ -86,13 +49,6 @@ pub struct CoreMemory {
     process: Option<CoreProcess>,
     auxv: Vec<(u64, u64)>,
     needed_len: u64,
-}
-
-fn core_error(path: &Path, reason: impl Into<String>) -> Error {
-    Error::Core {
-        path: path.to_owned(),
-        reason: reason.into(),
-    }
 }
 
 /// A name for an ELF `e_machine` value, for messages.
@@ -126,78 +82,23 @@ impl CoreMemory {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if !meta.is_file() {
-            return Err(core_error(path, "not a regular file"));
+            return Err(Error::core(path, "not a regular file"));
         }
-        // SAFETY: read-only private mapping; every access below is bounds-checked against the
+        // SAFETY: a read-only shared mapping (memmap2's `Mmap::map` is MAP_SHARED with PROT_READ;
+        // nothing is ever written through it); every access below is bounds-checked against the
         // mapping's length. A core shrunk while we read it would raise SIGBUS: cores are not
-        // rewritten in place by their writers, so this is accepted (as for libjvm, see elf.rs).
+        // rewritten in place by their writers, so this is accepted. (libjvm and hsperfdata files,
+        // which their owners may change, are read with pread instead.)
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
         Self::from_map(path, map)
     }
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {
-        let len = map.len() as u64;
-        if map.len() < 64 || &map[..4] != b"\x7fELF" {
-            return Err(core_error(
-                path,
-                if map.len() >= 4 && &map[..4] == b"\x7fELF" {
-                    format!("only {len} bytes: too short for an ELF header (truncated core?)")
-                } else {
-                    "not an ELF file, so not a core file".to_string()
-                },
-            ));
-        }
-        if map[EI_CLASS] != ELFCLASS64 {
-            return Err(core_error(
-                path,
-                "a 32-bit ELF file: hsinspect reads cores of 64-bit JVMs only",
-            ));
-        }
-        if map[EI_DATA] != ELFDATA2LSB {
-            return Err(core_error(
-                path,
-                "a big-endian ELF file: hsinspect reads little-endian (x86_64, aarch64) cores only",
-            ));
-        }
-        let header =
-            goblin::elf::Elf::parse_header(&map).map_err(|e| core_error(path, e.to_string()))?;
-        if header.e_type != ET_CORE {
-            let kind = match header.e_type {
-                goblin::elf::header::ET_EXEC => "an executable",
-                goblin::elf::header::ET_DYN => "a shared object or PIE executable",
-                goblin::elf::header::ET_REL => "a relocatable object",
-                _ => "an ELF file of unknown type",
-            };
-            return Err(core_error(
-                path,
-                format!(
-                    "{kind} (ELF type {}), not a core file (ET_CORE); a JVM's core is made by the kernel when it crashes or by `gcore <pid>`",
-                    header.e_type
-                ),
-            ));
-        }
-        if header.e_machine != EM_X86_64 && header.e_machine != EM_AARCH64 {
-            return Err(core_error(
-                path,
-                format!(
-                    "a core of a {} process: hsinspect reads x86_64 and aarch64 cores",
-                    machine_name(header.e_machine)
-                ),
-            ));
-        }
-        let phdrs = program_headers(path, &map, &header)?;
-        let mut segments: Vec<Segment> = phdrs
-            .iter()
-            .filter(|p| p.p_type == PT_LOAD && p.p_memsz > 0)
-            .map(|p| Segment {
-                vaddr: p.p_vaddr,
-                memsz: p.p_memsz,
-                offset: p.p_offset,
-                filesz: p.p_filesz.min(p.p_memsz),
-                flags: p.p_flags,
-            })
-            .collect();
-        segments.sort_by_key(|s| s.vaddr);
+        let header = core_header(&map).map_err(|reason| Error::core(path, reason))?;
+        let phdrs = elf::core::program_headers(&map, &header)
+            .map_err(|reason| Error::core(path, reason))?;
+        let segments = load_segments(&phdrs);
+        let notes = core_notes(&map, &phdrs).map_err(|reason| Error::core(path, reason))?;
         let needed_len = segments
             .iter()
             .filter(|s| s.filesz > 0)
@@ -210,38 +111,14 @@ impl CoreMemory {
                     .e_shoff
                     .saturating_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize)),
             );
-
-        let notes: Vec<(u64, u64)> = phdrs
-            .iter()
-            .filter(|p| p.p_type == PT_NOTE)
-            .map(|p| (p.p_offset, p.p_filesz))
-            .collect();
-        if notes.is_empty() {
-            return Err(core_error(
-                path,
-                "the core has no PT_NOTE segment (no threads, no mapped-file list): corrupt core",
-            ));
-        }
-        let mut parsed = Notes::default();
-        for (off, size) in notes {
-            let Some(bytes) = slice(&map, off, size) else {
-                return Err(core_error(
-                    path,
-                    format!(
-                        "the core is truncated: its notes (file offset {off:#x}, {size} bytes) end beyond the file's {len} bytes (gdb writes them last); copy the whole core"
-                    ),
-                ));
-            };
-            parsed.read(bytes);
-        }
         Ok(CoreMemory {
             path: path.to_owned(),
             map,
             machine: header.e_machine,
             segments,
-            files: parsed.files,
-            process: parsed.process,
-            auxv: parsed.auxv,
+            files: notes.files,
+            process: notes.process,
+            auxv: notes.auxv,
             needed_len,
         })
     }
@@ -369,142 +246,82 @@ impl ReadMemory for CoreMemory {
     }
 }
 
-/// The notes the reader uses, as found in the core's `PT_NOTE` segments.
-#[derive(Debug, Default)]
-struct Notes {
-    files: Option<Vec<FileMapping>>,
-    process: Option<CoreProcess>,
-    auxv: Vec<(u64, u64)>,
-}
-
-impl Notes {
-    fn read(&mut self, mut notes: &[u8]) {
-        // Elf64_Nhdr: namesz u32, descsz u32, type u32; name and desc each padded to 4 bytes.
-        while notes.len() >= 12 {
-            let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().expect("4 bytes"));
-            let (namesz, descsz, ntype) = (word(0) as usize, word(4) as usize, word(8));
-            let Some(name_end) = 12usize.checked_add(namesz.next_multiple_of(4)) else {
-                return;
-            };
-            let Some(desc_end) = name_end.checked_add(descsz.next_multiple_of(4)) else {
-                return;
-            };
-            if desc_end > notes.len() || name_end - 12 < namesz {
-                return;
-            }
-            let name = &notes[12..12 + namesz];
-            let desc = &notes[name_end..name_end + descsz];
-            if name == b"CORE\0" {
-                match ntype {
-                    NT_FILE if self.files.is_none() => self.files = parse_nt_file(desc),
-                    NT_PRPSINFO if self.process.is_none() => self.process = parse_prpsinfo(desc),
-                    NT_AUXV if self.auxv.is_empty() => {
-                        self.auxv = desc
-                            .chunks_exact(16)
-                            .map(|c| {
-                                (
-                                    u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
-                                    u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
-                                )
-                            })
-                            .take_while(|&(k, _)| k != 0)
-                            .collect();
-                    }
-                    _ => {}
-                }
-            }
-            notes = &notes[desc_end..];
+/// The core's ELF header, when it is a 64-bit little-endian x86_64/aarch64 `ET_CORE`.
+fn core_header(map: &[u8]) -> Result<Header, String> {
+    let header = elf::parse_header(map).map_err(|problem| match problem {
+        HeaderProblem::NotElf => "not an ELF file, so not a core file".to_string(),
+        HeaderProblem::TooShort => format!(
+            "only {} bytes: too short for an ELF header (truncated core?)",
+            map.len()
+        ),
+        HeaderProblem::Not64Bit => {
+            "a 32-bit ELF file: hsinspect reads cores of 64-bit JVMs only".to_string()
         }
-    }
-}
-
-fn program_headers(path: &Path, map: &[u8], header: &Header) -> Result<Vec<ProgramHeader>, Error> {
-    let mut count = header.e_phnum as usize;
-    if header.e_phnum == PN_XNUM {
-        // More than 65534 mappings: the count is in section header 0's sh_info (at +44, u32).
-        let sh0 = usize::try_from(header.e_shoff)
-            .ok()
-            .and_then(|o| map.get(o..o.checked_add(64)?));
-        let Some(sh0) = sh0 else {
-            return Err(core_error(
-                path,
-                "e_phnum is PN_XNUM but section header 0 is missing: truncated or corrupt core",
-            ));
-        };
-        count = u32::from_le_bytes(sh0[44..48].try_into().expect("4 bytes")) as usize;
-    }
-    if count == 0 || count > MAX_PHDRS {
-        return Err(core_error(
-            path,
-            format!("implausible program header count {count}: corrupt core"),
-        ));
-    }
-    if header.e_phentsize as usize != PHDR_SIZE {
-        return Err(core_error(
-            path,
-            format!(
-                "program header size {} (expected {PHDR_SIZE}): corrupt core",
-                header.e_phentsize
-            ),
-        ));
-    }
-    let table = slice(map, header.e_phoff, (count * PHDR_SIZE) as u64).ok_or_else(|| {
-        core_error(
-            path,
-            format!(
-                "the core is truncated: its {count} program headers at offset {:#x} end beyond the file's {} bytes",
-                header.e_phoff,
-                map.len()
-            ),
-        )
+        HeaderProblem::BigEndian => {
+            "a big-endian ELF file: hsinspect reads little-endian (x86_64, aarch64) cores only"
+                .to_string()
+        }
     })?;
-    let ctx = goblin::container::Ctx::new(
-        goblin::container::Container::Big,
-        goblin::container::Endian::Little,
-    );
-    ProgramHeader::parse(table, 0, count, ctx)
-        .map_err(|e| core_error(path, format!("program headers: {e}")))
+    if header.e_type != ET_CORE {
+        let kind = match header.e_type {
+            ET_EXEC => "an executable",
+            ET_DYN => "a shared object or PIE executable",
+            ET_REL => "a relocatable object",
+            _ => "an ELF file of unknown type",
+        };
+        return Err(format!(
+            "{kind} (ELF type {}), not a core file (ET_CORE); a JVM's core is made by the kernel when it crashes or by `gcore <pid>`",
+            header.e_type
+        ));
+    }
+    if header.e_machine != EM_X86_64 && header.e_machine != EM_AARCH64 {
+        return Err(format!(
+            "a core of a {} process: hsinspect reads x86_64 and aarch64 cores",
+            machine_name(header.e_machine)
+        ));
+    }
+    Ok(header)
 }
 
-/// Parses `NT_FILE`: `count`, `page_size`, then `count` × (`start`, `end`, `file_ofs` in pages),
-/// then `count` NUL-terminated paths (`fs/binfmt_elf.c` `fill_files_note`).
-fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
-    let word = |i: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(desc.get(i..i + 8)?.try_into().ok()?))
-    };
-    let count = usize::try_from(word(0)?).ok()?;
-    let page = word(8)?;
-    let names_at = count.checked_mul(24)?.checked_add(16)?;
-    if names_at > desc.len() {
-        return None;
-    }
-    let mut names = desc[names_at..].split(|&b| b == 0);
-    let mut out = Vec::with_capacity(count);
-    for i in 0..count {
-        let at = 16 + i * 24;
-        let name = names.next()?;
-        out.push(FileMapping {
-            start: word(at)?,
-            end: word(at + 8)?,
-            offset: word(at + 16)?.checked_mul(page)?,
-            path: PathBuf::from(std::ffi::OsStr::from_bytes(name)),
-        });
-    }
-    Some(out)
+/// The `PT_LOAD` segments that map memory, sorted by address.
+fn load_segments(phdrs: &[ProgramHeader]) -> Vec<Segment> {
+    let mut segments: Vec<Segment> = phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_LOAD && p.p_memsz > 0)
+        .map(|p| Segment {
+            vaddr: p.p_vaddr,
+            memsz: p.p_memsz,
+            offset: p.p_offset,
+            filesz: p.p_filesz.min(p.p_memsz),
+        })
+        .collect();
+    segments.sort_by_key(|s| s.vaddr);
+    segments
 }
 
-/// Parses the 64-bit `struct elf_prpsinfo`: pid at 24, uid at 16, `pr_fname[16]` at 40.
-fn parse_prpsinfo(desc: &[u8]) -> Option<CoreProcess> {
-    let u32_at = |i: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(desc.get(i..i + 4)?.try_into().ok()?))
-    };
-    let fname = desc.get(40..56)?;
-    let end = fname.iter().position(|&b| b == 0).unwrap_or(fname.len());
-    Some(CoreProcess {
-        pid: u32_at(24)? as i32,
-        uid: u32_at(16)?,
-        command: String::from_utf8_lossy(&fname[..end]).into_owned(),
-    })
+/// The notes of every `PT_NOTE` segment; a core without one, or whose notes lie beyond the end
+/// of the file, is refused.
+fn core_notes(map: &[u8], phdrs: &[ProgramHeader]) -> Result<CoreNotes, String> {
+    let mut notes = CoreNotes::default();
+    let mut any = false;
+    for p in phdrs.iter().filter(|p| p.p_type == PT_NOTE) {
+        any = true;
+        let (off, size) = (p.p_offset, p.p_filesz);
+        let bytes = slice(map, off, size).ok_or_else(|| {
+            format!(
+                "the core is truncated: its notes (file offset {off:#x}, {size} bytes) end beyond the file's {} bytes (gdb writes them last); copy the whole core",
+                map.len()
+            )
+        })?;
+        notes.read(bytes);
+    }
+    if !any {
+        return Err(
+            "the core has no PT_NOTE segment (no threads, no mapped-file list): corrupt core"
+                .into(),
+        );
+    }
+    Ok(notes)
 }
 
 fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
@@ -516,24 +333,14 @@ fn slice(bytes: &[u8], off: u64, len: u64) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elf::note;
+    use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
 
     fn put(buf: &mut Vec<u8>, at: usize, bytes: &[u8]) {
         if buf.len() < at + bytes.len() {
             buf.resize(at + bytes.len(), 0);
         }
         buf[at..at + bytes.len()].copy_from_slice(bytes);
-    }
-
-    fn note(name: &[u8], ntype: u32, desc: &[u8]) -> Vec<u8> {
-        let mut n = Vec::new();
-        n.extend((name.len() as u32).to_le_bytes());
-        n.extend((desc.len() as u32).to_le_bytes());
-        n.extend(ntype.to_le_bytes());
-        n.extend(name);
-        n.resize(n.len().next_multiple_of(4), 0);
-        n.extend(desc);
-        n.resize(n.len().next_multiple_of(4), 0);
-        n
     }
 
     /// A hand-made x86_64 core: `(vaddr, memsz, filesz)` loads, an NT_FILE entry for

@@ -76,16 +76,6 @@ pub trait ReadMemory {
         Ok(u64::from_le_bytes(b))
     }
 
-    /// Reads a little-endian `u32`.
-    ///
-    /// # Errors
-    /// As [`ReadMemory::read_exact_at`].
-    fn read_u32(&self, addr: u64) -> Result<u32, MemoryError> {
-        let mut b = [0u8; 4];
-        self.read_exact_at(addr, &mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
     /// Reads a NUL-terminated string of at most `max` bytes (without the NUL); `None` when no NUL
     /// is found within `max` bytes. Reads in small chunks so a string near the end of a mapping
     /// does not fail because of the bytes after it.

@@ -606,3 +606,73 @@ impl Drop for Sleeper {
         let _ = self.child.wait();
     }
 }
+
+// ---- JVMs in hard places (tests/matrix.rs, tests/list.rs). ----
+
+/// The first child of `pid` (`/proc/<pid>/task/<pid>/children`), waiting up to 10 s for one.
+pub fn child_of(pid: i32) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(c) = text.split_whitespace().next() {
+            return c.parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "process {pid} has no child");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Starts the test program on JDK 17 in a container made without Docker: its own pid namespace
+/// (the JVM is pid 1 there) and mount namespace with a private `/tmp` (`unshare`, util-linux).
+/// `Jvm::pid` is the JVM's host pid.
+pub fn start_in_own_namespaces(extra: &[&str]) -> Jvm {
+    let mut cmd = Command::new("unshare");
+    cmd.args([
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        // The test classes may live under /tmp (a clone checked out there): keep them open as
+        // fd 3 before the private /tmp hides them, and give the JVM /proc/self/fd/3 as its path.
+        "exec 3<\"$HSINSPECT_CLASSES\" && mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp && exec \"$0\" \"$@\"",
+    ])
+    .env("HSINSPECT_CLASSES", test_classes())
+    .arg(jdk17().join("bin/java"))
+    .args(target_args(extra, 1).into_iter().map(|a| {
+        if Path::new(&a) == test_classes() {
+            "/proc/self/fd/3".to_string()
+        } else {
+            a
+        }
+    }))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    let mut jvm = Jvm::spawn(cmd, &jdk17());
+    jvm.pid = child_of(jvm.pid);
+    jvm
+}
+
+/// Starts the test program on JDK 17 as the test user `user` (setpriv, no supplementary groups).
+pub fn start_as_user(user: &str, extra: &[&str]) -> Jvm {
+    require_user(user);
+    let mut cmd = Command::new("setpriv");
+    cmd.args([
+        &format!("--reuid={user}"),
+        &format!("--regid={user}"),
+        "--clear-groups",
+        "--",
+    ])
+    .arg(jdk17().join("bin/java"))
+    .args(target_args(extra, 1))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, &jdk17())
+}

@@ -1,16 +1,194 @@
-//! `inspect list`: every JVM on the host. (Being built: see the issue.)
+//! `inspect list`: every HotSpot JVM on the host, one line each (or a JSON array), from one scan
+//! of `/proc` ([`hsinspect::discover::scan`]).
 
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
+
+use anyhow::Context;
+use hsinspect::discover::{self, JvmInfo, Readable, Scan, ScanOptions, launcher};
+
+/// Output formats of `inspect list`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    /// One line per JVM under a header; control characters escaped.
+    #[default]
+    Text,
+    /// A JSON array of objects (`pid`, `container_pid`, `user`, `main`, `jvm_version`,
+    /// `uptime_s`, `readable`, ...), strings exact.
+    Json,
+}
 
 /// The arguments of `inspect list`.
 #[derive(Debug, Default, clap::Args)]
 pub struct ListArgs {
-    /// Arguments, parsed by the subcommand.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
+    /// The main class's full name, or the jar's full path (as `jps -l`); without it, the short
+    /// name (text only: JSON always has the full one).
+    #[arg(short = 'l')]
+    pub long: bool,
+
+    /// Also the arguments given to the main method (as `jps -m`). They may hold secrets: shown in
+    /// JSON only with this flag.
+    #[arg(short = 'm')]
+    pub main_args: bool,
+
+    /// Also the JVM flags (as `jps -v`). They may hold secrets (`-D...password=`): shown in JSON
+    /// only with this flag.
+    #[arg(short = 'v')]
+    pub jvm_flags: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ListFormat,
+
+    /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
-/// Runs `inspect list`.
-pub fn run(_args: &ListArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`inspect list` is not built yet")
+/// Runs `inspect list`: the JVMs on stdout; on stderr, how many processes could not be looked
+/// at and why. Exits 0 whenever `/proc` could be scanned.
+pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let scan = discover::scan(&ScanOptions {
+        main_args: args.main_args,
+        jvm_flags: args.jvm_flags,
+        no_symbol_cache: args.no_cache,
+    })?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let written = match args.format {
+        ListFormat::Text => write_text(&mut out, &scan.jvms, args),
+        ListFormat::Json => serde_json::to_writer_pretty(&mut out, &scan.jvms)
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out)),
+    }
+    .and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+        r => r.context("writing the list")?,
+    }
+    report_not_inspected(&scan);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// On stderr: the processes that could not be looked at (they may be JVMs), grouped by reason.
+fn report_not_inspected(scan: &Scan) {
+    for (reason, count) in scan.not_inspected_by_reason() {
+        let s = if count == 1 { "" } else { "es" };
+        eprintln!("inspect: {count} process{s} not inspected: {reason}");
+    }
+}
+
+/// `s` with backslashes and control characters escaped (`\n`, `\t`, `\r`, `\xNN`, `\u{NNNN}`), so
+/// one JVM is always one line and a command line cannot move the terminal's cursor.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `3d04h`, `2h05m`, `4m12s`, `12s`.
+fn uptime(seconds: f64) -> String {
+    let s = seconds as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+/// The main column: the main class (short unless `-l`), else `[comm]` for a JVM that names none
+/// (one embedded through `JNI_CreateJavaVM`, or one nothing could be read from).
+fn main_column(jvm: &JvmInfo, long: bool) -> String {
+    if jvm.main.is_empty() {
+        return format!("[{}]", escape(&jvm.comm));
+    }
+    let main = if long {
+        &jvm.main
+    } else {
+        launcher::jps_short_main(&jvm.main)
+    };
+    escape(main)
+}
+
+fn write_text(out: &mut impl Write, jvms: &[JvmInfo], args: &ListArgs) -> io::Result<()> {
+    let rows: Vec<[String; 6]> = jvms
+        .iter()
+        .map(|j| {
+            [
+                j.pid.to_string(),
+                j.container_pid.map_or("-".into(), |p| p.to_string()),
+                escape(&j.user),
+                uptime(j.uptime_s),
+                if j.jvm_version.is_empty() {
+                    "?".into()
+                } else {
+                    escape(&j.jvm_version)
+                },
+                j.readable.as_str().to_string(),
+            ]
+        })
+        .collect();
+    let header = ["PID", "NSPID", "USER", "UPTIME", "VERSION", "READABLE"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut dyn Write, cells: &[&str], tail: &str| -> io::Result<()> {
+        for (cell, w) in cells.iter().zip(widths) {
+            write!(out, "{cell:<w$}  ")?;
+        }
+        writeln!(out, "{tail}")
+    };
+    line(out, &header, "MAIN")?;
+    for (jvm, row) in jvms.iter().zip(&rows) {
+        let mut tail = main_column(jvm, args.long);
+        for extra in [&jvm.main_args, &jvm.jvm_flags].into_iter().flatten() {
+            tail.push(' ');
+            tail.push_str(&escape(extra));
+        }
+        if jvm.readable == Readable::Neither
+            && let Some(reason) = &jvm.reason
+        {
+            tail.push_str(&format!("  ({})", escape(reason)));
+        }
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        line(out, &cells, &tail)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_control_characters() {
+        assert_eq!(escape("a b"), "a b");
+        assert_eq!(escape("a\nb\tc\\"), "a\\nb\\tc\\\\");
+        assert_eq!(escape("\x1b[2J"), "\\x1b[2J");
+        assert_eq!(escape("\u{85}"), "\\u{85}");
+    }
+
+    #[test]
+    fn uptimes() {
+        assert_eq!(uptime(5.5), "5s");
+        assert_eq!(uptime(125.0), "2m05s");
+        assert_eq!(uptime(7260.0), "2h01m");
+        assert_eq!(uptime(90000.0), "1d01h");
+    }
 }

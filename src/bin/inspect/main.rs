@@ -3,6 +3,10 @@
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
 //! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
 
+#[cfg(target_os = "linux")]
+mod list;
+#[cfg(windows)]
+#[path = "list_windows.rs"]
 mod list;
 mod serve;
 mod stat;

@@ -1,20 +1,17 @@
 //! An ELF shared object on disk (libjvm.so, or its separate debug file): its program headers,
-//! build-id and symbol tables, read with goblin from a read-only mapping of the file.
+//! build-id and symbol tables, parsed with goblin from bytes read with `pread`.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use goblin::container::{Container, Ctx, Endian};
 use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, Header};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB, SectionHeader};
 use goblin::elf::sym::STT_OBJECT;
 use std::os::unix::fs::FileExt;
 
+use super::{CTX, SIZEOF_EHDR, SIZEOF_PHDR, SIZEOF_SHDR, SIZEOF_SYM, build_id_from_notes};
 use crate::Error;
-
-/// `NT_GNU_BUILD_ID`, the note type of a GNU build-id (`elf.h`).
-const NT_GNU_BUILD_ID: u32 = 3;
 
 /// An ELF file, 64-bit little-endian (x86_64 or aarch64), read with `pread`: headers when opened,
 /// sections when asked for. It is not mapped: these files may belong to the target's user (a
@@ -64,10 +61,10 @@ fn malformed(path: &Path, why: impl std::fmt::Display) -> Error {
 }
 
 impl ElfFile {
-    /// Opens and maps `path` read-only and parses its headers.
+    /// Opens `path` read-only and parses its headers.
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be opened or mapped; [`Error::Elf`] when it is not a
+    /// [`Error::Io`] when the file cannot be opened or read; [`Error::Elf`] when it is not a
     /// 64-bit little-endian x86_64/aarch64 ELF executable or shared object, or its headers lie
     /// outside the file.
     pub fn open(path: &Path) -> Result<Self, Error> {
@@ -89,13 +86,8 @@ impl ElfFile {
             read_range(&file, len, off, n)
                 .ok_or_else(|| malformed(path, format!("{what} lie outside the file")))
         };
-        let ident = read(0, 64, "ELF header")?;
-        let header = goblin::elf::Elf::parse_header(&ident).map_err(|e| malformed(path, e))?;
-        if header.e_ident[goblin::elf::header::EI_CLASS] != goblin::elf::header::ELFCLASS64
-            || header.e_ident[goblin::elf::header::EI_DATA] != goblin::elf::header::ELFDATA2LSB
-        {
-            return Err(malformed(path, "not a 64-bit little-endian ELF"));
-        }
+        let ident = read(0, SIZEOF_EHDR as u64, "ELF header")?;
+        let header = super::parse_header(&ident).map_err(|e| malformed(path, e))?;
         if header.e_type != ET_DYN && header.e_type != ET_EXEC {
             return Err(malformed(
                 path,
@@ -111,13 +103,12 @@ impl ElfFile {
                 format!("machine {} is not x86_64 or aarch64", header.e_machine),
             ));
         }
-        let ctx = Ctx::new(Container::Big, Endian::Little);
         let phdrs = read(
             header.e_phoff,
-            header.e_phnum as u64 * 56,
+            header.e_phnum as u64 * SIZEOF_PHDR as u64,
             "program headers",
         )?;
-        let program_headers = ProgramHeader::parse(&phdrs, 0, header.e_phnum as usize, ctx)
+        let program_headers = ProgramHeader::parse(&phdrs, 0, header.e_phnum as usize, CTX)
             .map_err(|e| malformed(path, format!("program headers: {e}")))?;
         // No section headers, or more than 0xff00 (extended numbering, never seen in a libjvm):
         // symbol lookup then falls back to the target's gHotSpotVMStructs.
@@ -126,10 +117,10 @@ impl ElfFile {
         } else {
             let shdrs = read(
                 header.e_shoff,
-                header.e_shnum as u64 * 64,
+                header.e_shnum as u64 * SIZEOF_SHDR as u64,
                 "section headers",
             )?;
-            SectionHeader::parse_from(&shdrs, 0, header.e_shnum as usize, ctx)
+            SectionHeader::parse_from(&shdrs, 0, header.e_shnum as usize, CTX)
                 .map_err(|e| malformed(path, format!("section headers: {e}")))?
         };
         Ok(ElfFile {
@@ -259,7 +250,7 @@ impl ElfFile {
         let Some(sec) = self
             .section_headers
             .iter()
-            .find(|s| s.sh_type == table && s.sh_entsize == 24)
+            .find(|s| s.sh_type == table && s.sh_entsize == SIZEOF_SYM as u64)
         else {
             return found;
         };
@@ -276,7 +267,7 @@ impl ElfFile {
         // Elf64_Sym: st_name u32 @0, st_info u8 @4, st_other u8 @5, st_shndx u16 @6,
         // st_value u64 @8, st_size u64 @16. Read in place: goblin's per-entry parse costs more
         // than the rest of a forced read for libjvm's 60 000 symbols.
-        for e in entries.chunks_exact(24) {
+        for e in entries.chunks_exact(SIZEOF_SYM) {
             let le32 = |i: usize| u32::from_le_bytes(e[i..i + 4].try_into().expect("4 bytes"));
             let le64 = |i: usize| u64::from_le_bytes(e[i..i + 8].try_into().expect("8 bytes"));
             if e[4] & 0xf != STT_OBJECT || (e[6] == 0 && e[7] == 0) {
@@ -349,26 +340,88 @@ fn c_str_at(table: &[u8], at: u32) -> Option<&[u8]> {
     Some(&rest[..nul])
 }
 
-/// Finds the `NT_GNU_BUILD_ID` descriptor in a buffer of ELF notes (4-byte aligned `Elf64_Nhdr`
-/// records: namesz, descsz, type, name, desc).
-pub fn build_id_from_notes(mut notes: &[u8]) -> Option<Vec<u8>> {
-    while notes.len() >= 12 {
-        let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().expect("4 bytes"));
-        let (namesz, descsz, ntype) = (word(0) as usize, word(4) as usize, word(8));
-        let name_end = 12usize.checked_add(namesz.next_multiple_of(4))?;
-        let desc_end = name_end.checked_add(descsz.next_multiple_of(4))?;
-        if desc_end > notes.len() {
-            return None;
-        }
-        if ntype == NT_GNU_BUILD_ID && &notes[12..12 + namesz] == b"GNU\0" {
-            return Some(notes[name_end..name_end + descsz].to_vec());
-        }
-        notes = &notes[desc_end..];
-    }
-    None
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Lower-case hex of a build-id.
-pub fn hex(id: &[u8]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
+    /// A data object of this test binary, looked up by name in its own `.symtab`.
+    #[unsafe(no_mangle)]
+    #[used]
+    static HSINSPECT_ELF_PROBE: [u64; 3] = [1, 2, 3];
+
+    fn this_exe() -> ElfFile {
+        ElfFile::open(&std::env::current_exe().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn finds_data_objects_by_name_in_one_pass() {
+        let exe = this_exe();
+        assert!(exe.has_symtab(), "test binaries keep their .symtab");
+        let found = exe.find_in_symtab(&["HSINSPECT_ELF_PROBE", "no_such_symbol_anywhere", "main"]);
+        let probe = found[0].expect("the probe is a defined STT_OBJECT");
+        assert_eq!(probe.size, 24);
+        assert_eq!(found[1], None);
+        assert_eq!(found[2], None, "main is a function, not a data object");
+        // The file's bytes at the symbol's link-time address are the static's initial value.
+        let bytes = exe.bytes_at_vaddr(probe.value, 24).unwrap();
+        let want: Vec<u8> = [1u64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(bytes, want);
+    }
+
+    #[test]
+    fn build_id_matches_goblins_reading() {
+        let path = std::env::current_exe().unwrap();
+        let raw = std::fs::read(&path).unwrap();
+        let elf = goblin::elf::Elf::parse(&raw).unwrap();
+        let theirs = elf.iter_note_headers(&raw).and_then(|mut notes| {
+            notes.find_map(|n| {
+                let n = n.ok()?;
+                (n.n_type == goblin::elf::note::NT_GNU_BUILD_ID).then(|| n.desc.to_vec())
+            })
+        });
+        assert_eq!(this_exe().build_id(), theirs);
+        let (vaddr, size) = this_exe()
+            .build_id_note_vaddr()
+            .expect("linked with --build-id");
+        assert!(size >= 16 && vaddr > 0);
+    }
+
+    #[test]
+    fn debuglink_names_the_file_and_its_crc() {
+        let dir = tempfile::tempdir().unwrap();
+        let debug = dir.path().join("probe.debug");
+        std::fs::write(&debug, b"any bytes stand for a debug file here").unwrap();
+        let linked = dir.path().join("linked");
+        let status = std::process::Command::new("objcopy")
+            .arg(format!("--add-gnu-debuglink={}", debug.display()))
+            .arg(std::env::current_exe().unwrap())
+            .arg(&linked)
+            .status()
+            .expect("objcopy (binutils) is needed: apt-get install binutils, or scripts/setup-test-deps.sh");
+        assert!(status.success());
+        let (name, crc) = ElfFile::open(&linked).unwrap().debuglink().unwrap();
+        assert_eq!(name, "probe.debug");
+        assert_eq!(crc, crc32fast::hash(&std::fs::read(&debug).unwrap()));
+        let debug_elf_crc = ElfFile::open(&linked).unwrap().crc32().unwrap();
+        assert_eq!(
+            debug_elf_crc,
+            crc32fast::hash(&std::fs::read(&linked).unwrap())
+        );
+        assert_eq!(this_exe().debuglink(), None);
+    }
+
+    #[test]
+    fn files_that_are_not_64_bit_objects_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("text");
+        std::fs::write(&text, "#!/bin/sh\n".repeat(10)).unwrap();
+        let err = ElfFile::open(&text).unwrap_err().to_string();
+        assert!(err.contains("not an ELF file"), "{err}");
+        let mut exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        exe[goblin::elf::header::EI_CLASS] = goblin::elf::header::ELFCLASS32;
+        std::fs::write(&text, &exe).unwrap();
+        let err = ElfFile::open(&text).unwrap_err().to_string();
+        assert!(err.contains("64-bit little-endian"), "{err}");
+        assert!(ElfFile::open(dir.path()).is_err(), "a directory");
+    }
 }
