@@ -195,6 +195,19 @@ def test_perf_disable_shared_mem_needs_forced_read():
         twin.close()
 
 
+def test_use_perf_data_off_is_a_clear_error():
+    j = jvm("-XX:-UsePerfData")
+    try:
+        code, _, err = inspect("-F", j.pid)
+        if code != 1 or "perf data is disabled in the target (-XX:-UsePerfData)" not in err:
+            fail(f"-F on a -XX:-UsePerfData JVM: exit {code}: {err}")
+        code, _, err = inspect(j.pid)
+        if code != 1 or "no hsperfdata file" not in err:
+            fail(f"shared read of a -XX:-UsePerfData JVM: exit {code}: {err}")
+    finally:
+        j.close()
+
+
 def test_not_a_jvm_and_no_such_pid():
     s = WinProcess([os.path.join(WORK, "sleeper.exe")])
     try:
