@@ -1,9 +1,7 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
 
-#[cfg(target_os = "linux")]
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[cfg(target_os = "linux")]
@@ -22,7 +20,7 @@ mod windows;
 #[cfg(windows)]
 use self::windows::ForcedReader;
 #[cfg(windows)]
-pub use self::windows::{read_core, read_file, read_forced, read_shared, read_shared_wait};
+pub use self::windows::{read_core, read_forced, read_shared, read_shared_wait};
 use crate::perfdata::{self, Snapshot};
 #[cfg(target_os = "linux")]
 use crate::process::{self, ProcessInfo};
@@ -433,13 +431,17 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
-#[cfg(target_os = "linux")]
-/// Reads a saved hsperfdata file (`inspect <path>`).
+/// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
+/// platform (Linux: `process/hsperf_file.rs`; Windows: no reparse point, a regular disk file with
+/// one link, a sane size).
 ///
 /// # Errors
 /// As [`read_shared`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
+    #[cfg(target_os = "linux")]
     let bytes = process::hsperf_file::read_path(path)?;
+    #[cfg(windows)]
+    let bytes = crate::process::windows::read_hsperf_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
         snapshot,

@@ -8,7 +8,7 @@
 //!   (`DebugStop`) one `ReadProcessMemory` of the region; identity (creation time) checked after;
 //! - shared (`<pid>`): the named file mapping `hsperfdata_<user>_<pid>` copied out of a read-only
 //!   view, else the file `%TEMP%\hsperfdata_<user>\<pid>` (`perfMemory_windows.cpp`);
-//! - file (`<path>`): the same file rules.
+//! - file (`<path>`): [`super::read_file`], with the same file rules.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -221,22 +221,6 @@ fn shared_bytes(pid: i32) -> Result<(String, Vec<u8>), Error> {
         }
     }
     Err(Error::NoHsperfFile { pid, tried })
-}
-
-/// Reads a saved hsperfdata file (`inspect <path>`), with the shared path's file rules.
-///
-/// # Errors
-/// [`Error::HsperfFile`], [`Error::Io`], [`Error::PerfData`].
-pub fn read_file(path: &Path) -> Result<Reading, Error> {
-    let bytes = read_hsperf_file(path)?;
-    let snapshot = perfdata::parse(&bytes)?;
-    Ok(Reading {
-        snapshot,
-        bytes,
-        details: vec![format!("path: file {}", path.display())],
-        warnings: Vec::new(),
-        fallback: None,
-    })
 }
 
 /// Core files are ELF cores of Linux processes: this Windows build does not read them.
