@@ -259,7 +259,9 @@ impl Process {
     /// [`Error::PermissionDenied`], [`Error::ProcessExited`], [`Error::Os`].
     pub fn module(&self, name: &str) -> Result<Option<ModuleInfo>, Error> {
         let pid = self.pid;
+        let mut tries = 0;
         let snapshot = loop {
+            tries += 1;
             // SAFETY: plain call; checked below.
             let h = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid as u32) };
             if h != INVALID_HANDLE_VALUE {
@@ -268,8 +270,12 @@ impl Process {
             }
             let e = last_error();
             match os_code(&e) {
-                // The module list changed during the snapshot (documented): try again.
-                ERROR_BAD_LENGTH | ERROR_PARTIAL_COPY if self.running() => continue,
+                // The module list changed during the snapshot (documented), or the process is
+                // still loading: try again, a few times.
+                ERROR_BAD_LENGTH | ERROR_PARTIAL_COPY if self.running() && tries < 20 => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 _ if !self.running() => return Err(Error::ProcessExited(pid)),
                 ERROR_ACCESS_DENIED => {
                     return Err(Error::PermissionDenied {
