@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-test-deps.sh
+# Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
+scripts/windows/setup.sh
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
