@@ -67,6 +67,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
+pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use pipeline::{

@@ -7,7 +7,7 @@
 
 mod parse;
 
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, parse, parse_reusing};
 
 /// Size in bytes of `PerfDataPrologue` (`perfMemory.hpp`).
 pub const PROLOGUE_SIZE: usize = 32;

@@ -80,7 +80,19 @@ impl Fields<'_> {
 /// UTF-8, unknown units or variability. The offset is that of the field at fault and always lies
 /// inside the buffer (0 for a buffer shorter than the prologue).
 pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
+    parse_reusing(buf, Vec::new())
+}
+
+/// [`parse`], reusing the allocations of `spare`, the counters of an earlier snapshot of the same
+/// region (for repeated samples): an entry whose name is byte for byte the name of the counter at
+/// the same position keeps that counter's `String`, and a string value overwrites the old one's
+/// buffer. The result, and any error, is exactly [`parse`]'s.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_reusing(buf: &[u8], spare: Vec<Counter>) -> Result<Snapshot, ParseError> {
     let prologue = parse_prologue(buf)?;
+    let mut spare = spare.into_iter();
     let f = Fields {
         buf,
         order: prologue.byte_order,
@@ -120,7 +132,7 @@ pub fn parse(buf: &[u8]) -> Result<Snapshot, ParseError> {
                 format!("entry {index} header runs past used ({limit} bytes)"),
             );
         }
-        match parse_entry(&f, at, limit, index)? {
+        match parse_entry(&f, at, limit, index, spare.next())? {
             Some((counter, length)) => {
                 counters.push(counter);
                 at += length;
@@ -227,18 +239,23 @@ fn parse_entry(
     at: usize,
     limit: usize,
     index: usize,
+    spare: Option<Counter>,
 ) -> Result<Option<(Counter, usize)>, ParseError> {
     let e = EntryAt { at, index };
     let Some(h) = EntryHeader::read(f, e, limit)? else {
         return Ok(None);
     };
     let entry = &f.buf[at..at + h.length];
-    let name = h.name(entry, e)?;
+    let (spare_name, spare_value) = match spare {
+        Some(c) => (Some(c.name), Some(c.value)),
+        None => (None, None),
+    };
+    let name = h.name(entry, e, spare_name)?;
     let units =
         Units::from_code(h.units_code).ok_or_else(|| e.unknown_units(&name, h.units_code))?;
     let variability = Variability::from_code(h.variability_code)
         .ok_or_else(|| e.unknown_variability(&name, h.variability_code))?;
-    let value = h.value(entry, f.order, units, e, &name)?;
+    let value = h.value(entry, f.order, units, e, &name, spare_value)?;
     let counter = Counter {
         name,
         value,
@@ -300,8 +317,18 @@ impl EntryHeader {
     }
 
     /// The NUL-terminated UTF-8 name in `[name_offset, data_offset)`.
-    fn name(&self, entry: &[u8], e: EntryAt) -> Result<String, ParseError> {
+    /// `spare`: the name of the counter this entry had in an earlier snapshot, kept when equal.
+    fn name(&self, entry: &[u8], e: EntryAt, spare: Option<String>) -> Result<String, ParseError> {
         let name_area = &entry[self.name_offset..self.data_offset];
+        if let Some(old) = spare {
+            // Equal bytes followed by a NUL: the same name, already checked non-empty UTF-8.
+            if !old.is_empty()
+                && name_area.get(old.len()) == Some(&0)
+                && name_area.starts_with(old.as_bytes())
+            {
+                return Ok(old);
+            }
+        }
         let Some(nul) = name_area.iter().position(|&b| b == 0) else {
             return Err(e.name_without_nul(self));
         };
@@ -322,6 +349,7 @@ impl EntryHeader {
         units: Units,
         e: EntryAt,
         name: &str,
+        spare: Option<Value>,
     ) -> Result<Value, ParseError> {
         let data = &entry[self.data_offset..];
         Ok(match (self.type_code, self.vector_length) {
@@ -342,7 +370,15 @@ impl EntryHeader {
                     .ok_or_else(|| e.vector_past_entry(self, name))?;
                 if units == Units::String {
                     let end = bytes.iter().position(|&b| b == 0).unwrap_or(n);
-                    Value::String(String::from_utf8_lossy(&bytes[..end]).into_owned())
+                    let text = String::from_utf8_lossy(&bytes[..end]);
+                    Value::String(match spare {
+                        Some(Value::String(mut old)) => {
+                            old.clear();
+                            old.push_str(&text);
+                            old
+                        }
+                        _ => text.into_owned(),
+                    })
                 } else {
                     Value::Bytes(bytes.to_vec())
                 }

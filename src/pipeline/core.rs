@@ -81,7 +81,7 @@ pub fn read_core(
             .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
             .map(ToString::to_string),
     );
-    let (start, capacity, bytes) = match read_region(&located.vars, &core) {
+    let (start, capacity, bytes) = match read_region(&located.vars, &core, None) {
         Ok(r) => (r.start, r.capacity, r.bytes),
         Err(Error::Memory {
             what,

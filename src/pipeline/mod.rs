@@ -18,7 +18,7 @@ pub use self::core::read_core;
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-use self::windows::ForcedReader;
+use self::windows::{ForcedReader, Watched};
 #[cfg(windows)]
 pub use self::windows::{read_core, read_forced, read_shared, read_shared_wait};
 use crate::perfdata::{self, Snapshot};
@@ -83,7 +83,7 @@ impl Default for ForcedOptions {
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
-    ForcedReader::open(pid, opts.clone())?.read()
+    ForcedReader::open(pid, opts.clone())?.read(Vec::new())
 }
 
 #[cfg(target_os = "linux")]
@@ -107,6 +107,10 @@ struct ForcedReader {
     vars: locate::PerfMemoryVars,
     /// `-v` lines about how the region was found (path, symbol source, addresses).
     located_details: Vec<String>,
+    /// Tells each sample cheaply that `info` still names the process.
+    liveness: process::Liveness,
+    /// `_start` and `_capacity` once a read found the region (they never change after).
+    region_at: std::cell::Cell<Option<(u64, u64)>>,
 }
 
 #[cfg(target_os = "linux")]
@@ -132,7 +136,10 @@ impl ForcedReader {
         )];
         located_details.extend(located.details(&module));
         located_details.extend(located.notes.iter().map(|n| format!("note: {n}")));
+        let liveness = process::Liveness::watch(&info)?;
         Ok(ForcedReader {
+            liveness,
+            region_at: std::cell::Cell::new(None),
             info,
             opts,
             mem,
@@ -141,12 +148,19 @@ impl ForcedReader {
         })
     }
 
-    fn read(&self) -> Result<Reading, Error> {
+    /// One reading; `spare`: the counters of an earlier one, whose allocations the parse reuses.
+    fn read(&self, spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
         let pid = self.info.pid;
-        self.read_inner().map_err(|e| exited_or(pid, e))
+        self.read_inner(spare).map_err(|e| {
+            // A later sample of a reused pid fails in odd ways (the old addresses): say why.
+            match process::check_same_process(&self.info) {
+                Err(Error::PidReused(p)) => Error::PidReused(p),
+                _ => exited_or(pid, e),
+            }
+        })
     }
 
-    fn read_inner(&self) -> Result<Reading, Error> {
+    fn read_inner(&self, mut spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
         let (pid, info, opts) = (self.info.pid, &self.info, &self.opts);
         let mut details = self.located_details.clone();
         let began = Instant::now();
@@ -154,12 +168,17 @@ impl ForcedReader {
         // the bytes malformed.
         let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
         loop {
-            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts)?;
+            let known = self.region_at.get();
+            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts, known)?;
             let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
-            process::check_same_process(info)?;
+            self.liveness.check(info)?;
+            if bytes.is_some() {
+                self.region_at.set(Some((start, capacity)));
+            }
             let age = || process_age(info);
+            let parse = |b: &[u8]| perfdata::parse_reusing(b, std::mem::take(&mut spare));
             let Some((bytes, snapshot)) =
-                settled(bytes, pid, &age, began, opts, &mut torn_reads_left)?
+                settled(bytes, pid, &age, parse, began, opts, &mut torn_reads_left)?
             else {
                 continue;
             };
@@ -215,13 +234,14 @@ fn read_region_once(
     vars: &locate::PerfMemoryVars,
     mem: &read::ProcessMemory,
     opts: &ForcedOptions,
+    known: Option<(u64, u64)>,
 ) -> Result<(Region, Option<process::ptrace::FreezeReport>), Error> {
     let frozen = if opts.stop {
         Some(process::ptrace::freeze(pid, opts.stop_bound)?)
     } else {
         None
     };
-    let result = read_region(vars, mem);
+    let result = read_region(vars, mem, known);
     let report = frozen.map(|f| f.thaw());
     Ok((result.map_err(|e| permission(pid, e))?, report))
 }
@@ -234,13 +254,18 @@ fn read_region_once(
 pub(crate) fn read_region(
     vars: &locate::PerfMemoryVars,
     mem: &dyn ReadMemory,
+    known: Option<(u64, u64)>,
 ) -> Result<Region, Error> {
-    let start = mem
-        .read_u64(vars.start)
-        .map_err(|e| Error::memory("PerfMemory::_start", e))?;
-    let capacity = mem
-        .read_u64(vars.capacity)
-        .map_err(|e| Error::memory("PerfMemory::_capacity", e))?;
+    let (start, capacity) = match known {
+        // A live VM never moves its region once `_start` is set: later samples skip two reads.
+        Some(known) => known,
+        None => (
+            mem.read_u64(vars.start)
+                .map_err(|e| Error::memory("PerfMemory::_start", e))?,
+            mem.read_u64(vars.capacity)
+                .map_err(|e| Error::memory("PerfMemory::_capacity", e))?,
+        ),
+    };
     if start == 0 {
         return Ok(Region {
             start,
@@ -361,17 +386,18 @@ fn ready(
     }
 }
 
-/// One forced read's outcome: the region's bytes and parse once they are final, or `None` to read
-/// again. `bytes` is `None` when `_start` is NULL: before `PerfMemory::initialize`, or never
-/// (`-XX:-UsePerfData`); a JVM younger than [`STARTUP_GRACE`] (`age`) may still be on its way
-/// there and is waited for (within the caller's bound), an older one never will; a caller that
-/// will not wait (`wait_accessible` zero: `inspect list`) is told it may still be starting. A read
-/// without stopping may catch the VM mid-write: a parse error is retried while `torn_reads_left`
-/// lasts.
+/// One forced read's outcome: the region's bytes and `parse` of them once they are final, or
+/// `None` to read again. `bytes` is `None` when `_start` is NULL: before `PerfMemory::initialize`,
+/// or never (`-XX:-UsePerfData`); a JVM younger than [`STARTUP_GRACE`] (`age`) may still be on
+/// its way there and is waited for (within the caller's bound), an older one never will; a caller
+/// that will not wait (`wait_accessible` zero: `inspect list`) is told it may still be starting.
+/// A read without stopping may catch the VM mid-write: a parse error is retried while
+/// `torn_reads_left` lasts.
 fn settled(
     bytes: Option<Vec<u8>>,
     pid: i32,
     age: &dyn Fn() -> Duration,
+    parse: impl FnOnce(&[u8]) -> Result<perfdata::Snapshot, perfdata::ParseError>,
     began: Instant,
     opts: &ForcedOptions,
     torn_reads_left: &mut u32,
@@ -388,7 +414,7 @@ fn settled(
         }
         return Err(Error::PerfDataDisabled(pid));
     };
-    let parsed = perfdata::parse(&bytes);
+    let parsed = parse(&bytes);
     if parsed.is_err() && *torn_reads_left > 0 {
         *torn_reads_left -= 1;
         return Ok(None);
@@ -528,6 +554,28 @@ pub struct Sampler {
     forced: Option<ForcedReader>,
     /// Set once a refused forced read fell back to the hsperfdata file.
     fell_back: Option<String>,
+    /// Counters of a reading given back with [`Sampler::recycle`].
+    spare: Vec<perfdata::Counter>,
+    /// The process the first sample of a shared source read: later samples must find the same
+    /// one (a forced source's reader checks this itself).
+    first: Option<Watched>,
+}
+
+/// A live process a sampler keeps checking: the pid still names it, cheaply.
+#[cfg(target_os = "linux")]
+struct Watched(ProcessInfo, process::Liveness);
+
+#[cfg(target_os = "linux")]
+impl Watched {
+    fn watch(pid: i32) -> Result<Self, Error> {
+        let info = ProcessInfo::read(pid)?;
+        let liveness = process::Liveness::watch(&info)?;
+        Ok(Watched(info, liveness))
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.1.check(&self.0)
+    }
 }
 
 impl Sampler {
@@ -537,7 +585,16 @@ impl Sampler {
             source,
             forced: None,
             fell_back: None,
+            spare: Vec::new(),
+            first: None,
         }
+    }
+
+    /// Gives back a reading this sampler returned, once its caller is done with it: the next
+    /// forced sample reuses its allocations (counter names, string values), which makes a
+    /// sample of a forced source cheaper. Optional.
+    pub fn recycle(&mut self, reading: Reading) {
+        self.spare = reading.snapshot.counters;
     }
 
     /// What this sampler reads.
@@ -559,9 +616,9 @@ impl Sampler {
                     return Ok(r);
                 }
                 let opened = match &self.forced {
-                    Some(reader) => reader.read(),
+                    Some(reader) => reader.read(std::mem::take(&mut self.spare)),
                     None => ForcedReader::open(pid, opts.clone()).and_then(|reader| {
-                        let r = reader.read();
+                        let r = reader.read(Vec::new());
                         self.forced = Some(reader);
                         r
                     }),
@@ -583,7 +640,17 @@ impl Sampler {
                     other => other,
                 }
             }
-            Source::Shared { pid, wait } => read_shared_wait(*pid, *wait),
+            Source::Shared { pid, wait } => {
+                let (pid, wait) = (*pid, *wait);
+                if self.first.is_none() {
+                    self.first = Some(Watched::watch(pid)?);
+                }
+                let reading = read_shared_wait(pid, wait)?;
+                // The file read belongs to the first sample's process only if that process still
+                // holds the pid after the read.
+                self.first.as_ref().expect("set above").check()?;
+                Ok(reading)
+            }
             Source::File(path) => read_file(path),
             Source::Core { core, exe, sysroot } => {
                 read_core(core, exe.as_deref(), sysroot.as_deref())

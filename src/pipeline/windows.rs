@@ -10,6 +10,7 @@
 //!   view, else the file `%TEMP%\hsperfdata_<user>\<pid>` (`perfMemory_windows.cpp`);
 //! - file (`<path>`): [`super::read_file`], with the same file rules.
 
+use std::cell::Cell;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -34,7 +35,7 @@ const MIN_ATTACH_BOUND: Duration = Duration::from_secs(2);
 /// [`Error::PermissionDenied`] with the fix, [`Error::NotAJvm`] (no `jvm.dll`),
 /// [`Error::Os`] for a 32-bit (WOW64) process or a failed attach, [`Error::PidReused`].
 pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
-    ForcedReader::open(pid, opts.clone())?.read()
+    ForcedReader::open(pid, opts.clone())?.read(Vec::new())
 }
 
 /// An exiting process fails in odd ways (partial copies, a vanished module list).
@@ -53,6 +54,8 @@ pub(super) struct ForcedReader {
     opts: ForcedOptions,
     vars: PerfMemoryVars,
     located_details: Vec<String>,
+    /// `_start` and `_capacity` once a read found the region (they never change after).
+    region_at: Cell<Option<(u64, u64)>>,
 }
 
 impl ForcedReader {
@@ -102,15 +105,17 @@ impl ForcedReader {
             opts,
             vars,
             located_details,
+            region_at: Cell::new(None),
         })
     }
 
-    pub(super) fn read(&self) -> Result<Reading, Error> {
-        self.read_inner()
+    /// One reading; `spare`: the counters of an earlier one, whose allocations the parse reuses.
+    pub(super) fn read(&self, spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
+        self.read_inner(spare)
             .map_err(|e| exited_or(self.process.pid, e))
     }
 
-    fn read_inner(&self) -> Result<Reading, Error> {
+    fn read_inner(&self, mut spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
         let (pid, opts) = (self.process.pid, &self.opts);
         let mut details = self.located_details.clone();
         let began = Instant::now();
@@ -124,13 +129,17 @@ impl ForcedReader {
             } else {
                 None
             };
-            let result = read_region(&self.vars, &self.process.mem);
+            let result = read_region(&self.vars, &self.process.mem, self.region_at.get());
             let report = stop.map(DebugStop::release);
             let (start, capacity, bytes) = result.map(|r| (r.start, r.capacity, r.bytes))?;
             self.process.check_same()?;
+            if bytes.is_some() {
+                self.region_at.set(Some((start, capacity)));
+            }
             let age = || self.process.age();
+            let parse = |b: &[u8]| perfdata::parse_reusing(b, std::mem::take(&mut spare));
             let Some((bytes, snapshot)) =
-                settled(bytes, pid, &age, began, opts, &mut torn_reads_left)?
+                settled(bytes, pid, &age, parse, began, opts, &mut torn_reads_left)?
             else {
                 continue;
             };
@@ -151,6 +160,19 @@ impl ForcedReader {
                 fallback: None,
             });
         }
+    }
+}
+
+/// A live process a sampler keeps checking: the pid still names it (its handle, creation time).
+pub(super) struct Watched(Process);
+
+impl Watched {
+    pub(super) fn watch(pid: i32) -> Result<Self, Error> {
+        Process::open_query(pid).map(Watched)
+    }
+
+    pub(super) fn check(&self) -> Result<(), Error> {
+        self.0.check_same()
     }
 }
 

@@ -8,6 +8,7 @@ mod list;
 #[cfg(windows)]
 #[path = "list_windows.rs"]
 mod list;
+mod sampling;
 mod serve;
 mod stat;
 
@@ -102,6 +103,15 @@ struct Cli {
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
+
+    /// Sample repeatedly at this interval (`250`, `250ms`, `5s`; milliseconds by default), an
+    /// empty line between samples.
+    #[arg(long, value_name = "DUR", value_parser = sampling::parse_interval, conflicts_with_all = ["core", "save"])]
+    interval: Option<Duration>,
+
+    /// With --interval: stop after this many samples (default: until the JVM exits).
+    #[arg(long, value_name = "N", value_parser = sampling::parse_count, requires = "interval")]
+    count: Option<u64>,
 }
 
 /// The subcommands; with none, `inspect` prints counters (or, with no target, lists JVMs).
@@ -146,6 +156,13 @@ fn patterns(cli: &Cli) -> Vec<String> {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let patterns = patterns(cli);
     let filter = Filter::new(&patterns).context("bad counter pattern")?;
+    if let Some(interval) = cli.interval {
+        let schedule = sampling::Schedule {
+            interval,
+            count: cli.count,
+        };
+        return sampling::run_listing(&mut Sampler::new(source(cli)?), &filter, schedule);
+    }
     let reading = read(cli)?;
     if cli.verbose {
         for d in &reading.details {
