@@ -16,6 +16,7 @@ Usage: scripts/windows/bench.py [--runs 20] [--jcmd-runs 8]   (after scripts/win
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def main():
                 times[name].append(time.perf_counter() - t0)
     finally:
         jvm.close()
+        shutil.rmtree(it.WORK, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     p90 = {k: sorted(v)[int(0.9 * (len(v) - 1))] for k, v in times.items()}
     floor = med["wine true.exe"]

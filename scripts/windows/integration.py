@@ -10,6 +10,7 @@ class), TEST_ONLY (comma-separated test names, optional).
 """
 import os
 import random
+import shutil
 import re
 import subprocess
 import sys
@@ -130,6 +131,13 @@ def assert_matches_reference(ours, before, after, what):
     return compared
 
 
+def assert_fails_saying(args, says, what):
+    """inspect.exe `args` exits 1 with `says` in its message."""
+    code, _, err = inspect(*args)
+    if code != 1 or says not in err:
+        fail(f"{what}: inspect.exe {' '.join(map(str, args))} should exit 1 saying {says!r}: exit {code}: {err}")
+
+
 def bracketed(pid, args, tries=3):
     """inspect.exe `args` against jcmd.exe read just before and just after. A counter equal in
     both reads may still have changed and changed back in between (sun.ci.lastSize in a JVM whose
@@ -200,9 +208,7 @@ def test_perf_disable_shared_mem_needs_forced_read():
                  f"only ours {sorted(set(ours) - set(reference))}, only jcmd's {sorted(set(reference) - set(ours))}")
         if "-XX:+PerfDisableSharedMem" not in ours["java.rt.vmArgs"] or ours["sun.rt.javaCommand"] != reference["sun.rt.javaCommand"]:
             fail(f"-F read another JVM's counters: vmArgs {ours['java.rt.vmArgs']}, command {ours['sun.rt.javaCommand']}")
-        code, _, err = inspect(j.pid)
-        if code != 1 or f"inspect -F {j.pid}" not in err:
-            fail(f"the shared read of a -XX:+PerfDisableSharedMem JVM should say to use -F (exit 1): {code} {err}")
+        assert_fails_saying([j.pid], f"inspect -F {j.pid}", "-XX:+PerfDisableSharedMem JVM")
     finally:
         j.close()
         twin.close()
@@ -211,12 +217,9 @@ def test_perf_disable_shared_mem_needs_forced_read():
 def test_use_perf_data_off_is_a_clear_error():
     j = jvm("-XX:-UsePerfData")
     try:
-        code, _, err = inspect("-F", j.pid)
-        if code != 1 or "perf data is disabled in the target (-XX:-UsePerfData)" not in err:
-            fail(f"-F on a -XX:-UsePerfData JVM: exit {code}: {err}")
-        code, _, err = inspect(j.pid)
-        if code != 1 or "no hsperfdata file" not in err:
-            fail(f"shared read of a -XX:-UsePerfData JVM: exit {code}: {err}")
+        what = "-XX:-UsePerfData JVM"
+        assert_fails_saying(["-F", j.pid], "perf data is disabled in the target (-XX:-UsePerfData)", what)
+        assert_fails_saying([j.pid], "no hsperfdata file", what)
     finally:
         j.close()
 
@@ -224,18 +227,13 @@ def test_use_perf_data_off_is_a_clear_error():
 def test_not_a_jvm_and_no_such_pid():
     s = WinProcess([os.path.join(WORK, "sleeper.exe")])
     try:
-        code, _, err = inspect("-F", s.pid)
-        if code != 1 or f"process {s.pid} (sleeper.exe) is not a HotSpot JVM: no jvm.dll" not in err:
-            fail(f"-F on a non-JVM: exit {code}: {err}")
-        code, _, err = inspect(s.pid)
-        if code != 1 or "no hsperfdata file" not in err:
-            fail(f"shared read of a non-JVM: exit {code}: {err}")
+        says = f"process {s.pid} (sleeper.exe) is not a HotSpot JVM: no jvm.dll"
+        assert_fails_saying(["-F", s.pid], says, "non-JVM")
+        assert_fails_saying([s.pid], "no hsperfdata file", "non-JVM")
     finally:
         s.close()
     for args in (["-F", 999999], [999999]):
-        code, _, err = inspect(*args)
-        if code != 1 or "no process with pid 999999" not in err:
-            fail(f"inspect.exe {args}: exit {code}: {err}")
+        assert_fails_saying(args, "no process with pid 999999", "no such pid")
 
 
 def test_jvm_exiting_during_reads_gives_results_or_clear_errors():
@@ -304,6 +302,13 @@ def test_killing_inspect_mid_read_leaves_the_jvm_running():
 
 
 def main():
+    try:
+        run_tests()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+def run_tests():
     build_fixtures()
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     only = [t for t in os.environ.get("TEST_ONLY", "").split(",") if t]
