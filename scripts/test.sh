@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The project's test command: installs what the tests need (idempotent), then runs every test.
+# The project's test command: installs what the tests need (idempotent), then runs every test,
+# the Windows ones (cross-built, under Wine) included.
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-test-deps.sh
+# Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
+scripts/windows/setup.sh
 cargo test --all-targets "$@"
+# The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
+scripts/windows/test.sh

@@ -47,8 +47,15 @@ pub enum Error {
     /// The pid now names another process than when the read began.
     #[error("pid {0} was reused by another process during the read; run again")]
     PidReused(i32),
-    /// The process has no libjvm mapped.
-    #[error("process {pid} ({comm}) is not a HotSpot JVM: no libjvm.so in /proc/{pid}/maps")]
+    /// The process has no libjvm mapped (no jvm.dll loaded, on Windows).
+    #[cfg_attr(
+        windows,
+        error("process {pid} ({comm}) is not a HotSpot JVM: no jvm.dll among its modules")
+    )]
+    #[cfg_attr(
+        not(windows),
+        error("process {pid} ({comm}) is not a HotSpot JVM: no libjvm.so in /proc/{pid}/maps")
+    )]
     NotAJvm {
         /// The pid.
         pid: i32,
@@ -79,6 +86,7 @@ pub enum Error {
         hint: String,
     },
     /// A ptrace operation failed for another reason.
+    #[cfg(target_os = "linux")]
     #[error("ptrace {op} on thread {tid}")]
     Ptrace {
         /// The request.
@@ -115,6 +123,23 @@ pub enum Error {
         file_id: String,
         /// The build-id in the target's memory (hex).
         memory_id: String,
+    },
+    /// A PE image (`jvm.dll`) in the target or on disk is malformed or of a kind we cannot read.
+    #[error("{module}: {reason}")]
+    Pe {
+        /// The module (`jvm.dll`, or a file's path).
+        module: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An operating system call on the target failed (Windows: a handle, the debug attach, a
+    /// snapshot), or the target is of a kind this build cannot read.
+    #[error("{what}")]
+    Os {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
     },
     /// The vmStructs table could not be walked.
     #[error("gHotSpotVMStructs: {0}")]

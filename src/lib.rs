@@ -57,7 +57,9 @@
 
 #![warn(missing_docs)]
 
+#[cfg(target_os = "linux")]
 pub mod discover;
+#[cfg(target_os = "linux")]
 pub(crate) mod elf;
 pub mod error;
 pub mod format;
@@ -66,6 +68,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
+#[cfg(target_os = "linux")]
 pub mod serve;
 pub mod stat;
 

@@ -7,18 +7,28 @@
 //! `gHotSpotVMStructs` table walked in the target's memory ([`vmstructs`]), which works on
 //! stripped builds.
 
+#[cfg(target_os = "linux")]
 pub mod cache;
+#[cfg(target_os = "linux")]
 pub mod core_libjvm;
+#[cfg(target_os = "linux")]
 pub mod libjvm;
+pub mod pe;
 pub mod vmstructs;
 
+#[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
 
+#[cfg(target_os = "linux")]
 use crate::elf::{self, ElfFile, SymbolSource, hex};
+#[cfg(target_os = "linux")]
 use cache::{CachedVars, SymbolCache};
+#[cfg(target_os = "linux")]
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
+#[cfg(target_os = "linux")]
 use crate::read::ReadMemory;
+#[cfg(target_os = "linux")]
 use crate::{Error, LocateFailure, with_causes};
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
@@ -34,6 +44,7 @@ pub struct PerfMemoryVars {
     pub initialized: Option<u64>,
 }
 
+#[cfg(target_os = "linux")]
 /// One mapping of a file in the target: `[start, end)` maps file bytes from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapping {
@@ -45,6 +56,7 @@ pub struct Mapping {
     pub offset: u64,
 }
 
+#[cfg(target_os = "linux")]
 /// A shared object as the target has it loaded.
 #[derive(Debug, Clone)]
 pub struct Module {
@@ -57,6 +69,7 @@ pub struct Module {
     pub candidates: Vec<PathBuf>,
 }
 
+#[cfg(target_os = "linux")]
 /// How the region's variables were found (reported by `-v`).
 #[derive(Debug, Clone)]
 pub struct Located {
@@ -72,6 +85,7 @@ pub struct Located {
     pub notes: Vec<Note>,
 }
 
+#[cfg(target_os = "linux")]
 /// Something the locator noticed on the way that did not stop it: the live path shows these
 /// with `-v`, the core path as warnings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +102,7 @@ pub enum Note {
     CacheNotWritten(String),
 }
 
+#[cfg(target_os = "linux")]
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -112,6 +127,7 @@ impl std::fmt::Display for Note {
     }
 }
 
+#[cfg(target_os = "linux")]
 impl Located {
     /// What was found, as lines for `-v`: the library and how it was opened, the symbol source,
     /// and the variables' addresses.
@@ -132,6 +148,7 @@ impl Located {
     }
 }
 
+#[cfg(target_os = "linux")]
 const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory6_startE",
     "_ZN10PerfMemory9_capacityE",
@@ -139,8 +156,10 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory12_initializedE",
 ];
 
+#[cfg(target_os = "linux")]
 const PAGE: u64 = 4096;
 
+#[cfg(target_os = "linux")]
 /// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
 /// deleted or replaced after it was mapped.
 pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
@@ -151,6 +170,7 @@ pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// The load bias of an image with these program headers given its mappings: a mapping at file
 /// offset `o` that holds the page of a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
 pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Option<u64> {
@@ -164,6 +184,7 @@ pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Opt
         })
 }
 
+#[cfg(target_os = "linux")]
 /// A module as its own bytes in the target describe it: the ELF header page (dumped in cores by
 /// default, always present in a live process) gives the program headers, hence the load bias and
 /// the build-id note, without opening any file.
@@ -175,6 +196,7 @@ pub struct LoadedImage {
     pub build_id: Option<Vec<u8>>,
 }
 
+#[cfg(target_os = "linux")]
 impl LoadedImage {
     /// Reads the image's headers through `mem`; `None` when the first page is not readable or
     /// is not a 64-bit little-endian ELF header.
@@ -206,6 +228,7 @@ impl LoadedImage {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Finds the addresses of `PerfMemory`'s variables in the target: from `cache` when it knows the
 /// build-id found in the target's memory; else by opening the module's file (the first candidate
 /// that opens and whose build-id matches the one in the target's memory) and searching its symbol
@@ -306,6 +329,7 @@ pub fn locate_perf_memory(
     })
 }
 
+#[cfg(target_os = "linux")]
 /// The build-id read from the target at the address of the file's build-id note.
 fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Vec<u8>> {
     let (vaddr, size) = elf.build_id_note_vaddr()?;
@@ -314,6 +338,7 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
     elf::build_id_from_notes(&buf)
 }
 
+#[cfg(target_os = "linux")]
 /// What the symbol sources look at: the opened library, where it is loaded, and the target.
 struct Lookup<'a> {
     elf: &'a ElfFile,
@@ -324,11 +349,13 @@ struct Lookup<'a> {
     build_id: Option<&'a [u8]>,
 }
 
+#[cfg(target_os = "linux")]
 /// A symbol source: the variables and a description of where they came from, or `None` after
 /// saying why not in `tried` (and anything worth knowing in `notes`).
 type SymbolLookup =
     fn(&Lookup, &mut Vec<String>, &mut Vec<Note>) -> Option<(PerfMemoryVars, String)>;
 
+#[cfg(target_os = "linux")]
 /// The symbol sources, best first: a debug file by build-id, the library's own `.symtab`, a
 /// `.gnu_debuglink` file, and `gHotSpotVMStructs` (works on stripped builds).
 const SYMBOL_SOURCES: [SymbolLookup; 4] = [
@@ -338,6 +365,7 @@ const SYMBOL_SOURCES: [SymbolLookup; 4] = [
     |l, tried, _| l.vmstructs(tried),
 ];
 
+#[cfg(target_os = "linux")]
 fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
     SYMBOL_SOURCES
@@ -349,6 +377,7 @@ fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, 
         })
 }
 
+#[cfg(target_os = "linux")]
 impl Lookup<'_> {
     /// `PerfMemory`'s variables in `file`'s `.symtab`.
     fn in_symtab(
@@ -456,6 +485,7 @@ impl Lookup<'_> {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Where gdb looks for a `.gnu_debuglink` file: beside the library, in `.debug/` beside it, and
 /// under `/usr/lib/debug` + the library's directory.
 fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
@@ -468,6 +498,7 @@ fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
     out
 }
 
+#[cfg(target_os = "linux")]
 #[cfg(test)]
 mod tests {
     use super::*;

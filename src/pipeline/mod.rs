@@ -4,17 +4,29 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
 use procfs::Current;
 
 use crate::locate;
 use crate::{Error, MemoryItem};
 
+#[cfg(target_os = "linux")]
 mod core;
 
+#[cfg(target_os = "linux")]
 pub use self::core::read_core;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use self::windows::{ForcedReader, Watched};
+#[cfg(windows)]
+pub use self::windows::{read_core, read_forced, read_shared, read_shared_wait};
 use crate::perfdata::{self, Snapshot};
+#[cfg(target_os = "linux")]
 use crate::process::{self, ProcessInfo};
-use crate::read::{self, MemoryError, ReadMemory};
+use crate::read::ReadMemory;
+#[cfg(target_os = "linux")]
+use crate::read::{self, MemoryError};
 
 /// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
 pub const MAX_REGION: u64 = 64 << 20;
@@ -59,6 +71,7 @@ impl Default for ForcedOptions {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
 ///
 /// Everything that needs no stop (maps, the ELF, symbols, the vmStructs walk) happens first;
@@ -73,6 +86,7 @@ pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
     ForcedReader::open(pid, opts.clone())?.read(Vec::new())
 }
 
+#[cfg(target_os = "linux")]
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
 /// (EPERM from ptrace, short reads).
 fn exited_or(pid: i32, e: Error) -> Error {
@@ -83,6 +97,7 @@ fn exited_or(pid: i32, e: Error) -> Error {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// A live process whose region has been located: [`ForcedReader::read`] re-reads only
 /// `_start`, `_capacity` and the region, so repeated samples skip the maps, ELF and symbol work.
 struct ForcedReader {
@@ -98,6 +113,7 @@ struct ForcedReader {
     region_at: std::cell::Cell<Option<(u64, u64)>>,
 }
 
+#[cfg(target_os = "linux")]
 impl ForcedReader {
     fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
         Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
@@ -150,7 +166,7 @@ impl ForcedReader {
         let began = Instant::now();
         // A read without stopping may catch the VM mid-write: try again a few times before calling
         // the bytes malformed.
-        let mut torn_reads_left = if opts.stop { 0 } else { 3 };
+        let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
         loop {
             let known = self.region_at.get();
             let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts, known)?;
@@ -159,28 +175,11 @@ impl ForcedReader {
             if bytes.is_some() {
                 self.region_at.set(Some((start, capacity)));
             }
-            let Some(bytes) = bytes else {
-                // `_start` is NULL: before PerfMemory::initialize, or never (-XX:-UsePerfData). A
-                // JVM younger than STARTUP_GRACE may still be on its way there: wait for it (within
-                // the caller's bound); an older one never will. A caller that will not wait
-                // (`wait_accessible` zero: `inspect list`) is told it may still be starting.
-                if process_age(info) < STARTUP_GRACE {
-                    if opts.wait_accessible.is_zero() {
-                        return Err(Error::NotAccessible { pid, waited_ms: 0 });
-                    }
-                    if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500)) {
-                        std::thread::sleep(Duration::from_millis(20));
-                        continue;
-                    }
-                }
-                return Err(Error::PerfDataDisabled(pid));
-            };
-            let parsed = perfdata::parse_reusing(&bytes, std::mem::take(&mut spare));
-            if parsed.is_err() && torn_reads_left > 0 {
-                torn_reads_left -= 1;
-                continue;
-            }
-            let Some(snapshot) = ready(parsed, &bytes, info, began, opts.wait_accessible)? else {
+            let age = || process_age(info);
+            let parse = |b: &[u8]| perfdata::parse_reusing(b, std::mem::take(&mut spare));
+            let Some((bytes, snapshot)) =
+                settled(bytes, pid, &age, parse, began, opts, &mut torn_reads_left)?
+            else {
                 continue;
             };
             let mut warnings = Vec::new();
@@ -227,6 +226,7 @@ pub(crate) struct Region {
     pub bytes: Option<Vec<u8>>,
 }
 
+#[cfg(target_os = "linux")]
 /// Reads the region with the threads held (unless `opts.stop` is false); also returns what the
 /// stop did.
 fn read_region_once(
@@ -289,6 +289,7 @@ pub(crate) fn read_region(
     })
 }
 
+#[cfg(target_os = "linux")]
 fn process_age(info: &ProcessInfo) -> Duration {
     let ticks = procfs::ticks_per_second().max(1);
     let uptime = procfs::Uptime::current()
@@ -297,6 +298,7 @@ fn process_age(info: &ProcessInfo) -> Duration {
     uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
 }
 
+#[cfg(target_os = "linux")]
 /// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
 fn permission(pid: i32, e: Error) -> Error {
     match e {
@@ -315,6 +317,7 @@ fn permission(pid: i32, e: Error) -> Error {
 /// waited for (as jvmstat waits), after it the answer is final.
 const STARTUP_GRACE: Duration = Duration::from_secs(2);
 
+#[cfg(target_os = "linux")]
 /// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
 /// JVM (see [`read_shared_wait`]).
 ///
@@ -324,6 +327,7 @@ pub fn read_shared(pid: i32) -> Result<Reading, Error> {
     read_shared_wait(pid, ForcedOptions::default().wait_accessible)
 }
 
+#[cfg(target_os = "linux")]
 /// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
 /// not have created its file yet (waited for while the process is younger than 2 s) or not yet
 /// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
@@ -360,27 +364,66 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
 /// The parsed region once the VM has finished setting it up; `None` (after a short sleep) while
 /// it has not and `wait` has not passed since `began`. A starting VM's region is zeroed, then
 /// filled, then marked accessible: one not yet marked may not even parse (only waited for while
-/// the process is younger than [`STARTUP_GRACE`]; after that, the parse error is the answer).
+/// the process is younger than [`STARTUP_GRACE`], `age`; after that, the parse error is the answer).
 fn ready(
     parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
     bytes: &[u8],
-    info: &ProcessInfo,
+    pid: i32,
+    age: &dyn Fn() -> Duration,
     began: Instant,
     wait: Duration,
 ) -> Result<Option<perfdata::Snapshot>, Error> {
     let snapshot = match parsed {
-        Err(_) if !perfdata::marked_accessible(bytes) && process_age(info) < STARTUP_GRACE => None,
+        Err(_) if !perfdata::marked_accessible(bytes) && age() < STARTUP_GRACE => None,
         parsed => Some(parsed?),
     };
     match snapshot {
         Some(s) if s.prologue.accessible => Ok(Some(s)),
         _ => {
-            still_starting(info.pid, began, wait)?;
+            still_starting(pid, began, wait)?;
             Ok(None)
         }
     }
 }
 
+/// One forced read's outcome: the region's bytes and `parse` of them once they are final, or
+/// `None` to read again. `bytes` is `None` when `_start` is NULL: before `PerfMemory::initialize`,
+/// or never (`-XX:-UsePerfData`); a JVM younger than [`STARTUP_GRACE`] (`age`) may still be on
+/// its way there and is waited for (within the caller's bound), an older one never will; a caller
+/// that will not wait (`wait_accessible` zero: `inspect list`) is told it may still be starting.
+/// A read without stopping may catch the VM mid-write: a parse error is retried while
+/// `torn_reads_left` lasts.
+fn settled(
+    bytes: Option<Vec<u8>>,
+    pid: i32,
+    age: &dyn Fn() -> Duration,
+    parse: impl FnOnce(&[u8]) -> Result<perfdata::Snapshot, perfdata::ParseError>,
+    began: Instant,
+    opts: &ForcedOptions,
+    torn_reads_left: &mut u32,
+) -> Result<Option<(Vec<u8>, perfdata::Snapshot)>, Error> {
+    let Some(bytes) = bytes else {
+        if age() < STARTUP_GRACE {
+            if opts.wait_accessible.is_zero() {
+                return Err(Error::NotAccessible { pid, waited_ms: 0 });
+            }
+            if began.elapsed() < opts.wait_accessible.max(Duration::from_millis(500)) {
+                std::thread::sleep(Duration::from_millis(20));
+                return Ok(None);
+            }
+        }
+        return Err(Error::PerfDataDisabled(pid));
+    };
+    let parsed = parse(&bytes);
+    if parsed.is_err() && *torn_reads_left > 0 {
+        *torn_reads_left -= 1;
+        return Ok(None);
+    }
+    let snapshot = ready(parsed, &bytes, pid, age, began, opts.wait_accessible)?;
+    Ok(snapshot.map(|s| (bytes, s)))
+}
+
+#[cfg(target_os = "linux")]
 fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let info = ProcessInfo::read(pid)?;
     let began = Instant::now();
@@ -393,7 +436,8 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
             }
             r => r?,
         };
-        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, &info, began, wait)? else {
+        let age = || process_age(&info);
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, pid, &age, began, wait)? else {
             continue;
         };
         break (path, bytes, snapshot);
@@ -413,12 +457,17 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
-/// Reads a saved hsperfdata file (`inspect <path>`).
+/// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
+/// platform (Linux: `process/hsperf_file.rs`; Windows: no reparse point, a regular disk file with
+/// one link, a sane size).
 ///
 /// # Errors
 /// As [`read_shared`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
+    #[cfg(target_os = "linux")]
     let bytes = process::hsperf_file::read_path(path)?;
+    #[cfg(windows)]
+    let bytes = crate::process::windows::read_hsperf_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
         snapshot,
@@ -509,7 +558,24 @@ pub struct Sampler {
     spare: Vec<perfdata::Counter>,
     /// The process the first sample of a shared source read: later samples must find the same
     /// one (a forced source's reader checks this itself).
-    first: Option<(ProcessInfo, process::Liveness)>,
+    first: Option<Watched>,
+}
+
+/// A live process a sampler keeps checking: the pid still names it, cheaply.
+#[cfg(target_os = "linux")]
+struct Watched(ProcessInfo, process::Liveness);
+
+#[cfg(target_os = "linux")]
+impl Watched {
+    fn watch(pid: i32) -> Result<Self, Error> {
+        let info = ProcessInfo::read(pid)?;
+        let liveness = process::Liveness::watch(&info)?;
+        Ok(Watched(info, liveness))
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.1.check(&self.0)
+    }
 }
 
 impl Sampler {
@@ -577,15 +643,12 @@ impl Sampler {
             Source::Shared { pid, wait } => {
                 let (pid, wait) = (*pid, *wait);
                 if self.first.is_none() {
-                    let info = ProcessInfo::read(pid)?;
-                    let liveness = process::Liveness::watch(&info)?;
-                    self.first = Some((info, liveness));
+                    self.first = Some(Watched::watch(pid)?);
                 }
                 let reading = read_shared_wait(pid, wait)?;
                 // The file read belongs to the first sample's process only if that process still
                 // holds the pid after the read.
-                let (info, liveness) = self.first.as_ref().expect("set above");
-                liveness.check(info)?;
+                self.first.as_ref().expect("set above").check()?;
                 Ok(reading)
             }
             Source::File(path) => read_file(path),

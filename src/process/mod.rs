@@ -1,13 +1,21 @@
 //! Targets: live processes (identity, permissions, stopping them briefly) and hsperfdata files.
 
+#[cfg(target_os = "linux")]
 pub mod hsperf_file;
+#[cfg(target_os = "linux")]
 pub mod ptrace;
+#[cfg(windows)]
+pub mod windows;
 
+#[cfg(target_os = "linux")]
 use procfs::ProcError;
+#[cfg(target_os = "linux")]
 use procfs::process::{Process, StatFlags};
 
+#[cfg(target_os = "linux")]
 use crate::Error;
 
+#[cfg(target_os = "linux")]
 /// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
 #[derive(Debug, Clone)]
 pub struct ProcessInfo {
@@ -27,6 +35,7 @@ pub struct ProcessInfo {
     pub comm: String,
 }
 
+#[cfg(target_os = "linux")]
 impl ProcessInfo {
     /// Reads the process's identity.
     ///
@@ -64,6 +73,7 @@ impl ProcessInfo {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Checks that `before` still names a live process: same pid, same start time.
 ///
 /// # Errors
@@ -82,6 +92,7 @@ pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// A pidfd on the process a [`ProcessInfo`] describes (`pidfd_open(2)`, Linux 5.3+), so that
 /// repeated samples can tell cheaply that the very same process is still there: one `poll(2)`
 /// instead of parsing `/proc/<pid>/stat` (which costs about a third of a `--no-stop` sample).
@@ -89,6 +100,7 @@ pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
 #[derive(Debug)]
 pub struct Liveness(Option<std::os::fd::OwnedFd>);
 
+#[cfg(target_os = "linux")]
 impl Liveness {
     /// Opens a pidfd on `info.pid`, then checks that `info` still names that pid's process: the
     /// pidfd, opened before the check, is then that process's.
@@ -131,6 +143,7 @@ impl Liveness {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
 /// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
 /// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
@@ -152,6 +165,7 @@ pub fn exited_or_exiting(pid: i32) -> bool {
         && process.maps().is_ok_and(|m| m.iter().next().is_none())
 }
 
+#[cfg(target_os = "linux")]
 /// The name of user `uid` on this host (`/etc/passwd`, or NSS: LDAP and the like); `None` when
 /// the uid has no entry.
 pub fn user_name(uid: u32) -> Option<String> {
@@ -161,6 +175,7 @@ pub fn user_name(uid: u32) -> Option<String> {
         .map(|u| u.name)
 }
 
+#[cfg(target_os = "linux")]
 /// Maps a procfs error about `pid` to ours.
 pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     match e {
@@ -180,6 +195,7 @@ pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Why ptrace-level access to `pid` may be refused, and what fixes it.
 pub fn permission_hint(pid: i32) -> String {
     let owner = Process::new(pid).and_then(|p| p.uid()).ok();

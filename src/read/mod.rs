@@ -4,11 +4,17 @@
 //! core file and (later) a Windows process sit. The vmStructs walker and the region reader use only
 //! this trait, so they do not know which kind of target they read.
 
+#[cfg(target_os = "linux")]
 mod core;
+#[cfg(target_os = "linux")]
 mod process;
+#[cfg(windows)]
+pub mod windows;
 
+#[cfg(target_os = "linux")]
 pub use core::{CoreMemory, machine_name};
 
+#[cfg(target_os = "linux")]
 pub use process::ProcessMemory;
 
 /// Why bytes could not be read from a target's address space.

@@ -3,11 +3,18 @@
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
 //! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
 
+#[cfg(target_os = "linux")]
 mod list;
 mod output;
 mod sampling;
+#[cfg(target_os = "linux")]
 mod serve;
 mod stat;
+// `list` and `serve` scan /proc: on Windows they say how to do without them.
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows::{list, serve};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;

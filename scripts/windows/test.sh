@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The Windows build and its tests, on Debian under Wine (run by scripts/test.sh):
+#   1. scripts/windows/setup.sh (toolchain, Wine prefix, Windows JDK 21; idempotent, cached);
+#   2. cross-build inspect.exe for x86_64-pc-windows-gnu (-Zbuild-std with Debian's rustc-web),
+#      in its own target directory (~/.cache/hsinspect/target-win) so the Linux build is untouched;
+#   3. the crate's unit tests, built for Windows and run under Wine;
+#   4. integration.py: inspect.exe against a Windows JVM and jcmd.exe under Wine.
+# Usage: scripts/windows/test.sh [--build-only]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here/../.."
+"$here/setup.sh"
+. "$here/env.sh"
+export CARGO_TARGET_DIR=${HSINSPECT_WIN_TARGET_DIR:-$HSINSPECT_CACHE/target-win}
+# One flag set for the build and the tests, so the std built for the target is shared.
+BUILD=(-Zbuild-std --target "$WIN_TARGET" --release)
+t0=$(date +%s)
+"$WIN_CARGO" build "${BUILD[@]}" --bin inspect
+export INSPECT_EXE="$CARGO_TARGET_DIR/$WIN_TARGET/release/inspect.exe"
+echo "windows/test: built $INSPECT_EXE in $(( $(date +%s) - t0 )) s"
+[ "${1:-}" = --build-only ] && exit 0
+# Start the prefix's wineserver once for the whole run (each wine call would otherwise start it).
+wineserver -p 60 </dev/null >/dev/null 2>&1 || true
+"$WIN_CARGO" test "${BUILD[@]}" --lib
+export WIN_JAVA_HOME
+python3 "$here/integration.py"
+echo "windows/test: done in $(( $(date +%s) - t0 )) s"

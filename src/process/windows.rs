@@ -1,0 +1,679 @@
+//! A live Windows process: its identity (pid + creation time), `jvm.dll`'s place in it, stopping
+//! it briefly with a debug attach, and its PerfData through the named file mapping or the
+//! hsperfdata file (`src/hotspot/os/windows/perfMemory_windows.cpp`).
+//!
+//! Every handle is opened for reading or querying only (`PROCESS_VM_READ`,
+//! `PROCESS_QUERY_LIMITED_INFORMATION`, `FILE_MAP_READ`, `GENERIC_READ`); nothing here writes to
+//! a target or its files.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::windows::ffi::{OsStrExt, OsStringExt};
+use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use windows_sys::Win32::Foundation::{
+    DBG_CONTINUE, DBG_EXCEPTION_NOT_HANDLED, ERROR_ACCESS_DENIED, ERROR_BAD_LENGTH,
+    ERROR_INVALID_PARAMETER, ERROR_PARTIAL_COPY, ERROR_SEM_TIMEOUT, EXCEPTION_BREAKPOINT, FILETIME,
+    HANDLE, INVALID_HANDLE_VALUE, STILL_ACTIVE,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    FILE_TYPE_DISK, GetFileInformationByHandle, GetFileType, GetTempPathW,
+};
+use windows_sys::Win32::System::Diagnostics::Debug::{
+    CREATE_PROCESS_DEBUG_EVENT, CheckRemoteDebuggerPresent, ContinueDebugEvent, DEBUG_EVENT,
+    DebugActiveProcess, DebugActiveProcessStop, DebugSetProcessKillOnExit, EXCEPTION_DEBUG_EVENT,
+    EXIT_PROCESS_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
+};
+use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+    CreateToolhelp32Snapshot, MODULEENTRY32W, Module32FirstW, Module32NextW, TH32CS_SNAPMODULE,
+};
+use windows_sys::Win32::System::Memory::{
+    FILE_MAP_READ, MEMORY_BASIC_INFORMATION, MEMORY_MAPPED_VIEW_ADDRESS, MapViewOfFile,
+    OpenFileMappingW, UnmapViewOfFile, VirtualQuery,
+};
+use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
+use windows_sys::Win32::System::Threading::{
+    GetExitCodeProcess, GetProcessTimes, IsWow64Process, OpenProcess,
+    PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ, QueryFullProcessImageNameW,
+};
+
+use crate::Error;
+use crate::pipeline::MAX_REGION;
+use crate::read::windows::ProcessMemory;
+
+/// HotSpot's name prefix for the PerfData file and mapping (`PERFDATA_NAME`, `perfMemory.cpp`).
+const PERFDATA_NAME: &str = "hsperfdata";
+
+/// What to do when access to a process is refused.
+pub fn permission_hint(pid: i32) -> String {
+    format!(
+        "Reading process {pid} needs the same user as the JVM (and, for a service or another \
+         user's JVM, an elevated prompt: Administrators hold SeDebugPrivilege)"
+    )
+}
+
+fn last_error() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn os_code(e: &std::io::Error) -> u32 {
+    e.raw_os_error().unwrap_or(0) as u32
+}
+
+fn wide(s: &str) -> Vec<u16> {
+    std::ffi::OsStr::new(s)
+        .encode_wide()
+        .chain(std::iter::once(0))
+        .collect()
+}
+
+fn filetime(t: FILETIME) -> u64 {
+    (u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime)
+}
+
+fn open_handle(pid: i32, access: u32) -> Result<OwnedHandle, Error> {
+    let Ok(id) = u32::try_from(pid) else {
+        return Err(Error::NoSuchProcess(pid));
+    };
+    // SAFETY: plain call; a non-null result is a handle we own.
+    let h = unsafe { OpenProcess(access, 0, id) };
+    if h.is_null() {
+        let e = last_error();
+        return Err(match os_code(&e) {
+            ERROR_INVALID_PARAMETER => Error::NoSuchProcess(pid),
+            ERROR_ACCESS_DENIED => Error::PermissionDenied {
+                what: format!("opening process {pid}"),
+                hint: permission_hint(pid),
+            },
+            _ => Error::Os {
+                what: format!("OpenProcess({pid})"),
+                source: e,
+            },
+        });
+    }
+    // SAFETY: `h` is a valid handle that nothing else owns.
+    Ok(unsafe { OwnedHandle::from_raw_handle(h as _) })
+}
+
+/// `GetProcessTimes`' creation time (100 ns units since 1601): with the pid, the identity of a
+/// process (pids are reused).
+fn creation_time(h: HANDLE, pid: i32) -> Result<u64, Error> {
+    let mut t = [FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    }; 4];
+    let [c, e, k, u] = &mut t;
+    // SAFETY: four valid out-pointers.
+    if unsafe { GetProcessTimes(h, c, e, k, u) } == 0 {
+        return Err(Error::Os {
+            what: format!("GetProcessTimes({pid})"),
+            source: last_error(),
+        });
+    }
+    Ok(filetime(t[0]))
+}
+
+fn still_active(h: HANDLE) -> bool {
+    let mut code = 0u32;
+    // SAFETY: valid out-pointer.
+    unsafe { GetExitCodeProcess(h, &mut code) != 0 && code == STILL_ACTIVE as u32 }
+}
+
+/// Whether `pid` names no running process (gone, or exiting).
+pub fn exited_or_exiting(pid: i32) -> bool {
+    match open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION) {
+        Ok(h) => !still_active(h.as_raw_handle() as HANDLE),
+        Err(Error::NoSuchProcess(_)) => true,
+        Err(_) => false,
+    }
+}
+
+/// A module loaded in a process, from its toolhelp module list.
+#[derive(Debug, Clone)]
+pub struct ModuleInfo {
+    /// Base address (where its headers are mapped).
+    pub base: u64,
+    /// Size of the image in memory.
+    pub size: u32,
+    /// Its path as the loader recorded it.
+    pub path: PathBuf,
+}
+
+/// A live Windows process opened for reading: `PROCESS_VM_READ |
+/// PROCESS_QUERY_LIMITED_INFORMATION`, or only the latter (for identity checks) with
+/// [`Process::open_query`].
+#[derive(Debug)]
+pub struct Process {
+    /// The Windows process id.
+    pub pid: i32,
+    /// Its creation time (100 ns units since 1601).
+    pub creation: u64,
+    /// Its address space (the handle).
+    pub mem: ProcessMemory,
+}
+
+impl Process {
+    /// Opens `pid` for reading its memory.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`]; [`Error::PermissionDenied`] with the fix; [`Error::Os`].
+    pub fn open(pid: i32) -> Result<Self, Error> {
+        Self::with_access(pid, PROCESS_VM_READ | PROCESS_QUERY_LIMITED_INFORMATION)
+    }
+
+    /// Opens `pid` only to learn its identity and whether it runs.
+    ///
+    /// # Errors
+    /// As [`Process::open`].
+    pub fn open_query(pid: i32) -> Result<Self, Error> {
+        Self::with_access(pid, PROCESS_QUERY_LIMITED_INFORMATION)
+    }
+
+    fn with_access(pid: i32, access: u32) -> Result<Self, Error> {
+        let h = open_handle(pid, access)?;
+        let creation = creation_time(h.as_raw_handle() as HANDLE, pid)?;
+        let p = Process {
+            pid,
+            creation,
+            mem: ProcessMemory::new(h),
+        };
+        if !p.running() {
+            return Err(Error::ProcessExited(pid));
+        }
+        Ok(p)
+    }
+
+    fn handle(&self) -> HANDLE {
+        self.mem.raw_handle()
+    }
+
+    /// The file name of the process's executable (`QueryFullProcessImageNameW`), or `?`.
+    pub fn image_name(&self) -> String {
+        let mut buf = vec![0u16; 1024];
+        let mut len = buf.len() as u32;
+        // SAFETY: the buffer holds `len` u16s.
+        let ok =
+            unsafe { QueryFullProcessImageNameW(self.handle(), 0, buf.as_mut_ptr(), &mut len) };
+        if ok == 0 {
+            return "?".into();
+        }
+        let path = PathBuf::from(from_wide(&buf[..len as usize]));
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// Whether the process has not exited.
+    pub fn running(&self) -> bool {
+        still_active(self.handle())
+    }
+
+    /// How long ago the process was created.
+    pub fn age(&self) -> Duration {
+        let mut now = FILETIME {
+            dwLowDateTime: 0,
+            dwHighDateTime: 0,
+        };
+        // SAFETY: valid out-pointer.
+        unsafe { GetSystemTimeAsFileTime(&mut now) };
+        Duration::from_nanos(
+            filetime(now)
+                .saturating_sub(self.creation)
+                .saturating_mul(100),
+        )
+    }
+
+    /// Whether a 32-bit process runs under WOW64 (the reader is 64-bit only).
+    pub fn is_wow64(&self) -> bool {
+        let mut wow = 0;
+        // SAFETY: valid out-pointer.
+        unsafe { IsWow64Process(self.handle(), &mut wow) != 0 && wow != 0 }
+    }
+
+    /// Checks that the pid still names this process: it is running, and a fresh handle by pid has
+    /// the same creation time.
+    ///
+    /// # Errors
+    /// [`Error::ProcessExited`] or [`Error::PidReused`].
+    pub fn check_same(&self) -> Result<(), Error> {
+        if !self.running() {
+            return Err(Error::ProcessExited(self.pid));
+        }
+        match Process::open_query(self.pid) {
+            Ok(now) if now.creation == self.creation => Ok(()),
+            Ok(_) => Err(Error::PidReused(self.pid)),
+            Err(_) => Err(Error::ProcessExited(self.pid)),
+        }
+    }
+
+    /// The loaded module whose file name is `name` (case-insensitive), from a toolhelp module
+    /// snapshot.
+    ///
+    /// # Errors
+    /// [`Error::PermissionDenied`], [`Error::ProcessExited`], [`Error::Os`].
+    pub fn module(&self, name: &str) -> Result<Option<ModuleInfo>, Error> {
+        let pid = self.pid;
+        let mut tries = 0;
+        let snapshot = loop {
+            tries += 1;
+            // SAFETY: plain call; checked below.
+            let h = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid as u32) };
+            if h != INVALID_HANDLE_VALUE {
+                // SAFETY: a valid handle that we own.
+                break unsafe { OwnedHandle::from_raw_handle(h as _) };
+            }
+            let e = last_error();
+            match os_code(&e) {
+                // The module list changed during the snapshot (documented), or the process is
+                // still loading: try again, a few times.
+                ERROR_BAD_LENGTH | ERROR_PARTIAL_COPY if self.running() && tries < 20 => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+                _ if !self.running() => return Err(Error::ProcessExited(pid)),
+                ERROR_ACCESS_DENIED => {
+                    return Err(Error::PermissionDenied {
+                        what: format!("listing the modules of process {pid}"),
+                        hint: permission_hint(pid),
+                    });
+                }
+                _ => {
+                    return Err(Error::Os {
+                        what: format!("CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, {pid})"),
+                        source: e,
+                    });
+                }
+            }
+        };
+        let h = snapshot.as_raw_handle() as HANDLE;
+        let mut entry = MODULEENTRY32W {
+            dwSize: std::mem::size_of::<MODULEENTRY32W>() as u32,
+            ..Default::default()
+        };
+        // SAFETY: `entry` is initialized with its size, as the API requires.
+        let mut more = unsafe { Module32FirstW(h, &mut entry) } != 0;
+        while more {
+            let module = from_wide(&entry.szModule);
+            if module.to_string_lossy().eq_ignore_ascii_case(name) {
+                return Ok(Some(ModuleInfo {
+                    base: entry.modBaseAddr as u64,
+                    size: entry.modBaseSize,
+                    path: PathBuf::from(from_wide(&entry.szExePath)),
+                }));
+            }
+            // SAFETY: as above.
+            more = unsafe { Module32NextW(h, &mut entry) } != 0;
+        }
+        Ok(None)
+    }
+}
+
+fn from_wide(s: &[u16]) -> OsString {
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    OsString::from_wide(&s[..end])
+}
+
+// ---- stopping: a debug attach --------------------------------------------------------------
+
+#[link(name = "ntdll")]
+unsafe extern "system" {
+    /// Creates the calling thread's debug object (what `DebugActiveProcess` does first), so that
+    /// `DebugSetProcessKillOnExit(FALSE)` can be set before the attach.
+    fn DbgUiConnectToDbg() -> i32;
+}
+
+/// What a stop cost, for `-v`.
+#[derive(Debug, Clone, Copy)]
+pub struct StopReport {
+    /// Debug events drained before the attach breakpoint (process, threads, DLLs).
+    pub events: usize,
+    /// From the attach to the attach breakpoint (the JVM is frozen from then on).
+    pub to_stop: Duration,
+    /// How long the JVM was held frozen.
+    pub stopped_for: Duration,
+}
+
+/// A JVM held still by a debug attach: while the attach breakpoint's debug event is not
+/// continued, every thread of the process is suspended by the system. Released by
+/// [`DebugStop::release`] or on drop (`ContinueDebugEvent` + `DebugActiveProcessStop`); and
+/// because `DebugSetProcessKillOnExit(FALSE)` is set before the attach, if `inspect` dies the
+/// system detaches it and the JVM runs on (unlike `SuspendThread`, whose suspensions outlive the
+/// suspender).
+#[derive(Debug)]
+pub struct DebugStop {
+    pid: u32,
+    /// The thread of the pending breakpoint event.
+    pending: Option<u32>,
+    attached: bool,
+    events: usize,
+    to_stop: Duration,
+    stopped_at: Instant,
+}
+
+impl DebugStop {
+    /// Attaches to `pid` as a debugger and drains the attach's debug events (process, threads,
+    /// DLLs) up to its breakpoint, within `bound`; other exceptions are passed back unhandled.
+    ///
+    /// # Errors
+    /// [`Error::PermissionDenied`]; [`Error::Os`] when the process already has a debugger, the
+    /// attach fails, or the breakpoint does not come within `bound`; [`Error::ProcessExited`].
+    pub fn attach(process: &Process, bound: Duration) -> Result<Self, Error> {
+        let pid = process.pid as u32;
+        let mut present = 0;
+        // SAFETY: valid out-pointer.
+        if unsafe { CheckRemoteDebuggerPresent(process.handle(), &mut present) } != 0
+            && present != 0
+        {
+            return Err(Error::Os {
+                what: format!("process {pid} already has a debugger attached"),
+                source: std::io::Error::other(
+                    "detach it first, or read with --no-stop (-F) or without -F",
+                ),
+            });
+        }
+        let began = Instant::now();
+        // Kill-on-exit off *before* the attach: a debugger that dies must not take the JVM along.
+        // SAFETY: plain calls.
+        let status = unsafe { DbgUiConnectToDbg() };
+        if status < 0 || unsafe { DebugSetProcessKillOnExit(0) } == 0 {
+            return Err(Error::Os {
+                what: format!(
+                    "preparing the debug attach (DbgUiConnectToDbg status {status:#x}, DebugSetProcessKillOnExit)"
+                ),
+                source: last_error(),
+            });
+        }
+        // SAFETY: plain call.
+        if unsafe { DebugActiveProcess(pid) } == 0 {
+            let e = last_error();
+            return Err(match os_code(&e) {
+                _ if !process.running() => Error::ProcessExited(process.pid),
+                ERROR_ACCESS_DENIED => Error::PermissionDenied {
+                    what: format!("attaching to process {pid} to stop it during the read"),
+                    hint: format!(
+                        "{} Or read without stopping it: --no-stop.",
+                        permission_hint(process.pid)
+                    ),
+                },
+                _ => Error::Os {
+                    what: format!("DebugActiveProcess({pid}) (another debugger attached?)"),
+                    source: e,
+                },
+            });
+        }
+        let mut stop = DebugStop {
+            pid,
+            pending: None,
+            attached: true,
+            events: 0,
+            to_stop: Duration::ZERO,
+            stopped_at: began,
+        };
+        let deadline = began + bound;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Os {
+                    what: format!(
+                        "the debug attach to process {pid} did not reach its breakpoint within {} ms ({} events); the JVM was detached unread",
+                        bound.as_millis(),
+                        stop.events
+                    ),
+                    source: std::io::Error::from(std::io::ErrorKind::TimedOut),
+                });
+            }
+            // SAFETY: DEBUG_EVENT is plain data; zero is a valid value.
+            let mut ev: DEBUG_EVENT = unsafe { std::mem::zeroed() };
+            // SAFETY: valid out-pointer.
+            if unsafe { WaitForDebugEvent(&mut ev, left.as_millis().max(1) as u32) } == 0 {
+                let e = last_error();
+                if os_code(&e) == ERROR_SEM_TIMEOUT {
+                    continue;
+                }
+                return Err(Error::Os {
+                    what: format!("WaitForDebugEvent (process {pid})"),
+                    source: e,
+                });
+            }
+            stop.events += 1;
+            let mut status = DBG_CONTINUE;
+            // SAFETY: the union member read is the one dwDebugEventCode names; the file handles
+            // the events carry are ours to close.
+            unsafe {
+                match ev.dwDebugEventCode {
+                    CREATE_PROCESS_DEBUG_EVENT => close(ev.u.CreateProcessInfo.hFile),
+                    LOAD_DLL_DEBUG_EVENT => close(ev.u.LoadDll.hFile),
+                    EXCEPTION_DEBUG_EVENT => {
+                        if ev.u.Exception.ExceptionRecord.ExceptionCode == EXCEPTION_BREAKPOINT {
+                            stop.pending = Some(ev.dwThreadId);
+                            stop.to_stop = began.elapsed();
+                            stop.stopped_at = Instant::now();
+                            return Ok(stop);
+                        }
+                        status = DBG_EXCEPTION_NOT_HANDLED;
+                    }
+                    EXIT_PROCESS_DEBUG_EVENT => {
+                        ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
+                        return Err(Error::ProcessExited(process.pid));
+                    }
+                    _ => {}
+                }
+                ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
+            }
+        }
+    }
+
+    /// Lets the JVM run again and detaches.
+    pub fn release(mut self) -> StopReport {
+        let stopped_for = self.stopped_at.elapsed();
+        self.detach();
+        StopReport {
+            events: self.events,
+            to_stop: self.to_stop,
+            stopped_for,
+        }
+    }
+
+    fn detach(&mut self) {
+        // SAFETY: plain calls on our own debuggee.
+        unsafe {
+            if let Some(tid) = self.pending.take() {
+                ContinueDebugEvent(self.pid, tid, DBG_CONTINUE);
+            }
+            if std::mem::take(&mut self.attached) {
+                DebugActiveProcessStop(self.pid);
+            }
+        }
+    }
+}
+
+impl Drop for DebugStop {
+    fn drop(&mut self) {
+        self.detach();
+    }
+}
+
+unsafe fn close(h: HANDLE) {
+    if !h.is_null() && h != INVALID_HANDLE_VALUE {
+        // SAFETY: the caller passes a handle it owns.
+        drop(unsafe { OwnedHandle::from_raw_handle(h as _) });
+    }
+}
+
+// ---- the shared PerfData: named mapping or hsperfdata file --------------------------------
+
+/// This process's temp directory (`GetTempPathW`, what HotSpot's `os::get_temp_directory` uses).
+pub fn temp_dir() -> PathBuf {
+    let mut buf = vec![0u16; 1024];
+    // SAFETY: the buffer holds `len` u16s.
+    let n = unsafe { GetTempPathW(buf.len() as u32, buf.as_mut_ptr()) } as usize;
+    if n == 0 || n > buf.len() {
+        return std::env::temp_dir();
+    }
+    PathBuf::from(from_wide(&buf[..n]))
+}
+
+/// The users that may own JVM `pid`'s PerfData here: every `hsperfdata_<user>` directory in the
+/// temp directory that has a file named `<pid>` (HotSpot's attach looks the same way), then
+/// `%USERNAME%`.
+pub fn candidate_users(pid: i32) -> (Vec<String>, Vec<PathBuf>) {
+    let tmp = temp_dir();
+    let mut users = Vec::new();
+    let mut tried = Vec::new();
+    if let Ok(dir) = std::fs::read_dir(&tmp) {
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(user) = name.strip_prefix(&format!("{PERFDATA_NAME}_")) {
+                let file = entry.path().join(pid.to_string());
+                if file.exists() && !users.iter().any(|u| u == user) {
+                    users.push(user.to_string());
+                }
+                tried.push(file);
+            }
+        }
+    }
+    if let Ok(me) = std::env::var("USERNAME")
+        && !users.contains(&me)
+    {
+        tried.push(
+            tmp.join(format!("{PERFDATA_NAME}_{me}"))
+                .join(pid.to_string()),
+        );
+        users.push(me);
+    }
+    (users, tried)
+}
+
+/// Copies the PerfData out of the named file mapping `hsperfdata_<user>_<pid>` (opened
+/// `FILE_MAP_READ`, mapped read-only, unmapped at once); `None` when no such mapping exists.
+///
+/// # Errors
+/// [`Error::ImplausibleRegion`] for a mapping of an impossible size; [`Error::Os`].
+pub fn read_mapping(user: &str, pid: i32) -> Result<Option<(String, Vec<u8>)>, Error> {
+    let name = format!("{PERFDATA_NAME}_{user}_{pid}");
+    let wname = wide(&name);
+    // SAFETY: NUL-terminated name.
+    let h = unsafe { OpenFileMappingW(FILE_MAP_READ, 0, wname.as_ptr()) };
+    if h.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: a handle we own.
+    let mapping = unsafe { OwnedHandle::from_raw_handle(h as _) };
+    // SAFETY: read-only view of the whole mapping.
+    let view = unsafe { MapViewOfFile(mapping.as_raw_handle() as HANDLE, FILE_MAP_READ, 0, 0, 0) };
+    if view.Value.is_null() {
+        return Err(Error::Os {
+            what: format!("MapViewOfFile({name})"),
+            source: last_error(),
+        });
+    }
+    let unmap = Unmap(view);
+    // SAFETY: zeroed MEMORY_BASIC_INFORMATION is valid; the query is on our own view.
+    let mut info: MEMORY_BASIC_INFORMATION = unsafe { std::mem::zeroed() };
+    let got = unsafe {
+        VirtualQuery(
+            view.Value,
+            &mut info,
+            std::mem::size_of::<MEMORY_BASIC_INFORMATION>(),
+        )
+    };
+    let size = info.RegionSize as u64;
+    if got == 0 || size < crate::perfdata::PROLOGUE_SIZE as u64 || size > MAX_REGION {
+        return Err(Error::ImplausibleRegion(format!(
+            "the mapping {name} is {size} bytes"
+        )));
+    }
+    // SAFETY: the view is mapped readable for `size` bytes until `unmap` drops.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(view.Value as *const u8, size as usize) }.to_vec();
+    drop(unmap);
+    Ok(Some((name, bytes)))
+}
+
+struct Unmap(MEMORY_MAPPED_VIEW_ADDRESS);
+
+impl Drop for Unmap {
+    fn drop(&mut self) {
+        // SAFETY: a view we mapped.
+        unsafe { UnmapViewOfFile(self.0) };
+    }
+}
+
+/// Reads an hsperfdata file with HotSpot-like checks (`perfMemory_windows.cpp`): no reparse point
+/// (symbolic link, junction) as the file or its directory, a regular disk file with one link, of
+/// a sane size (32 bytes to 64 MiB). Opened `GENERIC_READ` with every share mode (the JVM keeps it
+/// open) and `FILE_FLAG_OPEN_REPARSE_POINT` (a reparse point is opened, seen and refused, never
+/// followed).
+///
+/// # Errors
+/// [`Error::HsperfFile`] for a broken rule; [`Error::Io`].
+pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let refuse = |reason: String| Error::HsperfFile {
+        path: path.to_owned(),
+        reason,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
+        if meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(refuse(format!(
+                "its directory {} is a reparse point (link or junction); refused",
+                dir.display()
+            )));
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let h = file.as_raw_handle() as HANDLE;
+    // SAFETY: zero is a valid BY_HANDLE_FILE_INFORMATION; `h` is open.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    if unsafe { GetFileInformationByHandle(h, &mut info) } == 0 {
+        return Err(Error::io(path, last_error()));
+    }
+    // SAFETY: `h` is open.
+    let kind = unsafe { GetFileType(h) };
+    let size = (u64::from(info.nFileSizeHigh) << 32) | u64::from(info.nFileSizeLow);
+    if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(refuse(
+            "a reparse point (link or junction), not a file; refused".into(),
+        ));
+    }
+    if info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0 || kind != FILE_TYPE_DISK {
+        return Err(refuse("not a regular file; refused".into()));
+    }
+    if info.nNumberOfLinks != 1 {
+        return Err(refuse(format!(
+            "has {} hard links (HotSpot's files have one); refused",
+            info.nNumberOfLinks
+        )));
+    }
+    if size < crate::perfdata::PROLOGUE_SIZE as u64 || size > MAX_REGION {
+        return Err(refuse(format!(
+            "{size} bytes: not the size of a PerfData region ({} bytes to {MAX_REGION}); refused",
+            crate::perfdata::PROLOGUE_SIZE
+        )));
+    }
+    read_all(&file, size).map_err(|e| Error::io(path, e))
+}
+
+fn read_all(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(size).read_to_end(&mut bytes)?;
+    if (bytes.len() as u64) < size {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("short read: {} of {size} bytes", bytes.len()),
+        ));
+    }
+    Ok(bytes)
+}
