@@ -3,6 +3,7 @@
 //! Live targets are in tests/stat_live.rs.
 
 mod common;
+mod prom;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -232,4 +233,57 @@ fn bad_arguments_fail_cleanly() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}: partial output");
     }
+}
+
+#[test]
+fn prometheus_output_is_the_views_counters_as_the_listing_names_them() {
+    let options = jstat_options();
+    let regions = regions();
+    on_two_threads(&regions, |region| {
+        // The plain listing's page: the reference for names, labels and values.
+        let all = inspect_ok(&["--format", "prometheus", region.to_str().unwrap()]);
+        let (all_samples, all_types) = prom::parse(&all);
+        let snapshot = hsinspect::perfdata::parse(&std::fs::read(region).unwrap()).unwrap();
+        for option in &options {
+            let what = format!("stat -{option} on {}", region.display());
+            let page = inspect_stat(
+                &[&format!("-{option}"), "--format", "prometheus"],
+                region,
+                &[],
+            );
+            prom::check_metrics(&page, &what);
+            let (samples, types) = prom::parse(&page);
+            for s in &samples {
+                assert!(
+                    all_samples.contains(s),
+                    "{what}: {s:?} is not in the listing's page"
+                );
+            }
+            for (family, t) in &types {
+                assert_eq!(all_types.get(family), Some(t), "{what}: TYPE of {family}");
+            }
+            // Exactly the counters the view reads: one sample for each of its numeric counters
+            // the region has (strings such as GC causes and method names are not exported).
+            let view = hsinspect::stat::View::new(option, false).unwrap();
+            let numeric = view
+                .counter_names()
+                .iter()
+                .filter(|n| {
+                    matches!(
+                        snapshot.get(n).map(|c| &c.value),
+                        Some(hsinspect::perfdata::Value::Long(_))
+                    )
+                })
+                .count();
+            assert!(
+                numeric > 0,
+                "{what}: the view reads no numeric counter here"
+            );
+            assert_eq!(
+                samples.len(),
+                numeric,
+                "{what}: samples vs the view's counters"
+            );
+        }
+    });
 }

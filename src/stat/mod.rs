@@ -223,6 +223,12 @@ impl View {
         })
     }
 
+    /// Every counter name the view's expressions use (the Timestamp column's too, with `-t`),
+    /// each once, in the order the columns first use them.
+    pub fn counter_names(&self) -> &[String] {
+        &self.names
+    }
+
     /// The option this view shows.
     pub fn option(&self) -> &'static StatOption {
         self.option

@@ -1,8 +1,8 @@
 //! `inspect stat`: jstat's views of any target, with jstat's grammar:
 //!
 //! ```text
-//! inspect stat -<option> [-t] [-h<lines>] [-F [--no-stop]] [--format text|json] <target> [<interval> [<count>]]
-//! inspect stat -<option> [-t] [--format text|json] --core <core> [--exe <path>] [--sysroot <dir>]
+//! inspect stat -<option> [-t] [-h<lines>] [-F [--no-stop]] [--format text|json|prometheus] <target> [<interval> [<count>]]
+//! inspect stat -<option> [-t] [--format text|json|prometheus] --core <core> [--exe <path>] [--sysroot <dir>]
 //! inspect stat -options
 //! ```
 //!
@@ -20,8 +20,12 @@ use std::process::ExitCode;
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
+use hsinspect::format::{self, Filter};
+use hsinspect::perfdata::Counter;
 use hsinspect::stat::{self, Cell, View};
 use hsinspect::{ForcedOptions, Sampler, Source, TargetSpec};
+
+use crate::output::{self, OutputFormat};
 
 use crate::sampling::{self, Sample, Schedule};
 
@@ -29,7 +33,7 @@ use crate::sampling::{self, Sample, Schedule};
 #[derive(Debug, Default, clap::Args)]
 #[command(disable_help_flag = true)]
 pub struct StatArgs {
-    /// `-<option> [-t] [-h<lines>] [-F] [--no-stop] [--format text|json] <target> [<interval> [<count>]]`;
+    /// `-<option> [-t] [-h<lines>] [-F] [--no-stop] [--format text|json|prometheus] <target> [<interval> [<count>]]`;
     /// `-options` lists the options.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
@@ -37,8 +41,8 @@ pub struct StatArgs {
 
 const USAGE: &str = "\
 Usage: inspect stat -options
-       inspect stat -<option> [-t] [-h<lines>] [-F [--no-stop]] [--format text|json] <target> [<interval> [<count>]]
-       inspect stat -<option> [-t] [--format text|json] --core <core> [--exe <path>] [--sysroot <dir>]
+       inspect stat -<option> [-t] [-h<lines>] [-F [--no-stop]] [--format text|json|prometheus] <target> [<interval> [<count>]]
+       inspect stat -<option> [-t] [--format text|json|prometheus] --core <core> [--exe <path>] [--sysroot <dir>]
 
 jstat's views, byte for byte, of any target inspect reads.
   <option>     one of `inspect stat -options`: class compiler gc gccapacity gccause gcmetacapacity
@@ -52,7 +56,9 @@ jstat's views, byte for byte, of any target inspect reads.
   -h<lines>    repeat the header every <lines> samples
   -F           read the JVM's memory (works with -XX:+PerfDisableSharedMem, hung JVMs)
   --no-stop    with -F: never stop the JVM's threads
-  --format     text (jstat's table, the default) or json (JSON Lines: one object a sample)
+  --format     text (jstat's table, the default), json (JSON Lines: one object a sample, the
+               columns as numbers) or prometheus (the counters the view is computed from, named
+               as `inspect --format prometheus` names them)
   -v, --stop-timeout <ms>, --wait <ms>, --no-cache   as for `inspect` (-v: about the first sample)
 
 Examples:
@@ -67,6 +73,7 @@ Examples:
 enum Format {
     Text,
     Json,
+    Prometheus,
 }
 
 /// A parsed `inspect stat` command line.
@@ -134,7 +141,8 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                 format = match val(&mut it)?.as_str() {
                     "text" => Format::Text,
                     "json" => Format::Json,
-                    other => bail!("--format {other:?}: give text or json"),
+                    "prometheus" => Format::Prometheus,
+                    other => bail!("--format {other:?}: give text, json or prometheus"),
                 }
             }
             "--core" => core = Some(PathBuf::from(val(&mut it)?)),
@@ -292,6 +300,24 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
             Format::Json => {
                 let line = json_line(&view, &cells, pid, sample);
                 writeln!(out, "{line}")
+            }
+            Format::Prometheus => {
+                // The counters the view's columns are computed from, named as the plain
+                // listing's --format prometheus names them (jstat's ratios are PromQL's job).
+                let snapshot = &sample.reading.snapshot;
+                let counters: Vec<&Counter> = format::sorted(snapshot, &Filter::default())
+                    .into_iter()
+                    .filter(|c| view.counter_names().contains(&c.name))
+                    .collect();
+                output::write(
+                    out,
+                    OutputFormat::Prometheus,
+                    pid,
+                    sample.taken,
+                    snapshot,
+                    &counters,
+                )
+                .map(drop)
             }
         }
     })
