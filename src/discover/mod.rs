@@ -116,12 +116,13 @@ pub struct JvmInfo {
     pub reason: Option<String>,
     /// Where `main` and `jvm_version` came from.
     pub info_from: InfoSource,
-    /// The main arguments (`jps -m`), only when [`ScanOptions::main_args`] asked: may hold secrets.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The main arguments (`jps -m`), only when [`ScanOptions::main_args`] asked. They may hold
+    /// secrets, so they are never serialized: text output only.
+    #[serde(skip)]
     pub main_args: Option<String>,
-    /// The JVM flags (`jps -v`: `java.rt.vmArgs`), only when [`ScanOptions::jvm_flags`] asked:
-    /// may hold secrets.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The JVM flags (`jps -v`: `java.rt.vmArgs`), only when [`ScanOptions::jvm_flags`] asked.
+    /// They may hold secrets (`-D...password=`), so they are never serialized: text output only.
+    #[serde(skip)]
     pub jvm_flags: Option<String>,
 }
 

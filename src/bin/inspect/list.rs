@@ -26,13 +26,13 @@ pub struct ListArgs {
     #[arg(short = 'l')]
     pub long: bool,
 
-    /// Also the arguments given to the main method (as `jps -m`). They may hold secrets: shown in
-    /// JSON only with this flag.
+    /// Also the arguments given to the main method (as `jps -m`), in text output only: they may
+    /// hold secrets, and machine formats never carry them.
     #[arg(short = 'm')]
     pub main_args: bool,
 
-    /// Also the JVM flags (as `jps -v`). They may hold secrets (`-D...password=`): shown in JSON
-    /// only with this flag.
+    /// Also the JVM flags (as `jps -v`), in text output only: they may hold secrets
+    /// (`-D...password=`), and machine formats never carry them.
     #[arg(short = 'v')]
     pub jvm_flags: bool,
 
@@ -48,6 +48,11 @@ pub struct ListArgs {
 /// Runs `inspect list`: the JVMs on stdout; on stderr, how many processes could not be looked
 /// at and why. Exits 0 whenever `/proc` could be scanned.
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    if args.format == ListFormat::Json && (args.main_args || args.jvm_flags) {
+        anyhow::bail!(
+            "-m and -v print main arguments and JVM flags, which can hold secrets: machine formats never carry them, so use them with text output"
+        );
+    }
     let scan = discover::scan(&ScanOptions {
         main_args: args.main_args,
         jvm_flags: args.jvm_flags,
