@@ -225,7 +225,7 @@ fn bad_arguments_fail_cleanly() {
         (vec!["stat", "-gcutil", "/nonexistent/x"], "No such file"),
         (
             vec!["stat", "-gcutil", "--format", "xml", r],
-            "give text or json",
+            "give text, json or prometheus",
         ),
     ] {
         let out = inspect(&args);
