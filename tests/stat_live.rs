@@ -281,25 +281,28 @@ fn reused_pid_stops_sampling() {
 fn reused_pid_stops_sampling_with(how: &str) {
     // In a pid namespace of its own, a script makes a second JVM take the first one's pid
     // (ns_last_pid) while inspect is stopped between two samples; inspect must notice.
-    let inspect = env!("CARGO_BIN_EXE_inspect");
+    // The namespace gets a private /tmp (so the JVMs' hsperfdata files are their own); the test
+    // classes and the inspect binary may live under the host's /tmp (a clone checked out there),
+    // so they are kept open as fds 7 and 8 before the mount hides them, and used through
+    // /proc/self/fd. Every wait is bounded: a broken step fails the test instead of hanging it.
     let java = jdk17().join("bin/java");
-    let classes = test_classes();
     let script = format!(
         r#"
 set -eu
-start() {{ {java} -Xmx16m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp {classes} Target 0 < "$1" > "$1.out" & }}
+wait_for() {{ for _ in $(seq 600); do if eval "$1"; then return 0; fi; sleep 0.05; done; echo "timed out waiting for: $1"; exit 4; }}
+start() {{ {java} -Xmx16m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp /proc/self/fd/7 Target 0 < "$1" > "$1.out" & }}
 mkfifo /tmp/in1 /tmp/in2 2>/dev/null || true
 exec 3<>/tmp/in1 4<>/tmp/in2
 start /tmp/in1; first=$!
-until grep -q READY /tmp/in1.out 2>/dev/null; do sleep 0.05; done
-{inspect} stat -gcutil {how} $first 50ms > /tmp/stat.out 2> /tmp/stat.err & sampler=$!
-until [ "$(wc -l < /tmp/stat.out)" -ge 3 ]; do sleep 0.02; done
+wait_for 'grep -q READY /tmp/in1.out 2>/dev/null'
+/proc/self/fd/8 stat -gcutil {how} $first 50ms > /tmp/stat.out 2> /tmp/stat.err & sampler=$!
+wait_for '[ "$(wc -l < /tmp/stat.out)" -ge 3 ]'
 kill -STOP $sampler
 kill -KILL $first; wait $first 2>/dev/null || true
 echo $((first - 1)) > /proc/sys/kernel/ns_last_pid
 start /tmp/in2; second=$!
-[ "$second" = "$first" ] || {{ echo "pid not reused: $first then $second"; exit 3; }}
-until grep -q READY /tmp/in2.out 2>/dev/null; do sleep 0.05; done
+[ "$second" = "$first" ] || {{ echo "pid not reused: $first then $second"; kill -KILL $sampler; exit 3; }}
+wait_for 'grep -q READY /tmp/in2.out 2>/dev/null'
 kill -CONT $sampler
 status=0; wait $sampler || status=$?
 kill -KILL $second
@@ -307,11 +310,14 @@ echo "status=$status"
 cat /tmp/stat.err
 "#,
         java = java.display(),
-        classes = classes.display()
     );
     let out = Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc", "--mount", "bash", "-c"])
-        .arg(format!("mount -t tmpfs tmpfs /tmp && {script}"))
+        .arg(format!(
+            "exec 7<\"$HSINSPECT_CLASSES\" 8<\"$HSINSPECT_BIN\" && mount -t tmpfs tmpfs /tmp && {script}"
+        ))
+        .env("HSINSPECT_CLASSES", test_classes())
+        .env("HSINSPECT_BIN", env!("CARGO_BIN_EXE_inspect"))
         .output()
         .expect("running unshare (util-linux)");
     let stdout = String::from_utf8_lossy(&out.stdout);
