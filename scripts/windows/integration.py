@@ -313,20 +313,24 @@ def run_tests():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_")]
     only = [t for t in os.environ.get("TEST_ONLY", "").split(",") if t]
     failed = []
+    passed = 0
     for name, f in tests:
         if only and name not in only:
             continue
         t0 = time.time()
         try:
             f()
+            passed += 1
             print(f"ok   {name} ({time.time() - t0:.1f} s)")
         except Exception as e:  # report every test, then fail
             print(f"FAIL {name} ({time.time() - t0:.1f} s): {e}")
             failed.append(name)
     if failed:
-        print(f"windows integration: {len(failed)} failed: {', '.join(failed)}")
+        print(f"windows integration: failed: {', '.join(failed)}")
+    # The plain closing line a test runner prints.
+    print(f"{passed} passed, {len(failed)} failed")
+    if failed:
         sys.exit(1)
-    print("windows integration: all passed")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 //!
 //! `PTRACE_SEIZE` (not `PTRACE_ATTACH`) sends no SIGSTOP to the target, so nothing is left queued.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -126,12 +127,14 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
         late: Vec::new(),
     };
 
+    // Threads already seized (a set: a JVM can have thousands, listed again every round).
+    let mut seized = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         // Seize first (it stops nothing), then interrupt the new threads back to back: a thread
         // is held from its interrupt to its detach, so the seizes stay out of every hold.
         let first_new = frozen.threads.len();
         for tid in list_tasks(pid)? {
-            if frozen.threads.iter().any(|h| h.tid == tid) {
+            if !seized.insert(tid) {
                 continue;
             }
             match ptrace::seize(Pid::from_raw(tid), ptrace::Options::empty()) {
