@@ -127,7 +127,8 @@ impl ColumnSpec {
         self.header.trim_matches('^')
     }
 
-    /// The key of this column in machine output (JSON): [`ColumnSpec::key`] or the title.
+    /// The key of this column in machine output (JSON): its own key where its header repeats in
+    /// its view (`-class`'s second `Bytes` is `UnloadedBytes`), else the title.
     pub fn json_key(&self) -> &'static str {
         self.key.unwrap_or_else(|| self.title())
     }
