@@ -74,6 +74,6 @@ pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use pipeline::{
-    ForcedOptions, MAX_REGION, Reading, Sampler, Source, TargetSpec, read_core, read_file,
-    read_forced, read_shared, read_shared_wait,
+    ForcedOptions, MAX_REGION, Reading, Sampler, Source, SymbolCacheUse, TargetSpec, read_core,
+    read_file, read_forced, read_shared, read_shared_wait,
 };

@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
 use crate::process::{self, ProcessInfo};
-use crate::{Error, ForcedOptions, Reading};
+use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -479,7 +479,11 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
             &ForcedOptions {
                 stop: false,
                 wait_accessible: Duration::ZERO,
-                symbol_cache: !opts.no_symbol_cache,
+                symbol_cache: if opts.no_symbol_cache {
+                    SymbolCacheUse::Off
+                } else {
+                    SymbolCacheUse::ReadOnly
+                },
                 ..ForcedOptions::default()
             },
         )

@@ -13,9 +13,9 @@
 //! mode 0600, renamed into place).
 //! A damaged entry is ignored. The cache never holds target data, only symbol addresses.
 //!
-//! An entry that cannot be written (a user without a home directory) is kept in memory for the
-//! life of the process instead, so a scan of many JVMs of one build (`inspect list`) still does
-//! the symbol work once.
+//! An entry that cannot be written (a user without a home directory), or that must not be (a
+//! read-only cache: `inspect list` and `serve` write nothing), is kept in memory for the life of
+//! the process instead, so a scan of many JVMs of one build still does the symbol work once.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -32,6 +32,8 @@ static MEMO: Mutex<Vec<(PathBuf, Vec<u8>, CachedVars)>> = Mutex::new(Vec::new())
 #[derive(Debug, Clone)]
 pub struct SymbolCache {
     dir: PathBuf,
+    /// Whether entries are written to `dir` (else only kept in memory).
+    write: bool,
 }
 
 /// A cached answer: link-time addresses (add the load bias) and where they came from.
@@ -44,21 +46,20 @@ pub struct CachedVars {
 }
 
 impl SymbolCache {
-    /// The cache in the default directory (see the module docs); `None` when no directory can be
-    /// named (no `HOME`).
-    pub fn from_env() -> Option<Self> {
-        Self::from_vars(|name| std::env::var_os(name))
+    /// The cache in the default directory (see the module docs), written to when `write`;
+    /// `None` when no directory can be named (no `HOME`).
+    pub fn from_env(write: bool) -> Option<Self> {
+        Self::from_vars(|name| std::env::var_os(name)).map(|dir| SymbolCache { dir, write })
     }
 
-    /// The cache directory the variables `var` gives would name (see the module docs).
-    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<Self> {
+    /// The cache directory the variables `var` give (see the module docs).
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
         let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-        let dir = var("HSINSPECT_CACHE_DIR")
+        var("HSINSPECT_CACHE_DIR")
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
             .or_else(|| absolute("XDG_CACHE_HOME").map(|d| d.join("hsinspect")))
-            .or_else(|| absolute("HOME").map(|d| d.join(".cache/hsinspect")))?;
-        Some(SymbolCache { dir })
+            .or_else(|| absolute("HOME").map(|d| d.join(".cache/hsinspect")))
     }
 
     fn entry(&self, build_id: &[u8]) -> PathBuf {
@@ -121,13 +122,18 @@ impl SymbolCache {
         memo.push((self.dir.clone(), build_id.to_vec(), entry.clone()));
     }
 
-    /// Stores an entry; when it cannot be written, it is kept in memory for the rest of the
-    /// process (see the module docs), and the failure is returned for `-v`, otherwise harmless.
+    /// Stores an entry; in a read-only cache, or when it cannot be written, it is kept in memory
+    /// for the rest of the process (see the module docs), and a write's failure is returned for
+    /// `-v`, otherwise harmless.
     ///
     /// # Errors
     /// The I/O error that prevented the write.
     pub fn put(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
         if build_id.is_empty() {
+            return Ok(());
+        }
+        if !self.write {
+            self.memo_put(build_id, cached);
             return Ok(());
         }
         self.write(build_id, cached)
@@ -200,7 +206,7 @@ mod tests {
     }
 
     fn dir_of(pairs: &[(&str, &str)]) -> Option<PathBuf> {
-        SymbolCache::from_vars(vars(pairs)).map(|c| c.dir)
+        SymbolCache::from_vars(vars(pairs))
     }
 
     #[test]
@@ -242,6 +248,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let cache = SymbolCache {
             dir: root.path().join("c"),
+            write: true,
         };
         let id = [0xab, 0xcd, 0xef];
         assert_eq!(cache.get(&id), None);
@@ -269,6 +276,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let cache = SymbolCache {
             dir: root.path().join("c"),
+            write: true,
         };
         let id = [1, 2, 3, 4];
         cache.put(&id, &sample()).unwrap();
@@ -293,6 +301,7 @@ mod tests {
         std::fs::write(root.path().join("file"), "").unwrap();
         let cache = SymbolCache {
             dir: root.path().join("file/c"),
+            write: true,
         };
         let id = [7, 7, 7];
         assert_eq!(cache.get(&id), None);
@@ -301,7 +310,43 @@ mod tests {
         // Only for that directory.
         let elsewhere = SymbolCache {
             dir: root.path().join("elsewhere"),
+            write: true,
         };
         assert_eq!(elsewhere.get(&id), None);
+    }
+
+    #[test]
+    fn a_read_only_cache_reads_entries_but_writes_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("c");
+        let writer = SymbolCache {
+            dir: dir.clone(),
+            write: true,
+        };
+        let reader = SymbolCache {
+            dir: dir.clone(),
+            write: false,
+        };
+        writer.put(&[1], &sample()).unwrap();
+        assert_eq!(reader.get(&[1]), Some(sample()));
+        let before: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        reader.put(&[2], &sample()).unwrap();
+        let after: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(before, after, "a read-only cache wrote a file");
+        // What it found is still reused for the rest of the process.
+        assert_eq!(reader.get(&[2]), Some(sample()));
+        // A read-only cache never makes its directory either.
+        let fresh = SymbolCache {
+            dir: root.path().join("fresh"),
+            write: false,
+        };
+        fresh.put(&[3], &sample()).unwrap();
+        assert!(!root.path().join("fresh").exists());
     }
 }

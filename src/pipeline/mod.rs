@@ -55,9 +55,21 @@ pub struct ForcedOptions {
     pub stop_bound: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
-    /// Use and fill the per-build symbol cache (`~/.cache/hsinspect/perfmemory-<build-id>`, or
+    /// How to use the per-build symbol cache (`~/.cache/hsinspect/perfmemory-<build-id>`, or
     /// `$HSINSPECT_CACHE_DIR`), which spares later reads of the same libjvm build the symbol work.
-    pub symbol_cache: bool,
+    pub symbol_cache: SymbolCacheUse,
+}
+
+/// How a forced read uses the per-build symbol cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolCacheUse {
+    /// Neither read nor write it (`--no-cache`).
+    Off,
+    /// Read it; what this process finds is kept in memory only, never written (`inspect list`
+    /// and `serve`, which write nothing).
+    ReadOnly,
+    /// Read it, and write what was found (`inspect -F`, `inspect stat -F`).
+    ReadWrite,
 }
 
 impl Default for ForcedOptions {
@@ -66,7 +78,7 @@ impl Default for ForcedOptions {
             stop: true,
             stop_bound: Duration::from_millis(100),
             wait_accessible: Duration::from_secs(5),
-            symbol_cache: true,
+            symbol_cache: SymbolCacheUse::ReadWrite,
         }
     }
 }
@@ -123,10 +135,10 @@ impl ForcedReader {
         let info = ProcessInfo::read(pid)?;
         let module = locate::libjvm::find_in_process(pid)?;
         let mem = read::ProcessMemory::new(pid);
-        let cache = if opts.symbol_cache {
-            locate::cache::SymbolCache::from_env()
-        } else {
-            None
+        let cache = match opts.symbol_cache {
+            SymbolCacheUse::Off => None,
+            SymbolCacheUse::ReadOnly => locate::cache::SymbolCache::from_env(false),
+            SymbolCacheUse::ReadWrite => locate::cache::SymbolCache::from_env(true),
         };
         let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
             .map_err(|e| permission(pid, e))?;

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::discover::{self, JvmInfo, Readable, ScanOptions};
 use crate::format::prometheus::{self, Exposition, MetricType};
-use crate::{Error, ForcedOptions, Reading};
+use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
@@ -165,7 +165,11 @@ impl Exporter {
         ForcedOptions {
             stop: false,
             wait_accessible: Duration::ZERO,
-            symbol_cache: self.symbol_cache,
+            symbol_cache: if self.symbol_cache {
+                SymbolCacheUse::ReadOnly
+            } else {
+                SymbolCacheUse::Off
+            },
             ..ForcedOptions::default()
         }
     }

@@ -24,7 +24,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{ForcedOptions, Reading, Sampler, Source, TargetSpec};
+use hsinspect::{ForcedOptions, Reading, Sampler, Source, SymbolCacheUse, TargetSpec};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -244,7 +244,11 @@ fn source(cli: &Cli) -> anyhow::Result<Source> {
                 stop: !cli.no_stop,
                 stop_bound: Duration::from_millis(cli.stop_timeout),
                 wait_accessible: Duration::from_millis(cli.wait),
-                symbol_cache: !cli.no_cache,
+                symbol_cache: if cli.no_cache {
+                    SymbolCacheUse::Off
+                } else {
+                    SymbolCacheUse::ReadWrite
+                },
             },
         },
         TargetSpec::Pid(pid) => Source::Shared {

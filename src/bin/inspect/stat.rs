@@ -23,7 +23,7 @@ use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
 use hsinspect::stat::{self, Cell, View};
-use hsinspect::{ForcedOptions, Sampler, Source, TargetSpec};
+use hsinspect::{ForcedOptions, Sampler, Source, SymbolCacheUse, TargetSpec};
 
 use crate::output::{self, OutputFormat};
 
@@ -214,7 +214,11 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                     stop: !no_stop,
                     stop_bound: stop_timeout,
                     wait_accessible: wait,
-                    symbol_cache: !no_cache,
+                    symbol_cache: if no_cache {
+                        SymbolCacheUse::Off
+                    } else {
+                        SymbolCacheUse::ReadWrite
+                    },
                 },
             },
             TargetSpec::Pid(pid) => Source::Shared { pid, wait },
