@@ -4,7 +4,7 @@
 Starts N idle JVMs (default 50; small heap, C1 only, Serial GC, CDS on: -Xmx16m
 -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto), waits until each has printed READY, then
 measures, interleaved so that load changes hit every command alike:
-    inspect list        (warm symbol cache, as in use)
+    inspect list        (warm symbol cache, filled by one `inspect -F`, as in use)
     jps -l              (the JDK's own lister; it sees only JVMs with a file in its /tmp)
     /bin/true           (the floor of starting a process from this script)
 wall time (median of R runs; jps gets fewer runs, it costs ~100x more) and peak RSS (GNU time
@@ -201,7 +201,9 @@ def main():
                 ("jps -l", [f"{jdk}/bin/jps", "-l"], args.jps_runs),
                 ("/bin/true", ["/bin/true"], args.runs),
             ]
-            run_once([inspect, "list"], os.path.join(tmp, "warm"))  # fill the symbol cache
+            # `inspect list` writes nothing: a forced read fills the symbol cache, as any use of
+            # `inspect -F` on this JDK build does.
+            run_once([inspect, "-F", "--no-stop", str(jvms[0].pid)], os.path.join(tmp, "warm"))
             many = measure(commands(), tmp)
             report(f"{args.jvms} JVMs", many, GOAL_MANY_MS)
             check_listed(many, jvms)

@@ -19,8 +19,11 @@ t0=$(date +%s)
 export INSPECT_EXE="$CARGO_TARGET_DIR/$WIN_TARGET/release/inspect.exe"
 echo "windows/test: built $INSPECT_EXE in $(( $(date +%s) - t0 )) s"
 [ "${1:-}" = --build-only ] && exit 0
-# Start the prefix's wineserver once for the whole run (each wine call would otherwise start it).
+# Start the prefix's wineserver once for the whole run (each wine call would otherwise start it),
+# and stop it, with Wine's service processes, when the run ends however it ends: nothing of the
+# tests is left running on the machine.
 wineserver -p 60 </dev/null >/dev/null 2>&1 || true
+trap 'wineserver -k >/dev/null 2>&1 || true' EXIT
 "$WIN_CARGO" test "${BUILD[@]}" --lib
 export WIN_JAVA_HOME
 python3 "$here/integration.py"
