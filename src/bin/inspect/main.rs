@@ -1,7 +1,9 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file; the plain counter listing (`inspect [-F] <target> [patterns]`) is `counters.rs`.
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `windows.rs` for what Windows lacks); the plain
+//! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
+//! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
 #[cfg(target_os = "linux")]
 mod list;
