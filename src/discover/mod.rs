@@ -38,7 +38,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use procfs::ProcError;
-use procfs::process::Process;
+use procfs::process::{Process, StatFlags};
 use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
@@ -174,9 +174,6 @@ pub struct ScanOptions {
     pub no_symbol_cache: bool,
 }
 
-/// `PF_KTHREAD` in `/proc/<pid>/stat` `flags` (`include/linux/sched.h`).
-const PF_KTHREAD: u32 = 0x0020_0000;
-
 /// Finds every HotSpot JVM this user can see (see the module docs for how), in pid order.
 ///
 /// # Errors
@@ -254,7 +251,11 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
         // `stat` is readable for every process: failing means it is gone.
         return Examined::Vanished;
     };
-    if stat.flags & PF_KTHREAD != 0 || matches!(stat.state, 'Z' | 'X' | 'x') {
+    // A kernel thread (`PF_KTHREAD` in `flags`, `include/linux/sched.h`) or a zombie.
+    let kthread = stat
+        .flags()
+        .is_ok_and(|f| f.contains(StatFlags::PF_KTHREAD));
+    if kthread || matches!(stat.state, 'Z' | 'X' | 'x') {
         return Examined::NotAJvm;
     }
     let candidate = |libjvm| {
