@@ -124,6 +124,10 @@ pub struct JvmInfo {
     /// They may hold secrets (`-D...password=`), so they are never serialized: text output only.
     #[serde(skip)]
     pub jvm_flags: Option<String>,
+    /// What the scan read, only when [`ScanOptions::keep_readings`] asked: the hsperfdata file's
+    /// reading where it was readable, else the memory's (read without a stop). Never serialized.
+    #[serde(skip)]
+    pub reading: Option<Reading>,
 }
 
 /// A process that could not be looked at, so it may be a JVM this scan does not list.
@@ -172,6 +176,9 @@ pub struct ScanOptions {
     pub jvm_flags: bool,
     /// Do not use or fill the per-build symbol cache (`--no-cache`).
     pub no_symbol_cache: bool,
+    /// Keep each JVM's reading in [`JvmInfo::reading`] (`serve`: no second read of a JVM the
+    /// scan has just read).
+    pub keep_readings: bool,
 }
 
 /// Finds every HotSpot JVM this user can see (see the module docs for how), in pid order.
@@ -515,6 +522,11 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
     };
     // A pid reused during the look: what was read may be another process's.
     process::check_same_process(&info).ok()?;
+    let reading = if opts.keep_readings {
+        file.ok().or_else(|| forced.and_then(Result::ok))
+    } else {
+        None
+    };
     Some(JvmInfo {
         pid: c.pid,
         container_pid: (info.nspid != c.pid).then_some(info.nspid),
@@ -529,6 +541,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         info_from,
         main_args: opts.main_args.then_some(described.main_args).flatten(),
         jvm_flags: opts.jvm_flags.then_some(described.jvm_flags).flatten(),
+        reading,
     })
 }
 

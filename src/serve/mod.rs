@@ -174,9 +174,12 @@ impl Exporter {
         }
     }
 
-    /// Reads one JVM the way the scan found it can be read: the file first, else memory
-    /// without a stop.
-    fn read(&self, jvm: &JvmInfo) -> Result<Reading, Error> {
+    /// One JVM's reading: the scan's own (the file first, else memory without a stop); when the
+    /// scan could read neither, one more try the same way, whose error gives the failure's cause.
+    fn read(&self, jvm: &mut JvmInfo) -> Result<Reading, Error> {
+        if let Some(reading) = jvm.reading.take() {
+            return Ok(reading);
+        }
         let file = || crate::read_shared_wait(jvm.pid, Duration::ZERO);
         let memory = || crate::read_forced(jvm.pid, &self.forced_options());
         match jvm.readable {
@@ -190,26 +193,28 @@ impl Exporter {
         let began = Instant::now();
         let scan = discover::scan(&ScanOptions {
             no_symbol_cache: !self.symbol_cache,
+            keep_readings: true,
             ..ScanOptions::default()
         });
         let mut page = Exposition::new();
         let mut jvms = Vec::new();
         let mut failed_now: Vec<&'static str> = Vec::new();
-        let (found, not_inspected) = match &scan {
+        let scan_up = scan.is_ok();
+        let (found, not_inspected) = match scan {
             Ok(scan) => {
-                for jvm in scan.jvms.iter().filter(|j| self.selection.selects(j)) {
-                    let failed = match self.read(jvm) {
+                for mut jvm in scan.jvms {
+                    if !self.selection.selects(&jvm) {
+                        continue;
+                    }
+                    let failed = match self.read(&mut jvm) {
                         Ok(reading) => {
-                            add_jvm(&mut page, jvm, &reading);
+                            add_jvm(&mut page, &jvm, &reading);
                             None
                         }
                         Err(e) => Some(cause(&e)),
                     };
                     failed_now.extend(failed);
-                    jvms.push(Listed {
-                        info: jvm.clone(),
-                        failed,
-                    });
+                    jvms.push(Listed { info: jvm, failed });
                 }
                 (jvms.len(), scan.not_inspected.len())
             }
@@ -254,7 +259,7 @@ impl Exporter {
             MetricType::Gauge,
             "1 when /proc could be scanned, 0 when not",
             &[],
-            if scan.is_ok() { 1.0 } else { 0.0 },
+            if scan_up { 1.0 } else { 0.0 },
         );
         page.add_sample(
             "hsinspect_scans_total",

@@ -57,6 +57,7 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
         main_args: args.main_args,
         jvm_flags: args.jvm_flags,
         no_symbol_cache: args.no_cache,
+        keep_readings: false,
     })?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
