@@ -57,7 +57,7 @@
 
 #![warn(missing_docs)]
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "discover"))]
 pub mod discover;
 #[cfg(target_os = "linux")]
 pub(crate) mod elf;
@@ -68,7 +68,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "serve"))]
 pub mod serve;
 pub mod stat;
 

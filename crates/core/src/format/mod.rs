@@ -105,7 +105,7 @@ mod tests {
     fn snapshot(names: &[&str]) -> Snapshot {
         let buf = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/testdata/captures/jdk17-serial.hsperf"
+            "/../../testdata/captures/jdk17-serial.hsperf"
         ))
         .unwrap();
         let mut s = crate::perfdata::parse(&buf).unwrap();

@@ -11,19 +11,15 @@
 //! `hsinspect_jvm_read_failures_total{cause}` and left out; it never fails the page.
 //!
 //! Scrapes that arrive while one is running wait for it and share its page (one scan at a
-//! time, however many clients). [`http`] is the HTTP side: `GET /metrics`, `GET /`, nothing else.
-
-pub mod http;
+//! time, however many clients). The HTTP side (`GET /metrics`, `GET /`) is the CLI's.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::discover::{self, JvmInfo, Readable, ScanOptions};
-use crate::format::prometheus::{self, Exposition, MetricType};
+use crate::format::prometheus::{Exposition, MetricType};
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// Which JVMs to export; empty lists select all.
@@ -286,36 +282,6 @@ impl Exporter {
             duration,
         }
     }
-
-    /// Answers one HTTP request: `GET /metrics`, `GET /`; 405 for another method on those, 404
-    /// for any other path.
-    pub fn handle(&self, req: &http::Request) -> http::Response {
-        let known = matches!(req.path.as_str(), "/" | "/metrics");
-        if !known {
-            return http::Response::text(404, "not found: try /metrics\n");
-        }
-        if req.method != "GET" {
-            let mut r = http::Response::text(405, "only GET\n");
-            r.headers.push("Allow: GET".into());
-            return r;
-        }
-        let scrape = self.scrape();
-        if req.path == "/metrics" {
-            http::Response {
-                status: 200,
-                content_type: prometheus::CONTENT_TYPE,
-                headers: Vec::new(),
-                body: Arc::from(Arc::clone(&scrape.page)),
-            }
-        } else {
-            http::Response {
-                status: 200,
-                content_type: "text/html; charset=utf-8",
-                headers: Vec::new(),
-                body: Arc::from(index_page(&scrape).into_bytes()),
-            }
-        }
-    }
 }
 
 /// Gives the heap's free pages back to the kernel after a scrape (glibc keeps them otherwise): the
@@ -365,7 +331,7 @@ fn html_escape(s: &str) -> String {
 }
 
 /// The `/` page: the JVMs of the last scrape and the link to `/metrics`.
-fn index_page(scrape: &Scrape) -> String {
+pub fn index_page(scrape: &Scrape) -> String {
     let mut html = String::from(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hsinspect serve</title></head>\n<body>\n<h1>hsinspect serve</h1>\n<p><a href=\"/metrics\">/metrics</a>: PerfData counters of the JVMs below, in the Prometheus text format.</p>\n<table>\n<tr><th>pid</th><th>container pid</th><th>user</th><th>main</th><th>JVM version</th><th>exported</th></tr>\n",
     );
@@ -389,56 +355,6 @@ fn index_page(scrape: &Scrape) -> String {
         scrape.duration.as_secs_f64() * 1e3
     );
     html
-}
-
-/// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
-fn stop_signals() -> nix::sys::signal::SigSet {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut signals = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        signals.add(s);
-    }
-    signals
-}
-
-/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
-/// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
-/// early waits for [`serve_until_signalled`] instead of killing the process half-started).
-///
-/// # Errors
-/// When the mask cannot be set.
-pub fn block_stop_signals() -> std::io::Result<()> {
-    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
-        .map_err(std::io::Error::from)
-}
-
-/// Serves `exporter` on `listener` until SIGTERM or SIGINT, then returns once the requests in
-/// progress were answered. The signals are blocked in every thread ([`block_stop_signals`]) and
-/// taken by one thread with `sigwait`, so no handler runs inside a scrape.
-///
-/// # Errors
-/// An error of the listening socket, or of setting up the signal mask.
-pub fn serve_until_signalled(
-    listener: TcpListener,
-    exporter: Arc<Exporter>,
-) -> std::io::Result<()> {
-    use nix::sys::signal::Signal;
-    block_stop_signals()?;
-    let signals = stop_signals();
-    let addr = listener.local_addr()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
-            while let Ok(Signal::SIGHUP) = signals.wait() {}
-            stop.store(true, Ordering::SeqCst);
-            http::wake(addr);
-        });
-    }
-    let handler = Arc::new(move |req: &http::Request| exporter.handle(req));
-    http::run(listener, handler, stop)
 }
 
 #[cfg(test)]

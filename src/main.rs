@@ -6,6 +6,8 @@
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
 #[cfg(target_os = "linux")]
+mod http;
+#[cfg(target_os = "linux")]
 mod list;
 mod output;
 mod sampling;

@@ -1,0 +1,149 @@
+//! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
+
+use std::net::{SocketAddr, TcpListener};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use hsinspect::format::prometheus;
+use hsinspect::serve::{Exporter, Selection, index_page};
+
+use crate::http;
+
+/// The arguments of `inspect serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on. Loopback by default: give `0.0.0.0:<port>` (or a host
+    /// address) for Prometheus on another machine.
+    #[arg(long, default_value = "127.0.0.1:9779", value_name = "ADDR:PORT")]
+    pub listen: SocketAddr,
+
+    /// Export only this JVM (host pid); repeat for more.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<i32>,
+
+    /// Export only JVMs of this user (name or uid); repeat for more.
+    #[arg(long = "user", value_name = "NAME")]
+    pub users: Vec<String>,
+
+    /// Export only JVMs whose main class or jar path matches this glob (`*` also crosses `/`).
+    #[arg(long = "match", value_name = "GLOB")]
+    pub main: Option<String>,
+
+    /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+/// Runs `inspect serve` until SIGTERM or SIGINT.
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    block_stop_signals().context("blocking SIGTERM/SIGINT")?;
+    // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
+    // which keeps freed pages: two arenas keep the exporter's memory flat and small.
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+    let main = match &args.main {
+        Some(g) => Some(
+            globset::GlobBuilder::new(g)
+                .literal_separator(false)
+                .build()
+                .with_context(|| format!("--match {g}"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let selection = Selection {
+        pids: args.pids.clone(),
+        users: args.users.clone(),
+        main,
+    };
+    let listener = TcpListener::bind(args.listen)
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr().context("listening socket")?;
+    eprintln!("inspect serve: http://{addr}/metrics");
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
+             main class and user (no authentication)"
+        );
+    }
+    let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
+    serve_until_signalled(listener, exporter).context("serving")?;
+    eprintln!("inspect serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Answers one HTTP request: `GET /metrics`, `GET /`; 405 for another method on those, 404
+/// for any other path.
+fn handle(exporter: &Exporter, req: &http::Request) -> http::Response {
+    let known = matches!(req.path.as_str(), "/" | "/metrics");
+    if !known {
+        return http::Response::text(404, "not found: try /metrics\n");
+    }
+    if req.method != "GET" {
+        let mut r = http::Response::text(405, "only GET\n");
+        r.headers.push("Allow: GET".into());
+        return r;
+    }
+    let scrape = exporter.scrape();
+    if req.path == "/metrics" {
+        http::Response {
+            status: 200,
+            content_type: prometheus::CONTENT_TYPE,
+            headers: Vec::new(),
+            body: Arc::from(Arc::clone(&scrape.page)),
+        }
+    } else {
+        http::Response {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            headers: Vec::new(),
+            body: Arc::from(index_page(&scrape).into_bytes()),
+        }
+    }
+}
+
+/// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut signals = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        signals.add(s);
+    }
+    signals
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+/// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
+/// early waits for [`serve_until_signalled`] instead of killing the process half-started).
+fn block_stop_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
+        .map_err(std::io::Error::from)
+}
+
+/// Serves `exporter` on `listener` until SIGTERM or SIGINT, then returns once the requests in
+/// progress were answered. The signals are blocked in every thread ([`block_stop_signals`]) and
+/// taken by one thread with `sigwait`, so no handler runs inside a scrape.
+fn serve_until_signalled(listener: TcpListener, exporter: Arc<Exporter>) -> std::io::Result<()> {
+    use nix::sys::signal::Signal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    block_stop_signals()?;
+    let signals = stop_signals();
+    let addr = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
+            while let Ok(Signal::SIGHUP) = signals.wait() {}
+            stop.store(true, Ordering::SeqCst);
+            http::wake(addr);
+        });
+    }
+    let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
+    http::run(listener, handler, stop)
+}
