@@ -207,6 +207,7 @@ fn dump_and_compare(jvm: &Jvm, dir: &Path) -> (PathBuf, BTreeMap<String, String>
 }
 
 #[test]
+#[ignore = "needs root, gdb, binutils and JDK 17: run scripts/test.sh"]
 fn jdk17_core_matches_live_reads_and_jsnap() {
     let jdk = jdk17();
     let jvm = small_jvm(&jdk);
@@ -350,6 +351,7 @@ fn jdk17_core_matches_live_reads_and_jsnap() {
 }
 
 #[test]
+#[ignore = "needs root, gdb, binutils and the JDK 21 runtime: run scripts/test.sh"]
 fn jdk21_core_matches_live_reads() {
     let jdk = jdk21();
     let jvm = small_jvm(&jdk);
@@ -396,6 +398,7 @@ fn jdk21_core_matches_live_reads() {
 }
 
 #[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
 fn files_that_are_not_jvm_cores_are_refused() {
     let dir = core_dir();
 

@@ -1,6 +1,9 @@
 //! Hostile hsperfdata files, given by path and found by pid: every one is refused with a message
 //! that says what is wrong and what to do, and none makes `inspect` block, die by a signal, or
-//! print what a planted link points to. The rules are in src/target/hsperf_file.rs.
+//! print what a planted link points to. The rules are in crates/core/src/process/hsperf_file.rs.
+//!
+//! The by-path cases need nothing but the committed capture `testdata/captures/jdk17-serial.hsperf`
+//! (a region a real JDK 17 wrote) and run in plain `cargo test`.
 //!
 //! The by-pid cases use a test user (made by scripts/setup-test-deps.sh; the tests run as root,
 //! as in CI) and a process of that user (`sleep`, run with setpriv): `inspect <pid>` looks for
@@ -50,11 +53,23 @@ fn real_file_bytes() -> &'static [u8] {
     })
 }
 
+/// The bytes of a real JDK 17 hsperfdata region saved by the JVM itself
+/// (`testdata/captures/jdk17-serial.hsperf`, `tests/java/Target.java`): the by-path rules are
+/// about the file, not about who wrote it, so these tests need no JVM.
+fn capture_bytes() -> &'static [u8] {
+    static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+    BYTES.get_or_init(|| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/captures/jdk17-serial.hsperf");
+        std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    })
+}
+
 /// A private directory holding a valid copy of a real hsperfdata file, named `copy`.
 fn private_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("copy");
-    std::fs::write(&file, real_file_bytes()).unwrap();
+    std::fs::write(&file, capture_bytes()).unwrap();
     (dir, file)
 }
 
@@ -219,7 +234,7 @@ fn file_shrinking_during_reads_never_kills_inspect_by_signal() {
     // A thread truncates the file and writes it back, over and over, while inspect reads it:
     // through a mapping that would raise SIGBUS; with pread it is at worst a clear error.
     let (_dir, file) = private_copy();
-    let bytes = real_file_bytes().to_vec();
+    let bytes = capture_bytes().to_vec();
     let stop = Arc::new(AtomicBool::new(false));
     let churn = {
         let (stop, file) = (stop.clone(), file.clone());
@@ -337,6 +352,7 @@ fn by_pid(plant: impl FnOnce(&Path, u32, u32)) -> (Output, i32) {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_a_valid_file_is_read() {
     let (out, _) = by_pid(plant_valid);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -346,6 +362,7 @@ fn by_pid_a_valid_file_is_read() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_symlinked_file_is_refused() {
     let secret_dir = tempfile::tempdir().unwrap();
     let secret = secret_dir.path().join("secret");
@@ -363,6 +380,7 @@ fn by_pid_symlinked_file_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_hard_linked_file_is_refused() {
     let keep = tempfile::tempdir().unwrap();
     let (out, pid) = by_pid(|path, uid, gid| {
@@ -376,6 +394,7 @@ fn by_pid_hard_linked_file_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_fifo_is_refused_without_blocking() {
     let (out, pid) = by_pid(|path, uid, gid| {
         nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
@@ -388,6 +407,7 @@ fn by_pid_fifo_is_refused_without_blocking() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_device_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         // A character device like /dev/zero (1, 5): never opened, whatever the mount allows.
@@ -407,6 +427,7 @@ fn by_pid_device_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_directory_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::create_dir(path).unwrap();
@@ -419,6 +440,7 @@ fn by_pid_directory_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_absurdly_large_sparse_file_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::File::create(path)
@@ -431,6 +453,7 @@ fn by_pid_absurdly_large_sparse_file_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_empty_file_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::File::create(path).unwrap();
@@ -440,6 +463,7 @@ fn by_pid_empty_file_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_file_of_another_owner_is_refused() {
     // A valid file owned by root in the user's directory: not the JVM's own file.
     let (out, pid) = by_pid(|path, _, _| std::fs::write(path, real_file_bytes()).unwrap());
@@ -467,6 +491,7 @@ fn with_dir_changed(
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_symlinked_directory_is_refused_and_its_target_not_printed() {
     // As root: the user replaced its hsperfdata directory by a link to a root-only directory
     // that holds a valid hsperfdata file under the sleeper's pid. Following it would print root's
@@ -497,6 +522,7 @@ fn by_pid_symlinked_directory_is_refused_and_its_target_not_printed() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_planted_link_to_root_file_is_not_followed() {
     // As root: the user planted, under its own pid, a link to a root-only hsperfdata file.
     let secret = tempfile::tempdir().unwrap();
@@ -535,6 +561,7 @@ fn assert_not_leaked(out: &Output, target: &Path) {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_group_or_other_writable_directory_is_refused() {
     for mode in [0o775, 0o757] {
         with_dir_changed(
@@ -560,6 +587,7 @@ fn by_pid_group_or_other_writable_directory_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_directory_of_another_owner_is_refused() {
     with_dir_changed(
         |dir, _, _| {
@@ -576,6 +604,7 @@ fn by_pid_directory_of_another_owner_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
     // A real JVM run as the test user: HotSpot makes the directory and file itself, and both
     // pass the rules. Then the user swaps its file for a link to a root-only hsperfdata file.
@@ -633,6 +662,7 @@ fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn by_pid_a_file_still_being_initialized_is_waited_for() {
     // A starting JVM creates its file zero-filled and writes the prologue afterwards: a read in
     // between must wait (as for a region not yet accessible), not call the file malformed.

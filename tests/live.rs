@@ -5,6 +5,7 @@ mod common;
 use common::*;
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn forced_read_matches_jcmd() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -17,6 +18,7 @@ fn forced_read_matches_jcmd() {
 }
 
 #[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
 fn shared_file_read_matches_jcmd() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -27,6 +29,7 @@ fn shared_file_read_matches_jcmd() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn output_is_byte_identical_to_jcmd_for_constants() {
     // Counters that never change must print exactly as jcmd prints them, quoting included.
     let jvm = Jvm::start(&[]);
@@ -47,6 +50,7 @@ fn output_is_byte_identical_to_jcmd_for_constants() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn symbol_cache_is_used_and_gives_the_same_counters() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -78,6 +82,7 @@ fn symbol_cache_is_used_and_gives_the_same_counters() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn no_stop_read_matches_jcmd_and_never_stops_the_target() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -103,6 +108,7 @@ fn no_stop_read_matches_jcmd_and_never_stops_the_target() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn patterns_select_by_prefix_and_glob() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -131,6 +137,7 @@ fn patterns_select_by_prefix_and_glob() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn saved_region_reads_back_identically() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -150,6 +157,7 @@ fn saved_region_reads_back_identically() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn verbose_names_the_path_symbols_region_and_stop() {
     let jvm = Jvm::start(&[]);
     let out = inspect(&["-F", "-v", &jvm.pid.to_string(), "java.threads.live"]);
@@ -168,6 +176,7 @@ fn verbose_names_the_path_symbols_region_and_stop() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn threads_that_miss_the_stop_bound_are_read_anyway_with_a_warning() {
     // With a zero bound some of 60 threads are still on their way to the stop when the region is
     // read: the read goes on, says so, and every thread is released.

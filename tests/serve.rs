@@ -320,6 +320,7 @@ impl Drop for Prometheus {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and Prometheus: run scripts/test.sh"]
 fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
     let _jvms = jvms_may_change();
     let plain = Jvm::start(&[]);
@@ -363,6 +364,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
 fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
     let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-jar");
@@ -404,6 +406,7 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
 }
 
 #[test]
+#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
 fn http_surface_is_get_on_two_paths_with_bounded_heads() {
     let serve = Serve::start(&["--pid", "999999999"]);
     let page = serve.metrics();
@@ -476,6 +479,7 @@ fn silent_and_trickling_clients_get_408_within_the_bound() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
 fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     let _jvms = jvms_may_change();
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.
@@ -509,6 +513,7 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17, the test users and promtool (Prometheus): run scripts/test.sh"]
 fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
     let _jvms = jvms_may_change();
     // Root's JVMs: one read through its file, one only through its memory.
@@ -553,6 +558,7 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
 fn pid_user_and_match_select_jvms() {
     let _jvms = jvms_may_change();
     let jvm = Jvm::start(&[]);
@@ -590,6 +596,7 @@ fn churn(jar: PathBuf, stop: Arc<AtomicBool>, started: Arc<Mutex<usize>>) {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
 fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
     let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-load");
@@ -698,6 +705,7 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
 }
 
 #[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn memory_and_fds_flat_over_10000_scrapes() {
     let _quiet = JVMS_CHANGE.write().unwrap_or_else(|e| e.into_inner());
     let jvm = Jvm::start(&[]);
@@ -744,6 +752,7 @@ fn deploy(name: &str) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs systemd-analyze: run scripts/test.sh"]
 fn deploy_systemd_unit_verifies() {
     let tool = Path::new("/usr/bin/systemd-analyze");
     assert!(
@@ -773,6 +782,7 @@ fn deploy_systemd_unit_verifies() {
 }
 
 #[test]
+#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
 fn deploy_prometheus_config_checks() {
     let out = Command::new(prom::tool("promtool"))
         .args(["check", "config"])
@@ -788,6 +798,7 @@ fn deploy_prometheus_config_checks() {
 }
 
 #[test]
+#[ignore = "needs python3-yaml: run scripts/test.sh"]
 fn deploy_daemonset_has_host_pid_and_ptrace() {
     // No offline Kubernetes schema checker ships with Debian: check the fields that matter with
     // a YAML parser (python3-yaml).

@@ -9,6 +9,7 @@
 //! prints it as jcmd does.
 //!
 //! ```no_run
+//! # extern crate hsinspect_core as hsinspect; // the CLI's name for this package
 //! use std::time::Duration;
 //! use hsinspect::{ForcedOptions, Sampler, Source};
 //!
