@@ -43,9 +43,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
-JDK_HINT = "install it with `apt-get install -y openjdk-17-jdk-headless` or pass --jdk DIR"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+    DEFAULT_JDK, GNU_TIME, JDK_HINT, REPO, SetupError, build_inspect, pct, peak_rss_mib, run_once)
 
 EXPECT = "java.threads.live"  # a counter every tool prints (jhsdb jsnap has no sun.perfdata.*)
 GOAL_SPEEDUP = 100.0  # inspect -F at least this many times faster than jcmd (median wall)
@@ -53,33 +53,8 @@ GOAL_RSS_MIB = 12.0  # inspect -F peak RSS at most this
 GOAL_STALL_MS = 1.0  # inspect -F stall beyond noise below this
 
 
-class SetupError(Exception):
-    """A precondition the benchmark cannot run without (message says how to fix it)."""
-
-
 # ----------------------------------------------------------------------------------------------
-# Running one command: wall time and rusage of exactly that child.
-
-
-def run_once(argv, out_path, env=None):
-    """Runs argv with stdout/stderr to files; returns (wall_s, rusage, status, stderr_text).
-
-    posix_spawn (vfork-based in glibc) keeps this script's own overhead small and equal for
-    every tool; os.wait4 gives the child's own rusage (ru_maxrss in KiB on Linux)."""
-    err_path = out_path + ".err"
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-        (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-    ]
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, env if env is not None else os.environ,
-                         file_actions=actions)
-    _, status, ru = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    with open(err_path, "r", errors="replace") as f:
-        err = f.read()
-    return wall, ru, os.waitstatus_to_exitcode(status), err
+# Checking a run (running one command: benchlib.run_once).
 
 
 def check_output(name, out_path, code, err, expect):
@@ -91,13 +66,6 @@ def check_output(name, out_path, code, err, expect):
             text = f.read()
         if expect not in text:
             raise RuntimeError(f"{name} printed no '{expect}' (stderr: {err.strip()[-400:]})")
-
-
-def pct(values, p):
-    """The p-th percentile (nearest rank) of values."""
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,17 +149,6 @@ class Target:
 
 # ----------------------------------------------------------------------------------------------
 # Setup.
-
-
-def build_inspect():
-    print("building: cargo build --release", file=sys.stderr)
-    r = subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO)
-    if r.returncode != 0:
-        raise SetupError("cargo build --release failed (see above)")
-    path = REPO / "target/release/inspect"
-    if not path.exists():
-        raise SetupError(f"{path} missing after the build")
-    return path
 
 
 def jdk_tools(jdk):
@@ -302,36 +259,21 @@ def measure_times(cmds, tmp, env):
 
 
 def measure_rss(cmds, tmp, env, failures, k=3):
-    """Peak RSS (MiB) of each command, the largest of min(k, N) runs under GNU time (%M).
-
-    os.wait4's ru_maxrss cannot be used for this: the kernel folds the RSS high-water mark of
-    the address space the child had before exec (this Python process's, ~10-20 MiB, shared by
-    posix_spawn's vfork and copied by fork) into the child's. GNU time's own footprint (~2 MiB)
-    is the floor instead (see the /bin/true row). Without /usr/bin/time, returns {} and the
-    wait4 figure, an upper bound, is used."""
-    gnu_time = "/usr/bin/time"
-    if not os.access(gnu_time, os.X_OK):
+    """Peak RSS (MiB) of each command, the largest of min(k, N) runs under GNU time (%M)
+    (benchlib.peak_rss_mib says why not wait4's ru_maxrss). Without /usr/bin/time, returns {}
+    and the wait4 figure, an upper bound, is used."""
+    if not os.access(GNU_TIME, os.X_OK):
         print("bench: /usr/bin/time not found (apt-get install -y time): peak RSS is the wait4 "
               "ru_maxrss, an upper bound that includes this script's own RSS", file=sys.stderr)
         return {}, "wait4 ru_maxrss (upper bound: includes the Python spawner's RSS)"
-    out = os.path.join(tmp, "rss-out")
-    tfile = os.path.join(tmp, "rss")
     rss = {}
     for name, argv, n, _ in cmds:
         if name in failures:
             continue
-        peak = 0.0
-        for _ in range(min(k, n)):
-            _, _, code, err = run_once([gnu_time, "-o", tfile, "-f", "%M"] + argv, out, env)
-            with open(tfile) as f:
-                lines = f.read().split()
-            if code != 0 or not lines or not lines[-1].isdigit():
-                print(f"bench: peak RSS of {name} not measured (exit {code}: {err[-200:]})",
-                      file=sys.stderr)
-                break
-            peak = max(peak, int(lines[-1]) / 1024.0)
-        if peak:
-            rss[name] = peak
+        try:
+            rss[name] = peak_rss_mib(argv, tmp, min(k, n), env)
+        except RuntimeError as e:
+            print(f"bench: peak RSS of {name} not measured ({e})", file=sys.stderr)
     return rss, f"GNU time %M, largest of {k} runs"
 
 

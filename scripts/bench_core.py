@@ -5,8 +5,8 @@ It starts a small JDK 17 JVM (tests/java/Target.java), makes a core of it with g
 times, on that same core:
     inspect --core <core>                          (the release build)
     jhsdb jsnap --all --core <core> --exe <java>   (the JDK's Serviceability Agent)
-reporting the median and p90 wall time of N runs and the peak RSS (ru_maxrss of each child from
-os.wait4). Unless --no-big is given it does the same with a core of a JVM with a larger heap
+reporting the median and p90 wall time of N runs and the peak RSS (GNU time's %M, the largest
+of 3 runs; benchlib.peak_rss_mib). Unless --no-big is given it does the same with a core of a JVM with a larger heap
 (-Xmx2g, several GB of core) to show that inspect's time does not grow with the core's size
 (it maps the core and touches only the pages it reads).
 
@@ -33,10 +33,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (scripts/bench.py: run_once)
+from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+    DEFAULT_JDK, REPO, SetupError, build_inspect, pct, peak_rss_mib, run_once)
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
 EXPECT = "java.threads.live"
 GOAL_WALL_MS = 50.0
 GOAL_SPEEDUP = 10.0
@@ -44,62 +43,26 @@ SMALL_FLAGS = ["-Xmx32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-XX:ReservedCodeCacheSize=16m", "-XX:CompressedClassSpaceSize=16m"]
 
 
-class SetupError(Exception):
-    """A precondition missing; the message says how to fix it."""
-
-
-def run_once(argv, out_path):
-    """Runs argv (stdout, stderr to files); returns (wall_s, maxrss_kib, exit_code, stderr).
-    The spawning is bench.py's (same method for both benchmarks)."""
-    wall, ru, code, err = bench.run_once(argv, out_path)
-    return wall, ru.ru_maxrss, code, err
-
-
-def peak_rss_mib(argv, tmp, k=3):
-    """Largest peak RSS (MiB) of k runs under GNU time (`%M`). os.wait4's ru_maxrss of a
-    posix_spawn child starts at this script's own RSS (the vfork child shares it before exec),
-    so it is only a fallback, reported as such, when /usr/bin/time is missing."""
-    if not os.path.exists("/usr/bin/time"):
-        return None
-    out, rep = os.path.join(tmp, "rss.out"), os.path.join(tmp, "rss.txt")
-    worst = 0.0
-    for _ in range(k):
-        _, _, code, err = run_once(["/usr/bin/time", "-f", "%M", "-o", rep, *argv], out)
-        if code != 0:
-            raise RuntimeError(f"{argv[0]} under /usr/bin/time exited with {code}: {err[-300:]}")
-        with open(rep) as f:
-            worst = max(worst, int(f.read().split()[-1]) / 1024.0)
-    return worst
-
-
 def measure(name, argv, runs, tmp):
     """Median/p90 wall (ms) and max peak RSS (MiB) of `runs` runs; checks every output."""
     walls, rss = [], []
     out = os.path.join(tmp, "out.txt")
     for _ in range(runs):
-        wall, maxrss, code, err = run_once(argv, out)
+        wall, ru, code, err = run_once(argv, out)
         if code != 0:
             raise RuntimeError(f"{name} exited with {code}: {err.strip()[-400:]}")
         with open(out, errors="replace") as f:
             if EXPECT not in f.read():
                 raise RuntimeError(f"{name} printed no {EXPECT} ({err.strip()[-300:]})")
         walls.append(wall * 1e3)
-        rss.append(maxrss / 1024.0)
-    s = sorted(walls)
+        rss.append(ru.ru_maxrss / 1024.0)
     gnu = peak_rss_mib(argv, tmp)
     if gnu is None:
         print("bench_core: /usr/bin/time missing (apt-get install time): peak RSS from wait4 "
               "includes this script's own RSS", file=sys.stderr)
     return {"tool": name, "runs": runs, "median_ms": statistics.median(walls),
-            "p90_ms": s[min(len(s) - 1, int(0.9 * len(s)))],
+            "p90_ms": pct(walls, 90),
             "peak_rss_mib": gnu if gnu is not None else max(rss)}
-
-
-def build_inspect():
-    r = subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO)
-    if r.returncode != 0:
-        raise SetupError("cargo build --release failed")
-    return REPO / "target/release/inspect"
 
 
 def start_jvm(jdk, classes, flags, env_extra):

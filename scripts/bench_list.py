@@ -30,10 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+    DEFAULT_JDK, GNU_TIME, SetupError, build_inspect, cpu_s, peak_rss_mib, run_once)
+
 JVM_FLAGS = ["-Xmx16m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
-GNU_TIME = "/usr/bin/time"
 GOAL_MANY_MS = 50.0
 GOAL_ONE_MS = 5.0
 
@@ -46,40 +47,6 @@ public class BenchIdle {
     }
 }
 """
-
-
-class SetupError(Exception):
-    """A precondition the benchmark cannot run without (the message says how to fix it)."""
-
-
-def run_once(argv, out_path):
-    """Runs argv, stdout to out_path; returns (wall_s, exit_status, cpu_s): cpu is the child's
-    user + system time, which the machine's load inflates less than the wall time."""
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-        (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0),
-    ]
-    t0 = time.perf_counter()
-    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
-    _, status, ru = os.wait4(pid, 0)
-    wall = time.perf_counter() - t0
-    return wall, os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime
-
-
-def peak_rss_mib(argv, tmp):
-    """Peak RSS of argv under GNU time (%M), the largest of 2 runs. (os.wait4's ru_maxrss would
-    include this Python process's own RSS: posix_spawn's vfork child shares it until exec.)"""
-    tfile = os.path.join(tmp, "rss")
-    peak = 0
-    for _ in range(2):
-        _, status, _ = run_once([GNU_TIME, "-o", tfile, "-f", "%M", *argv], os.path.join(tmp, "o"))
-        with open(tfile) as f:
-            last = f.read().split()[-1:]
-        if status != 0 or not last or not last[0].isdigit():
-            raise SetupError(f"{GNU_TIME} {' '.join(argv)} failed (status {status})")
-        peak = max(peak, int(last[0]))
-    return peak / 1024
 
 
 def start_jvms(jdk, classes, n):
@@ -124,14 +91,14 @@ def measure(commands, tmp):
             if i >= n:
                 continue
             out = os.path.join(tmp, "out")
-            wall, status, cpu = run_once(argv, out)
+            wall, ru, status, err = run_once(argv, out)
             if status != 0:
-                raise SetupError(f"{' '.join(argv)} exited with status {status}")
+                raise SetupError(f"{' '.join(argv)} exited with status {status}: {err[-300:]}")
             walls[name].append(wall)
-            cpus[name].append(cpu)
+            cpus[name].append(cpu_s(ru))
             with open(out) as f:
                 outs[name] = f.read()
-    return {name: (statistics.median(walls[name]) * 1e3, peak_rss_mib(argv, tmp), outs[name],
+    return {name: (statistics.median(walls[name]) * 1e3, peak_rss_mib(argv, tmp, 2), outs[name],
                    statistics.median(cpus[name]) * 1e3)
             for name, argv, _ in commands}
 
@@ -181,9 +148,7 @@ def main():
         raise SetupError(f"no {GNU_TIME} (for peak RSS): apt-get install -y time")
     inspect = args.inspect
     if inspect is None:
-        if subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO).returncode != 0:
-            raise SetupError("cargo build --release failed")
-        inspect = str(REPO / "target/release/inspect")
+        inspect = str(build_inspect())
 
     with tempfile.TemporaryDirectory(prefix="bench-list-") as tmp:
         src = Path(tmp) / "BenchIdle.java"
@@ -220,6 +185,6 @@ def main():
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except SetupError as e:
+    except (SetupError, RuntimeError) as e:
         print(f"bench_list: {e}", file=sys.stderr)
         sys.exit(2)

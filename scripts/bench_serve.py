@@ -30,9 +30,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_list  # noqa: E402  (start_jvms, stop, run_once, SetupError, IDLE_JAVA, JVM flags)
+import bench_list  # noqa: E402  (start_jvms, stop, IDLE_JAVA)
+from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+    DEFAULT_JDK, SetupError, build_inspect, run_once)
 
-REPO = Path(__file__).resolve().parent.parent
 GOAL_SCRAPE_MS = 30.0
 GOAL_RSS_MIB = 15.0
 
@@ -51,7 +52,7 @@ def get(port, path="/metrics"):
     wall = time.perf_counter() - t0
     head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
-        raise bench_list.SetupError(f"GET {path}: {head[:80]!r}")
+        raise SetupError(f"GET {path}: {head[:80]!r}")
     return wall, body.decode()
 
 
@@ -59,7 +60,7 @@ def sample(page, name):
     for line in page.splitlines():
         if line.startswith(name + " "):
             return float(line.split()[1])
-    raise bench_list.SetupError(f"{name} not on the page")
+    raise SetupError(f"{name} not on the page")
 
 
 def status_kib(pid, field):
@@ -76,16 +77,15 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--jstat-runs", type=int, default=3)
     ap.add_argument("--inspect")
-    ap.add_argument("--jdk", default=bench_list.DEFAULT_JDK)
+    ap.add_argument("--jdk", default=DEFAULT_JDK)
     args = ap.parse_args()
     try:
         inspect = args.inspect
         if not inspect:
-            subprocess.run(["cargo", "build", "--release", "-q"], cwd=REPO, check=True)
-            inspect = str(REPO / "target/release/inspect")
+            inspect = str(build_inspect())
         jstat = f"{args.jdk}/bin/jstat"
         if not os.access(jstat, os.X_OK):
-            raise bench_list.SetupError(f"no jstat at {jstat}: install openjdk-17-jdk-headless")
+            raise SetupError(f"no jstat at {jstat}: install openjdk-17-jdk-headless")
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "BenchIdle.java"
             src.write_text(bench_list.IDLE_JAVA)
@@ -103,18 +103,18 @@ def main():
                 pids = {p.pid for p in jvms}
                 missing = [p for p in pids if f'pid="{p}"' not in page]
                 if missing:
-                    raise bench_list.SetupError(f"the page misses JVMs {missing}")
+                    raise SetupError(f"the page misses JVMs {missing}")
                 out = os.path.join(tmp, "out")
                 walls, internal, lists, trues, jstats = [], [], [], [], []
                 for i in range(args.runs):
                     w, page = get(port)
                     walls.append(w)
                     internal.append(sample(page, "hsinspect_scrape_duration_seconds"))
-                    lists.append(bench_list.run_once([inspect, "list"], out)[0])
-                    trues.append(bench_list.run_once(["/bin/true"], out)[0])
+                    lists.append(run_once([inspect, "list"], out)[0])
+                    trues.append(run_once(["/bin/true"], out)[0])
                     if i < args.jstat_runs:
                         argv = [jstat, "-J-Djstat.showUnsupported=true", "-snap", str(jvms[0].pid)]
-                        jstats.append(bench_list.run_once(argv, out)[0])
+                        jstats.append(run_once(argv, out)[0])
                 rss = status_kib(serve.pid, "VmRSS") / 1024
                 hwm = status_kib(serve.pid, "VmHWM") / 1024
                 page_kib = len(page.encode()) / 1024
@@ -123,7 +123,7 @@ def main():
                     serve.terminate()
                     serve.wait(timeout=10)
                 bench_list.stop(jvms)
-    except (bench_list.SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
+    except (SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
         print(f"bench_serve: {e}", file=sys.stderr)
         return 2
 

@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (scripts/bench.py: Target, build_inspect, compile_target, run_once)
+import bench  # noqa: E402  (scripts/bench.py: Target, compile_target, jdk_tools)
+import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
 
 GOAL_CPU_US = 20.0
 GOAL_RSS_MIB = 1.0
@@ -44,21 +45,18 @@ GOAL_RSS_MIB = 1.0
 def run(argv, tmp, name):
     """(wall s, cpu s, peak RSS KiB, output lines) of one run; raises on failure."""
     out = os.path.join(tmp, name + ".out")
-    wall, ru, status, err = bench.run_once(argv, out)
+    wall, ru, status, err = benchlib.run_once(argv, out)
     if status != 0:
         raise RuntimeError(f"{' '.join(argv)} failed (status {status}): {err.strip()[:500]}")
     with open(out, "rb") as f:
         lines = f.read().count(b"\n")
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, lines
+    return wall, benchlib.cpu_s(ru), ru.ru_maxrss, lines
 
 
 def peak_rss(argv, tmp):
-    """Peak RSS in KiB under GNU time (%M). os.wait4's ru_maxrss would fold in this Python
-    process's RSS (see scripts/bench.py, measure_rss)."""
-    tfile = os.path.join(tmp, "rss")
-    run(["/usr/bin/time", "-o", tfile, "-f", "%M"] + argv, tmp, "rss")
-    with open(tfile) as f:
-        return int(f.read().split()[-1])
+    """Peak RSS in KiB of one run under GNU time (%M) (benchlib.peak_rss_mib says why not
+    wait4's ru_maxrss)."""
+    return round(benchlib.peak_rss_mib(argv, tmp, 1) * 1024)
 
 
 def per_sample(argv_n, argv_1, n, tmp, name, expect_lines=None):
@@ -75,18 +73,19 @@ def main(argv=None):
     ap.add_argument("--samples", type=int, default=10000)
     ap.add_argument("--threads", default="20,500,2000")
     ap.add_argument("--inspect")
-    ap.add_argument("--jdk", default=bench.DEFAULT_JDK)
+    ap.add_argument("--jdk", default=benchlib.DEFAULT_JDK)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     jdk = Path(args.jdk)
     try:
         tools, missing = bench.jdk_tools(jdk)
-        if not os.access("/usr/bin/time", os.X_OK):
-            raise bench.SetupError("/usr/bin/time not found: apt-get install -y time")
+        if not os.access(benchlib.GNU_TIME, os.X_OK):
+            raise benchlib.SetupError(f"{benchlib.GNU_TIME} not found: apt-get install -y time")
         if "jstat" in missing:
-            raise bench.SetupError(f"no jstat in {jdk}: {bench.JDK_HINT}")
-        inspect = str(Path(args.inspect).resolve()) if args.inspect else str(bench.build_inspect())
-    except bench.SetupError as e:
+            raise benchlib.SetupError(f"no jstat in {jdk}: {benchlib.JDK_HINT}")
+        inspect = (str(Path(args.inspect).resolve()) if args.inspect
+                   else str(benchlib.build_inspect()))
+    except benchlib.SetupError as e:
         print(f"bench_stat: {e}", file=sys.stderr)
         return 2
     n = args.samples

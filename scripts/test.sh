@@ -1,12 +1,49 @@
 #!/usr/bin/env bash
-# The project's test command: installs what the tests need (idempotent), then runs every test,
-# the Windows ones (cross-built, under Wine) included.
-# Usage: scripts/test.sh [extra cargo test args]
+# The project's test command (run as root; CI runs it): installs what the tests need
+# (idempotent, cached), then runs every test in both tiers, the Windows ones (cross-built, under
+# Wine) included. Anything missing makes a test fail and say how to get it.
+#
+#   1. setup: scripts/setup-test-deps.sh (JDKs, gdb, Prometheus, test users, ...) and
+#      scripts/windows/setup.sh (Wine, the Windows cross toolchain and JDK);
+#   2. the fast tier, exactly as plain `cargo test` runs it on a laptop, but with each test binary
+#      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
+#      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
+#      fails here;
+#   3. the carved jvm.dll fixture is reproducible from the real jvm.dll;
+#   4. every test, ignored ones included (`cargo test --workspace --all-targets -- --include-ignored`);
+#   5. scripts/windows/test.sh: the Windows build, its unit tests under Wine, inspect.exe against
+#      a Windows JVM.
+# Usage: scripts/test.sh [extra cargo test args, e.g. --test live, or -- <filter>]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$(date +%s)
+step() { echo "test.sh: $* ($(( $(date +%s) - t0 )) s)"; }
 scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
-cargo test --all-targets "$@"
+step "setup done"
+
+# The arguments for the test binaries go after `--`; `--include-ignored` joins them.
+cargo_args=() test_args=()
+seen_dashes=false
+for a in "$@"; do
+  if ! $seen_dashes && [ "$a" = -- ]; then seen_dashes=true; continue; fi
+  if $seen_dashes; then test_args+=("$a"); else cargo_args+=("$a"); fi
+done
+
+host=$(rustc -vV | sed -n 's/^host: //p')
+runner_var="CARGO_TARGET_$(echo "$host" | tr 'a-z-' 'A-Z_')_RUNNER"
+step "fast tier (plain cargo test) as an unprivileged user without JDK or network"
+env "$runner_var=$PWD/scripts/fast-tier-runner.sh" \
+  cargo test --workspace "${cargo_args[@]}" -- "${test_args[@]}"
+step "fast tier passed"
+
+python3 scripts/carve-jvm-dll.py --check
+
+step "every test (--include-ignored)"
+cargo test --workspace --all-targets "${cargo_args[@]}" -- --include-ignored "${test_args[@]}"
+step "cargo tests passed"
+
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
+step "all passed"

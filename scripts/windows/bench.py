@@ -20,10 +20,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
 
 
 def main():
@@ -48,6 +49,7 @@ def main():
         "jcmd.exe PerfCounter.print": [it.JCMD, pid, "PerfCounter.print"],
     }
     times = {k: [] for k in commands}
+    out = os.path.join(it.WORK, "bench.out")
     try:
         for argv in commands.values():  # warm-up (and a check that each works)
             out = subprocess.run(["wine", *argv], capture_output=True)
@@ -57,14 +59,15 @@ def main():
             for name, argv in commands.items():
                 if name.startswith("jcmd") and i >= a.jcmd_runs:
                     continue
-                t0 = time.perf_counter()
-                subprocess.run(["wine", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-                times[name].append(time.perf_counter() - t0)
+                wall, _, code, err = benchlib.run_once(["wine", *argv], out)
+                if code != 0:
+                    sys.exit(f"{name} exited with {code}: {err.strip()[-300:]}")
+                times[name].append(wall)
     finally:
         jvm.close()
         shutil.rmtree(it.WORK, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items()}
-    p90 = {k: sorted(v)[int(0.9 * (len(v) - 1))] for k, v in times.items()}
+    p90 = {k: benchlib.pct(v, 90) for k, v in times.items()}
     floor = med["wine true.exe"]
     jcmd = med["jcmd.exe PerfCounter.print"]
     print(f"JVM: Windows JDK 21 under Wine, 100 idle threads; {a.runs} runs ({a.jcmd_runs} of jcmd.exe)")

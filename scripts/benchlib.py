@@ -1,0 +1,99 @@
+"""What the benchmark scripts share (bench.py, bench_core.py, bench_list.py, bench_serve.py,
+bench_stat.py, windows/bench.py): running one command and measuring exactly that child, its peak
+RSS, percentiles, the release build of `inspect`, and the error for a missing precondition.
+
+Python 3 standard library only. Import it with the scripts directory on sys.path:
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))   # scripts/windows: .parent.parent
+    import benchlib
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# The JDK the benchmarks run their JVMs and reference tools on (scripts/setup-test-deps.sh).
+DEFAULT_JDK = os.environ.get("HSINSPECT_JDK17", "/usr/lib/jvm/java-17-openjdk-amd64")
+JDK_HINT = "install it with `apt-get install -y openjdk-17-jdk-headless` or pass --jdk DIR"
+GNU_TIME = "/usr/bin/time"
+
+
+class SetupError(Exception):
+    """A precondition the benchmark cannot run without (the message says how to fix it)."""
+
+
+def run_once(argv, out_path, env=None):
+    """Runs argv with stdin from /dev/null, stdout to out_path and stderr to out_path + ".err";
+    returns (wall_s, rusage, exit_code, stderr_text).
+
+    posix_spawn (vfork-based in glibc) keeps this script's own overhead small and equal for every
+    command; os.wait4 gives that child's own rusage (ru_utime + ru_stime: its CPU time, which the
+    machine's load inflates less than the wall time). Not its peak RSS: see peak_rss_mib.
+    argv[0] is looked up on PATH when it has no slash."""
+    exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+    if exe is None:
+        raise SetupError(f"{argv[0]} not found on PATH")
+    err_path = out_path + ".err"
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+        (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+    ]
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(exe, argv, env if env is not None else os.environ, file_actions=actions)
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    with open(err_path, "r", errors="replace") as f:
+        err = f.read()
+    return wall, ru, os.waitstatus_to_exitcode(status), err
+
+
+def cpu_s(ru):
+    """User + system CPU seconds of a rusage."""
+    return ru.ru_utime + ru.ru_stime
+
+
+def peak_rss_mib(argv, tmp, runs=3, env=None):
+    """The largest peak RSS (MiB) of `runs` runs of argv under GNU time (`%M`); None when
+    /usr/bin/time (Debian package `time`) is missing. Raises RuntimeError when a run fails.
+
+    os.wait4's ru_maxrss cannot be used for this: the kernel folds the RSS high-water mark of the
+    address space the child had before exec (this Python process's, ~10-20 MiB, shared by
+    posix_spawn's vfork) into the child's. GNU time's own footprint (~2 MiB) is the floor instead
+    (measure /bin/true to see it)."""
+    if not os.access(GNU_TIME, os.X_OK):
+        return None
+    out, report = os.path.join(tmp, "rss.out"), os.path.join(tmp, "rss.txt")
+    peak = 0.0
+    for _ in range(runs):
+        _, _, code, err = run_once([GNU_TIME, "-o", report, "-f", "%M", *argv], out, env)
+        with open(report) as f:
+            last = f.read().split()[-1:]
+        if code != 0 or not last or not last[0].isdigit():
+            raise RuntimeError(f"{' '.join(argv)} under {GNU_TIME} exited with {code}: "
+                               f"{err.strip()[-300:]}")
+        peak = max(peak, int(last[0]) / 1024.0)
+    return peak
+
+
+def pct(values, p):
+    """The p-th percentile (nearest rank) of values."""
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
+    return s[k]
+
+
+def build_inspect():
+    """`cargo build --release` of the workspace; the path of target/release/inspect."""
+    print("building: cargo build --release", file=sys.stderr)
+    r = subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO)
+    if r.returncode != 0:
+        raise SetupError("cargo build --release failed (see above)")
+    path = REPO / "target/release/inspect"
+    if not path.exists():
+        raise SetupError(f"{path} missing after the build")
+    return path
