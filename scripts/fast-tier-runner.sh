@@ -26,9 +26,13 @@ id -u "$user" >/dev/null 2>&1 || {
   exit 2
 }
 bin=$(realpath "$1")
-# <target>/<profile>/deps/<binary>: CARGO_TARGET_TMPDIR is <target>/tmp.
-target_tmp=$(dirname "$(dirname "$(dirname "$bin")")")/tmp
-mkdir -p "$target_tmp"
+# A test binary is <target>/<profile>/deps/<binary>, and CARGO_TARGET_TMPDIR is <target>/tmp
+# (doc tests run from a directory of rustdoc's own, and need none).
+target_tmp=
+if [ "$(basename "$(dirname "$bin")")" = deps ]; then
+  target_tmp=$(dirname "$(dirname "$(dirname "$bin")")")/tmp
+  mkdir -p "$target_tmp"
+fi
 # The tools the slow tier needs; each is hidden if present.
 tools=(java javac jcmd jstat jps jhsdb jar promtool prometheus gdb gcore systemd-analyze wine wine64)
 drop=(--inh-caps=-all --bounding-set=-all --no-new-privs)
@@ -48,7 +52,7 @@ exec unshare --net --mount --propagation private -- bash -c '
   for t in $FAST_TIER_TOOLS; do
     if p=$(command -v "$t"); then mount --bind /dev/null "$(realpath "$p")"; fi
   done
-  mount -t tmpfs -o mode=1777 hsinspect-target-tmp "$FAST_TIER_TMP"
+  if [ -n "$FAST_TIER_TMP" ]; then mount -t tmpfs -o mode=1777 hsinspect-target-tmp "$FAST_TIER_TMP"; fi
   as=("${@:1:$AS_N}")
   shift "$AS_N"
   exec setpriv "${as[@]}" -- env -u HSINSPECT_JDK_CACHE -u CARGO_HOME -u RUSTUP_HOME \
