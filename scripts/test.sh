@@ -10,7 +10,8 @@
 #      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
 #      fails here;
 #   3. the carved jvm.dll fixture is reproducible from the real jvm.dll;
-#   4. every test, ignored ones included (`cargo test --workspace --all-targets -- --include-ignored`);
+#   4. every test, ignored ones included (`cargo test --workspace --all-targets --no-fail-fast --
+#      --include-ignored`: every test binary runs, and all failures are listed at the end);
 #   5. scripts/windows/test.sh: the Windows build, its unit tests under Wine, inspect.exe against
 #      a Windows JVM.
 # Usage: scripts/test.sh [extra cargo test args, e.g. --test live, or -- <filter>]
@@ -41,7 +42,7 @@ step "fast tier passed"
 python3 scripts/carve-jvm-dll.py --check
 
 step "every test (--include-ignored)"
-cargo test --workspace --all-targets "${cargo_args[@]}" -- --include-ignored "${test_args[@]}"
+cargo test --workspace --all-targets --no-fail-fast "${cargo_args[@]}" -- --include-ignored "${test_args[@]}"
 step "cargo tests passed"
 
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).

@@ -667,12 +667,15 @@ fn by_pid_a_file_still_being_initialized_is_waited_for() {
     // A starting JVM creates its file zero-filled and writes the prologue afterwards: a read in
     // between must wait (as for a region not yet accessible), not call the file malformed.
     let (uid, gid) = user_ids(USER);
+    // The real file first (its JVM may take seconds to start): inspect waits for a file only
+    // while its process is younger than 2 s, so the sleeper must be young when inspect runs.
+    let bytes = real_file_bytes();
     let _shared = DIR_LOCK.read().unwrap_or_else(|e| e.into_inner());
     let dir = user_dir(uid, gid);
     let sleeper = Sleeper::start_as(uid, gid);
     let path = dir.join(sleeper.pid.to_string());
     let _planted = Planted(path.clone());
-    std::fs::write(&path, vec![0u8; real_file_bytes().len()]).unwrap();
+    std::fs::write(&path, vec![0u8; bytes.len()]).unwrap();
     std::os::unix::fs::chown(&path, Some(uid), Some(gid)).unwrap();
     let child = spawn_inspect(&[&sleeper.pid.to_string()]);
     std::thread::sleep(Duration::from_millis(300));
@@ -680,7 +683,7 @@ fn by_pid_a_file_still_being_initialized_is_waited_for() {
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, real_file_bytes()))
+        .and_then(|mut f| std::io::Write::write_all(&mut f, bytes))
         .unwrap();
     let out = wait_bounded(child, LIMIT, "inspect <pid> of a starting JVM");
     let stderr = String::from_utf8_lossy(&out.stderr);
