@@ -265,7 +265,12 @@ fn sampling_repeats_each_format() {
         .iter()
         .map(|r| r["timestamp"].as_u64().unwrap())
         .collect();
-    assert!(stamps.windows(2).all(|w| w[1] >= w[0] + 40), "{stamps:?}");
+    // Sample k is due at start + k x 50 ms (src/sampling.rs): a late sample is followed by a
+    // shorter gap, so the schedule shows in the span, not in each gap.
+    assert!(
+        stamps.windows(2).all(|w| w[1] > w[0]) && stamps[2] >= stamps[0] + 80,
+        "{stamps:?}"
+    );
     assert!(
         records
             .iter()
