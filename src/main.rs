@@ -1,7 +1,7 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `windows.rs` for what Windows lacks); the plain
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`, `top/`; `windows.rs` for what Windows lacks); the plain
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
@@ -14,11 +14,13 @@ mod sampling;
 #[cfg(target_os = "linux")]
 mod serve;
 mod stat;
-// `list` and `serve` scan /proc: on Windows they say how to do without them.
+#[cfg(target_os = "linux")]
+mod top;
+// `list`, `serve` and `top` scan /proc: on Windows they say how to do without them.
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-use windows::{list, serve};
+use windows::{list, serve, top};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -135,6 +137,8 @@ enum Command {
     List(list::ListArgs),
     /// A Prometheus exporter for every JVM on this host.
     Serve(serve::ServeArgs),
+    /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
+    Top(top::TopArgs),
 }
 
 fn main() -> ExitCode {
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Top(args)) => top::run(args),
         None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
         None => run(&cli),
     };

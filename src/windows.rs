@@ -1,4 +1,4 @@
-//! `inspect list` and `inspect serve` on Windows: not available yet (both scan Linux's `/proc`
+//! `inspect list`, `inspect serve` and `inspect top` on Windows: not available yet (both scan Linux's `/proc`
 //! for JVMs). Each says how to do without it.
 
 /// `inspect list` on Windows.
@@ -31,6 +31,23 @@ pub mod serve {
         anyhow::bail!(
             "`inspect serve` is not available on Windows yet (it finds JVMs by scanning Linux's \
              /proc): sample one JVM with `inspect -F <pid> --interval 15s --format prometheus`"
+        )
+    }
+}
+
+/// `inspect top` on Windows.
+pub mod top {
+    use std::process::ExitCode;
+
+    /// The arguments of `inspect top` (none are used on Windows).
+    #[derive(Debug, Default, clap::Args)]
+    pub struct TopArgs {}
+
+    /// Refuses with what works instead.
+    pub fn run(_args: &TopArgs) -> anyhow::Result<ExitCode> {
+        anyhow::bail!(
+            "`inspect top` is not available on Windows yet (it finds JVMs by scanning Linux's \
+             /proc): watch one JVM with `inspect stat -gcutil -F <pid> 1s`"
         )
     }
 }
