@@ -10,12 +10,14 @@
 //!   `.1.invocations` (`FGC`) per second; `-` where the collector has no such collector (ZGC's
 //!   only one is its concurrent cycle, jstat's `CGC`).
 //! - ALLOC: eden is `sun.gc.generation.0.space.0` (jstat's `EC`/`EU`). Between two samples with
-//!   no collection, what was allocated is the growth of eden's used bytes; each collection
-//!   (young or full: both empty eden) is taken to have come when eden was full, so with `n`
-//!   collections between samples `a` and `b` it is `(EC_a − EU_a) + (n − 1) × EC + EU_b`, with
-//!   `EC` the mean of the two capacities: the arithmetic a person does on two `jstat -gc` lines.
-//!   A collection before eden is full (`System.gc()`) makes it an overestimate. Collectors
-//!   without an eden (ZGC, Shenandoah) show `-`.
+//!   no collection, what was allocated is the growth of eden's used bytes; each young collection
+//!   is taken to have come when eden was full, so with `n` of them between samples `a` and `b`
+//!   it is `(EC_a − EU_a) + (n − 1) × EC + EU_b`, with `EC` the mean of the two capacities: the
+//!   arithmetic a person does on two `jstat -gc` lines. Full collections count only when there
+//!   was no young one (Serial and Parallel count a full collection that follows a young one in
+//!   the same pause under both collectors, and eden was emptied once). A collection before
+//!   eden is full (`System.gc()`) makes it an overestimate. Collectors without an eden (ZGC,
+//!   Shenandoah) show `-`.
 //! - HEAP used is the sum of every space of generations 0 and 1; max is the sum of the two
 //!   generations' `maxCapacity`, except for G1 and generational ZGC, where each generation's
 //!   maximum is the whole heap (so it is the larger of the two).
@@ -255,11 +257,14 @@ pub fn allocated(a: &Counters, b: &Counters) -> Option<f64> {
     if ec_a <= 0 && ec_b <= 0 {
         return None; // a young generation without an eden (Shenandoah's placeholder)
     }
-    let count = |c: &Counters| c.invocations[0].unwrap_or(0) + c.invocations[1].unwrap_or(0);
-    let n = count(b) - count(a);
-    if n < 0 {
+    let delta = |i: usize| b.invocations[i].unwrap_or(0) - a.invocations[i].unwrap_or(0);
+    let (young, full) = (delta(0), delta(1));
+    if young < 0 || full < 0 {
         return None;
     }
+    // Serial and Parallel count a full collection that follows a young one in the same pause
+    // under both collectors: only young collections count, unless there were none.
+    let n = if young > 0 { young } else { full };
     if n == 0 {
         return Some((eu_b - eu_a).max(0) as f64);
     }
@@ -365,11 +370,15 @@ mod tests {
 
     #[test]
     fn allocation_across_collections_counts_a_full_eden_each() {
-        // Eden 10 MiB: from 4 MiB used, 3 collections, to 2 MiB used:
-        // 6 (rest of the first eden) + 2 × 10 + 2 = 28 MiB.
+        // Eden 10 MiB: from 4 MiB used, 3 young collections, to 2 MiB used:
+        // 6 (rest of the first eden) + 2 × 10 + 2 = 28 MiB; the full collections that came in
+        // the same pauses as young ones do not count again.
         let a = serial(5, 0, [0, 0], 4 << 20);
-        let b = serial(7, 1, [0, 0], 2 << 20);
+        let b = serial(8, 2, [0, 0], 2 << 20);
         assert_eq!(allocated(&a, &b), Some((28 << 20) as f64));
+        // Only full collections: each emptied eden.
+        let b = serial(5, 2, [0, 0], 2 << 20);
+        assert_eq!(allocated(&a, &b), Some((18 << 20) as f64));
     }
 
     #[test]
@@ -403,6 +412,39 @@ mod tests {
         // An empty interval has no rates.
         let f = Figures::between(&b, &b);
         assert_eq!((f.gc_percent, f.cpu_percent), (None, None));
+    }
+
+    /// On every captured region (JDK 11 to 25, every collector), OLD% is jstat's `O`, and the
+    /// GC time GC% is computed from is jstat's `GCT`, as `inspect stat -gcutil` computes them.
+    #[test]
+    fn levels_agree_with_jstat_arithmetic() {
+        use hsinspect::stat::{Cell, View};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let snapshot = hsinspect::read_file(&path).unwrap().snapshot;
+            let mut view = View::new("gcutil", false).unwrap();
+            let cells = view.cells(&snapshot, None);
+            let column = |name: &str| {
+                let i = view.specs().position(|c| c.title() == name).unwrap();
+                match cells[i] {
+                    Cell::Number(n) => n,
+                    Cell::Text(_) => panic!("{name} is text"),
+                }
+            };
+            let c = Counters::of(&snapshot);
+            let f = Figures::between(&Point::default(), &point(1.0, 0.0, c.clone()));
+            let jstat_o = column("O");
+            match f.old_percent {
+                Some(o) => assert!((o - jstat_o).abs() < 1e-9, "{path:?}: {o} vs {jstat_o}"),
+                None => assert!(jstat_o.is_nan(), "{path:?}"),
+            }
+            let gct = c.gct() as f64 / c.frequency.unwrap() as f64;
+            assert!((gct - column("GCT")).abs() < 1e-9, "{path:?}");
+            seen += 1;
+        }
+        assert!(seen >= 12, "{seen} regions");
     }
 
     /// The counters of real regions (JDK 17 and 21 captures): names as HotSpot writes them.

@@ -104,7 +104,8 @@ impl Column {
             Version => 12,
             Main => 16,
             Heap => 11,
-            c => c.header().len().max(6),
+            // Room for the sort mark after the header.
+            c => (c.header().len() + 1).max(6),
         }
     }
 }

@@ -376,9 +376,31 @@ fn draw_table(f: &mut Frame, area: Rect, host: &Host, ui: &mut Ui) {
     f.render_stateful_widget(t, area, &mut ui.state);
 }
 
+/// `header` and `row` (of equal length, columns aligned) cut into pieces of at most `width`
+/// characters, each cut where both have a space (between two columns).
+fn wrap_aligned(header: &str, row: &str, width: usize) -> Vec<(String, String)> {
+    let (h, r): (Vec<char>, Vec<char>) = (header.chars().collect(), row.chars().collect());
+    if h.len() != r.len() || width < 8 {
+        return vec![(header.to_string(), row.to_string())];
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while h.len() - start > width {
+        let cut = (start + 1..=start + width)
+            .rev()
+            .find(|&i| h[i] == ' ' && r[i] == ' ' && h[i - 1] != ' ' && r[i - 1] != ' ')
+            .or_else(|| (start + 1..=start + width).rev().find(|&i| h[i] == ' ' && r[i] == ' '))
+            .unwrap_or(start + width);
+        pieces.push((h[start..cut].iter().collect(), r[start..cut].iter().collect()));
+        start = cut;
+    }
+    pieces.push((h[start..].iter().collect(), r[start..].iter().collect()));
+    pieces
+}
+
 /// jstat's header and row of `option` for `reading`'s snapshot, exactly as `inspect stat`
-/// prints them.
-fn jstat_lines(option: &str, jvm: &Tracked) -> Vec<Line<'static>> {
+/// prints them (cut between columns to fit `width`).
+fn jstat_lines(option: &str, jvm: &Tracked, width: usize) -> Vec<Line<'static>> {
     let Some(reading) = &jvm.reading else {
         return vec![Line::from(format!("-{option}: no sample"))];
     };
@@ -386,11 +408,14 @@ fn jstat_lines(option: &str, jvm: &Tracked) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let cells = view.cells(&reading.snapshot, None);
-    vec![
+    let mut lines = vec![
         Line::from(format!("jstat -{option}")).style(Style::default().add_modifier(Modifier::BOLD)),
-        Line::from(view.header()),
-        Line::from(view.row(&cells)),
-    ]
+    ];
+    for (header, row) in wrap_aligned(&view.header(), &view.row(&cells), width) {
+        lines.push(Line::from(header));
+        lines.push(Line::from(row));
+    }
+    lines
 }
 
 fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
@@ -412,7 +437,7 @@ fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
         table::note(jvm).map(|n| format!("  {n}")).unwrap_or_default(),
     ))];
     for option in ["gcutil", "gccapacity", "gccause"] {
-        text.extend(jstat_lines(option, jvm));
+        text.extend(jstat_lines(option, jvm, area.width as usize));
     }
     let cause = jvm
         .reading
@@ -490,6 +515,37 @@ inspect top: every HotSpot JVM on this host, read without stopping it
 GC% is GC time per second (jstat's GCT), ALLOC the bytes allocated per second
 (eden and collections), SAFEPT% time at safepoints, JIT ms/s compilation time.
 - means the JVM has no such counter (as jstat prints).";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jstat_lines_are_cut_between_columns() {
+        let header = "  S0     S1     E      O   ";
+        let row = "  0.00   0.00  50.85  38.09";
+        let pieces = wrap_aligned(header, row, 14);
+        assert_eq!(
+            pieces,
+            vec![
+                ("  S0     S1   ".to_string(), "  0.00   0.00 ".to_string()),
+                ("  E      O   ".to_string(), " 50.85  38.09".to_string()),
+            ]
+        );
+        assert_eq!(wrap_aligned("A B", "1 2", 80), vec![("A B".into(), "1 2".into())]);
+    }
+
+    #[test]
+    fn small_terminals_keep_the_most_useful_columns() {
+        let at80 = fitting(80);
+        for c in [Column::Pid, Column::Main, Column::Cpu, Column::Gc, Column::Alloc] {
+            assert!(at80.contains(&c), "{c:?} in {at80:?}");
+        }
+        let used: usize = at80.iter().map(|c| c.width() + 1).sum();
+        assert!(used <= 81, "{at80:?}");
+        assert_eq!(fitting(1000).len(), ALL.len());
+    }
+}
 
 fn draw_help(f: &mut Frame, area: Rect) {
     let lines = HELP.lines().count() as u16 + 2;
