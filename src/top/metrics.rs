@@ -143,9 +143,8 @@ impl Counters {
             (y, o) => y.or(o),
         }
         .filter(|m| *m > 0);
-        c.classes = cls[0].map(|loaded| {
-            loaded + cls[1].unwrap_or(0) - cls[2].unwrap_or(0) - cls[3].unwrap_or(0)
-        });
+        c.classes = cls[0]
+            .map(|loaded| loaded + cls[1].unwrap_or(0) - cls[2].unwrap_or(0) - cls[3].unwrap_or(0));
         c
     }
 
@@ -253,7 +252,12 @@ fn percent(used: Option<i64>, capacity: Option<i64>) -> Option<f64> {
 
 /// Bytes allocated between two samples, from eden and the number of collections (module docs).
 pub fn allocated(a: &Counters, b: &Counters) -> Option<f64> {
-    let (ec_a, eu_a, ec_b, eu_b) = (a.eden_capacity?, a.eden_used?, b.eden_capacity?, b.eden_used?);
+    let (ec_a, eu_a, ec_b, eu_b) = (
+        a.eden_capacity?,
+        a.eden_used?,
+        b.eden_capacity?,
+        b.eden_used?,
+    );
     if ec_a <= 0 && ec_b <= 0 {
         return None; // a young generation without an eden (Shenandoah's placeholder)
     }

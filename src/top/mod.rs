@@ -54,7 +54,13 @@ pub struct TopArgs {
     pub format: TopFormat,
 
     /// Sort by this column (largest first; pid and text columns A to Z).
-    #[arg(short = 'o', long = "sort", value_enum, default_value = "cpu", value_name = "COLUMN")]
+    #[arg(
+        short = 'o',
+        long = "sort",
+        value_enum,
+        default_value = "cpu",
+        value_name = "COLUMN"
+    )]
     pub sort: Column,
 
     /// Reverse the sort order.

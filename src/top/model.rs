@@ -305,10 +305,8 @@ impl Host {
                 .is_some_and(|j| !matches!(j.state, State::Unreadable(_)));
             if !keep {
                 let started_at = now - info.uptime_s;
-                self.jvms.insert(
-                    info.pid,
-                    Tracked::new(info, self.opts.no_cache, started_at),
-                );
+                self.jvms
+                    .insert(info.pid, Tracked::new(info, self.opts.no_cache, started_at));
             }
         }
         Ok(())

@@ -61,8 +61,8 @@ pub const ALL: [Column; 19] = [
 
 /// The columns in the order a small terminal keeps them (the most useful first).
 pub const PRIORITY: [Column; 19] = [
-    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, User, Uptime, Safepoint,
-    Heap, Metaspace, Classes, Jit, Version,
+    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, User, Uptime, Safepoint, Heap,
+    Metaspace, Classes, Jit, Version,
 ];
 
 impl Column {
@@ -168,9 +168,7 @@ pub fn cell(column: Column, jvm: &Tracked, now: f64) -> String {
 
 /// The note after a row that is not live: `(exited)`, or the reason it cannot be read and the fix.
 pub fn note(jvm: &Tracked) -> Option<String> {
-    jvm.state
-        .reason()
-        .map(|r| format!("({})", list::escape(r)))
+    jvm.state.reason().map(|r| format!("({})", list::escape(r)))
 }
 
 /// A number to sort by; `None` sorts last whatever the direction.

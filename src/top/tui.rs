@@ -20,9 +20,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Clear, Paragraph, Row, Sparkline, Table, TableState};
 use ratatui::{DefaultTerminal, Frame};
 
+use super::TopArgs;
 use super::model::{Host, State, Tracked};
 use super::table::{self, ALL, Column, PRIORITY, Sort};
-use super::TopArgs;
 
 /// Set by SIGTERM, SIGINT or SIGHUP.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -287,10 +287,14 @@ fn draw(f: &mut Frame, host: &Host, ui: &mut Ui) {
         Screen::Detail(pid) => draw_detail(f, body, host, ui, pid),
     }
     let footer = match (&ui.editing, ui.screen) {
-        (Some(text), _) => format!("filter (main, user or pid; Enter applies, Esc cancels): {text}_"),
+        (Some(text), _) => {
+            format!("filter (main, user or pid; Enter applies, Esc cancels): {text}_")
+        }
         (None, Screen::Detail(_)) => "Esc back  p pause  ? help  q quit".into(),
-        _ => "q quit  ? help  / filter  Enter details  P M G A sort  < > column  R reverse  p pause"
-            .into(),
+        _ => {
+            "q quit  ? help  / filter  Enter details  P M G A sort  < > column  R reverse  p pause"
+                .into()
+        }
     };
     f.render_widget(Paragraph::new(footer), bottom);
     if ui.screen == Screen::Help {
@@ -322,8 +326,14 @@ fn draw_table(f: &mut Frame, area: Rect, host: &Host, ui: &mut Ui) {
     let at = ui
         .selected
         .and_then(|pid| rows.iter().position(|j| j.info.pid == pid))
-        .or_else(|| ui.state.selected().map(|i| i.min(rows.len().saturating_sub(1))));
-    let at = at.filter(|_| !rows.is_empty()).or((!rows.is_empty()).then_some(0));
+        .or_else(|| {
+            ui.state
+                .selected()
+                .map(|i| i.min(rows.len().saturating_sub(1)))
+        });
+    let at = at
+        .filter(|_| !rows.is_empty())
+        .or((!rows.is_empty()).then_some(0));
     ui.selected = at.map(|i| rows[i].info.pid);
     ui.state.select(at);
     let header = Row::new(columns.iter().map(|c| {
@@ -389,9 +399,16 @@ fn wrap_aligned(header: &str, row: &str, width: usize) -> Vec<(String, String)> 
         let cut = (start + 1..=start + width)
             .rev()
             .find(|&i| h[i] == ' ' && r[i] == ' ' && h[i - 1] != ' ' && r[i - 1] != ' ')
-            .or_else(|| (start + 1..=start + width).rev().find(|&i| h[i] == ' ' && r[i] == ' '))
+            .or_else(|| {
+                (start + 1..=start + width)
+                    .rev()
+                    .find(|&i| h[i] == ' ' && r[i] == ' ')
+            })
             .unwrap_or(start + width);
-        pieces.push((h[start..cut].iter().collect(), r[start..cut].iter().collect()));
+        pieces.push((
+            h[start..cut].iter().collect(),
+            r[start..cut].iter().collect(),
+        ));
         start = cut;
     }
     pieces.push((h[start..].iter().collect(), r[start..].iter().collect()));
@@ -434,18 +451,19 @@ fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
         table::cell(Column::User, jvm, now),
         table::cell(Column::Version, jvm, now),
         table::cell(Column::Uptime, jvm, now),
-        table::note(jvm).map(|n| format!("  {n}")).unwrap_or_default(),
+        table::note(jvm)
+            .map(|n| format!("  {n}"))
+            .unwrap_or_default(),
     ))];
     for option in ["gcutil", "gccapacity", "gccause"] {
         text.extend(jstat_lines(option, jvm, area.width as usize));
     }
-    let cause = jvm
-        .reading
-        .as_ref()
-        .and_then(|r| match r.snapshot.get("sun.gc.lastCause").map(|c| &c.value) {
+    let cause = jvm.reading.as_ref().and_then(|r| {
+        match r.snapshot.get("sun.gc.lastCause").map(|c| &c.value) {
             Some(hsinspect::perfdata::Value::String(s)) => Some(s.clone()),
             _ => None,
-        });
+        }
+    });
     text.push(Line::from(format!(
         "last GC cause: {}",
         cause.unwrap_or_else(|| "-".into())
@@ -476,10 +494,15 @@ fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
         ),
         (
             format!("alloc {} MB/s", table::cell(Column::Alloc, jvm, now)),
-            h.iter().map(|p| (p.alloc_mib_per_s * 10.0) as u64).collect(),
+            h.iter()
+                .map(|p| (p.alloc_mib_per_s * 10.0) as u64)
+                .collect(),
         ),
         (
-            format!("threads {}", fig.threads.map_or("-".into(), |t| t.to_string())),
+            format!(
+                "threads {}",
+                fig.threads.map_or("-".into(), |t| t.to_string())
+            ),
             h.iter().map(|p| p.threads).collect(),
         ),
     ];
@@ -490,8 +513,7 @@ fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
         Style::default()
     };
     for ((label, data), row) in series.iter().zip(rows.iter()) {
-        let [l, r] =
-            Layout::horizontal([Constraint::Length(24), Constraint::Min(1)]).areas(*row);
+        let [l, r] = Layout::horizontal([Constraint::Length(24), Constraint::Min(1)]).areas(*row);
         f.render_widget(Paragraph::new(label.as_str()), l);
         let keep = r.width as usize;
         let tail = &data[data.len().saturating_sub(keep)..];
@@ -532,13 +554,22 @@ mod tests {
                 ("  E      O   ".to_string(), " 50.85  38.09".to_string()),
             ]
         );
-        assert_eq!(wrap_aligned("A B", "1 2", 80), vec![("A B".into(), "1 2".into())]);
+        assert_eq!(
+            wrap_aligned("A B", "1 2", 80),
+            vec![("A B".into(), "1 2".into())]
+        );
     }
 
     #[test]
     fn small_terminals_keep_the_most_useful_columns() {
         let at80 = fitting(80);
-        for c in [Column::Pid, Column::Main, Column::Cpu, Column::Gc, Column::Alloc] {
+        for c in [
+            Column::Pid,
+            Column::Main,
+            Column::Cpu,
+            Column::Gc,
+            Column::Alloc,
+        ] {
             assert!(at80.contains(&c), "{c:?} in {at80:?}");
         }
         let used: usize = at80.iter().map(|c| c.width() + 1).sum();
@@ -558,9 +589,7 @@ fn draw_help(f: &mut Frame, area: Rect) {
     };
     f.render_widget(Clear, popup);
     f.render_widget(
-        Paragraph::new(HELP).block(
-            ratatui::widgets::Block::bordered().title(" keys "),
-        ),
+        Paragraph::new(HELP).block(ratatui::widgets::Block::bordered().title(" keys ")),
         popup,
     );
 }
