@@ -96,6 +96,13 @@ fn parse_delay(s: &str) -> anyhow::Result<Duration> {
 
 /// Runs `inspect top`.
 pub fn run(args: &TopArgs) -> anyhow::Result<ExitCode> {
+    // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
+    // which keeps freed pages (as in `serve`).
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
     let host = Host::new(HostOptions {
         rescan: args.rescan,
         no_cache: args.no_cache,

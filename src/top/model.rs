@@ -2,7 +2,7 @@
 //! at most every `--rescan` seconds and only when `/proc` has pids the last scan did not see, or a
 //! JVM could not be read), each re-read every refresh by its own [`Sampler`] (the memory without
 //! a stop where ptrace is allowed, else the hsperfdata file: never a stop, never a write), with
-//! CPU time and RSS from `/proc/<pid>`.
+//! CPU time and RSS from `/proc/<pid>/stat`.
 //!
 //! A JVM that exits or stops being readable stays one refresh, marked with why ([`State::Gone`]),
 //! then goes. A JVM the scan found but cannot read (another user's, `-XX:-UsePerfData`, ...)
@@ -76,7 +76,9 @@ pub struct Tracked {
     /// Live, unreadable or gone.
     pub state: State,
     sampler: Option<Sampler>,
-    process: Option<procfs::process::Process>,
+    /// `/proc/<pid>/stat`, held open and re-read with `pread` (one system call a sample; a
+    /// reused pid is another file, so an exited process's reads fail rather than lie).
+    stat: Option<std::fs::File>,
     /// When the process started, on [`Host`]'s monotonic clock (seconds).
     started_at: f64,
     last: Option<Point>,
@@ -121,7 +123,7 @@ impl Tracked {
             (Some(_), _) => State::Live,
         };
         Tracked {
-            process: procfs::process::Process::new(pid).ok(),
+            stat: std::fs::File::open(format!("/proc/{pid}/stat")).ok(),
             sampler: source.map(Sampler::new),
             info: JvmInfo {
                 reading: None,
@@ -160,7 +162,7 @@ impl Tracked {
             }
         };
         reading.bytes = Vec::new();
-        let (cpu_s, rss) = proc_figures(self.process.as_ref());
+        let (cpu_s, rss) = proc_figures(self.stat.as_ref());
         let point = Point {
             at,
             counters: Counters::of(&reading.snapshot),
@@ -193,18 +195,26 @@ impl Tracked {
     }
 }
 
-/// `utime + stime` in seconds and the RSS in bytes, of the process `process` opened (a
-/// descriptor of its `/proc/<pid>` directory: a reused pid is another directory, so no figure).
-fn proc_figures(process: Option<&procfs::process::Process>) -> (Option<f64>, Option<u64>) {
-    let Some(p) = process else {
+/// `utime + stime` in seconds and the RSS in bytes, from the process's `/proc/<pid>/stat`
+/// (`utime`, `stime` in clock ticks, `rss` in pages), read again from offset 0.
+fn proc_figures(stat: Option<&std::fs::File>) -> (Option<f64>, Option<u64>) {
+    use procfs::FromRead;
+    use std::os::unix::fs::FileExt;
+    let Some(file) = stat else {
         return (None, None);
     };
-    let cpu = p
-        .stat()
-        .ok()
-        .map(|s| (s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64);
-    let rss = p.statm().ok().map(|m| m.resident * procfs::page_size());
-    (cpu, rss)
+    let mut buf = [0u8; 2048];
+    let stat = match file.read_at(&mut buf, 0) {
+        Ok(n) if n < buf.len() => procfs::process::Stat::from_read(&buf[..n]).ok(),
+        _ => None,
+    };
+    match stat {
+        Some(s) => (
+            Some((s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64),
+            Some(s.rss * procfs::page_size()),
+        ),
+        None => (None, None),
+    }
 }
 
 /// Options of the model.
@@ -287,6 +297,12 @@ impl Host {
             ..ScanOptions::default()
         })?;
         self.scans += 1;
+        // The scan's peak is far above what top keeps between scans: give the free pages back.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
+        unsafe {
+            libc::malloc_trim(0);
+        }
         self.last_scan = Some(Instant::now());
         self.seen = pids;
         self.not_inspected = scan.not_inspected_by_reason();
