@@ -1,6 +1,6 @@
 //! The JVMs `inspect top` shows and their samples: found by [`discover::scan`] (at start, then
-//! at most every `--rescan` seconds and only when `/proc` has pids the last scan did not see, or a
-//! JVM could not be read), each re-read every refresh by its own [`Sampler`] (the memory without
+//! at most every `--rescan` seconds and only when `/proc` has pids the last scan did not see with
+//! as many threads as a JVM has, or a JVM could not be read), each re-read every refresh by its own [`Sampler`] (the memory without
 //! a stop where ptrace is allowed, else the hsperfdata file: never a stop, never a write), with
 //! CPU time and RSS from `/proc/<pid>/stat`.
 //!
@@ -288,7 +288,13 @@ impl Host {
             .jvms
             .values()
             .any(|j| matches!(j.state, State::Unreadable(_)));
-        let new = pids.iter().any(|p| !self.seen.contains(p));
+        // A new JVM has at least its VM thread, GC, compiler, signal dispatcher, finalizer and
+        // reference handler threads: new processes with fewer threads (compilers, shells) are
+        // no reason to scan. One still starting stays new until the next scan.
+        let new = pids
+            .iter()
+            .filter(|p| !self.seen.contains(p))
+            .any(|p| threads(*p).is_some_and(|n| n >= MIN_JVM_THREADS));
         if self.last_scan.is_some() && !new && !unreadable {
             return Ok(());
         }
@@ -327,6 +333,18 @@ impl Host {
         }
         Ok(())
     }
+}
+
+/// The fewest threads a started JVM has (`-Xint -XX:+UseSerialGC` has about ten).
+const MIN_JVM_THREADS: i64 = 6;
+
+/// The number of threads of process `pid` (`/proc/<pid>/stat`), `None` when it is gone.
+fn threads(pid: i32) -> Option<i64> {
+    use procfs::FromRead;
+    let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    procfs::process::Stat::from_read(&bytes[..])
+        .ok()
+        .map(|s| s.num_threads)
 }
 
 /// The pids in `/proc` now (one `getdents` pass; nothing opened per process).

@@ -538,6 +538,22 @@ GC% is GC time per second (jstat's GCT), ALLOC the bytes allocated per second
 (eden and collections), SAFEPT% time at safepoints, JIT ms/s compilation time.
 - means the JVM has no such counter (as jstat prints).";
 
+fn draw_help(f: &mut Frame, area: Rect) {
+    let lines = HELP.lines().count() as u16 + 2;
+    let width = HELP.lines().map(str::len).max().unwrap_or(0) as u16 + 4;
+    let popup = Rect {
+        x: area.x + area.width.saturating_sub(width) / 2,
+        y: area.y + area.height.saturating_sub(lines) / 2,
+        width: width.min(area.width),
+        height: lines.min(area.height),
+    };
+    f.render_widget(Clear, popup);
+    f.render_widget(
+        Paragraph::new(HELP).block(ratatui::widgets::Block::bordered().title(" keys ")),
+        popup,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,20 +592,4 @@ mod tests {
         assert!(used <= 81, "{at80:?}");
         assert_eq!(fitting(1000).len(), ALL.len());
     }
-}
-
-fn draw_help(f: &mut Frame, area: Rect) {
-    let lines = HELP.lines().count() as u16 + 2;
-    let width = HELP.lines().map(str::len).max().unwrap_or(0) as u16 + 4;
-    let popup = Rect {
-        x: area.x + area.width.saturating_sub(width) / 2,
-        y: area.y + area.height.saturating_sub(lines) / 2,
-        width: width.min(area.width),
-        height: lines.min(area.height),
-    };
-    f.render_widget(Clear, popup);
-    f.render_widget(
-        Paragraph::new(HELP).block(ratatui::widgets::Block::bordered().title(" keys ")),
-        popup,
-    );
 }
