@@ -316,6 +316,14 @@ fn jstat_gc(stdout: &str) -> Vec<[f64; 6]> {
         .collect()
 }
 
+fn epoch_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1000.0
+}
+
 /// The allocating program's own count at epoch millisecond `t` (interpolated).
 fn reported_bytes(report: &Path, t: f64) -> f64 {
     let text = std::fs::read_to_string(report).unwrap();
@@ -345,18 +353,49 @@ fn allocating_jvm_sorts_first_and_its_rates_agree_with_jstat() {
     let serial = idle("-XX:+UseSerialGC", &[]);
     std::thread::sleep(Duration::from_secs(2)); // past its start-up
 
-    // jstat and top over the same ten seconds.
-    let jstat = Command::new(jdk17().join("bin/jstat"))
-        .args(["-gc", "-t", &alloc.pid.to_string(), "1000", "11"])
+    // jstat samples every second from before top starts until after it ends; each line's
+    // arrival time (epoch ms) places it on top's clock (jstat's System.out flushes each line).
+    let mut jstat = Command::new(jdk17().join("bin/jstat"))
+        .args(["-gc", "-t", &alloc.pid.to_string(), "1000", "30"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let arrived = std::sync::Arc::new(Mutex::new(Vec::<(f64, String)>::new()));
+    let reader = {
+        let arrived = arrived.clone();
+        let stdout = jstat.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                arrived.lock().unwrap().push((epoch_ms(), line));
+            }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while arrived.lock().unwrap().len() < 3 {
+        assert!(Instant::now() < deadline, "jstat printed nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let stdout = top(&[
         "-b", "-d", "1", "-n", "11", "--format", "json", "-o", "alloc",
     ]);
-    let jstat = jstat.wait_with_output().unwrap();
     let frames = json_frames(&stdout);
     assert_eq!(frames.len(), 11);
+    let at = |k: usize| frames[k][0]["timestamp"].as_f64().unwrap();
+    let (t1, t10) = (at(1), at(10));
+    while arrived.lock().unwrap().last().unwrap().0 < t10 + 1500.0 {
+        assert!(
+            Instant::now() < deadline + Duration::from_secs(30),
+            "jstat stopped"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = jstat.kill();
+    let _ = jstat.wait();
+    reader.join().unwrap();
     // Sorted by ALLOC, the allocating JVM comes before the idle ones (from the second frame:
     // the first one's rates are averages since each JVM started).
     for frame in &frames[1..] {
@@ -367,43 +406,55 @@ fn allocating_jvm_sorts_first_and_its_rates_agree_with_jstat() {
             .collect();
         assert_eq!(order[0], alloc.pid as i64, "{frame:?}");
     }
-    let rows: Vec<&Value> = frames[1..]
-        .iter()
-        .map(|f| find(f, alloc.pid).unwrap())
-        .collect();
-    let mean =
-        |key: &str| rows.iter().map(|r| r[key].as_f64().unwrap()).sum::<f64>() / rows.len() as f64;
-    let (top_gc, top_alloc) = (mean("gc_percent"), mean("alloc_mib_per_s"));
+    // top over [frame 1, frame 10]: each frame's rate weighted by its interval.
+    let window = (t10 - t1) / 1000.0;
+    let over = |key: &str| {
+        (2..=10)
+            .map(|k| {
+                let row = find(&frames[k], alloc.pid).unwrap();
+                row[key].as_f64().unwrap() * (at(k) - at(k - 1)) / 1000.0
+            })
+            .sum::<f64>()
+            / window
+    };
+    let (top_gc, top_alloc) = (over("gc_percent"), over("alloc_mib_per_s"));
 
-    // jstat: GC time over its span; allocation by hand from its EC, EU and YGC.
-    let lines = jstat_gc(&String::from_utf8(jstat.stdout).unwrap());
-    assert!(lines.len() >= 10, "{lines:?}");
-    let (first, last) = (lines[0], lines[lines.len() - 1]);
-    let span = last[0] - first[0];
-    let jstat_gc = (last[5] - first[5]) / span * 100.0;
-    let mut kib = 0.0;
+    // jstat over the same window: GCT, and the allocation computed by hand from its EC, EU and
+    // YGC, interpolated at the two frames' times.
+    let arrived = arrived.lock().unwrap().clone();
+    let text: String = arrived.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let lines = jstat_gc(&text);
+    let times: Vec<f64> = arrived[1..].iter().map(|(t, _)| *t).collect();
+    let mut allocated_kib = vec![0.0];
     for w in lines.windows(2) {
         let (a, b) = (w[0], w[1]);
         let young = b[3] - a[3];
-        kib += if young == 0.0 {
+        let kib = if young == 0.0 {
             (b[2] - a[2]).max(0.0)
         } else {
             (a[1] - a[2]) + (young - 1.0) * (a[1] + b[1]) / 2.0 + b[2]
         };
+        allocated_kib.push(allocated_kib.last().unwrap() + kib);
     }
-    let jstat_alloc = kib / 1024.0 / span;
-    // The program's own count, over top's span.
-    let t0 = frames[0][0]["timestamp"].as_f64().unwrap();
-    let t1 = frames[10][0]["timestamp"].as_f64().unwrap();
-    let own = (reported_bytes(&report, t1) - reported_bytes(&report, t0))
-        / ((t1 - t0) / 1000.0)
-        / (1024.0 * 1024.0);
+    let gct: Vec<f64> = lines.iter().map(|l| l[5]).collect();
+    let interp = |ys: &[f64], t: f64| {
+        let i = times
+            .windows(2)
+            .position(|w| w[0] <= t && t <= w[1])
+            .unwrap_or_else(|| panic!("{t} outside jstat's {times:?}"));
+        ys[i] + (ys[i + 1] - ys[i]) * (t - times[i]) / (times[i + 1] - times[i])
+    };
+    let jstat_gc = (interp(&gct, t10) - interp(&gct, t1)) / window * 100.0;
+    let jstat_alloc = (interp(&allocated_kib, t10) - interp(&allocated_kib, t1)) / 1024.0 / window;
+    // The program's own count over the same window.
+    let own =
+        (reported_bytes(&report, t10) - reported_bytes(&report, t1)) / window / (1024.0 * 1024.0);
     eprintln!(
-        "GC%: top {top_gc:.2}, jstat {jstat_gc:.2}; MiB/s: top {top_alloc:.1}, jstat by hand \
-         {jstat_alloc:.1}, the program's own count {own:.1}"
+        "over {window:.2} s: GC%: top {top_gc:.2}, jstat {jstat_gc:.2}; MiB/s: top {top_alloc:.1}, \
+         jstat by hand {jstat_alloc:.1}, the program's own count {own:.1}"
     );
-    // Tolerances: the two windows are the same ten seconds give or take a sample's start-up
-    // (jstat's first sample comes ~0.2 s later), on a machine shared with builds.
+    // Tolerances: jstat's samples fall up to a second from top's, and are interpolated; the
+    // machine is shared with builds.
     assert!(
         (top_gc - jstat_gc).abs() <= (0.25 * jstat_gc).max(1.0),
         "GC%: top {top_gc} vs jstat {jstat_gc}"
