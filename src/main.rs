@@ -1,24 +1,24 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `windows.rs` for what Windows lacks); the plain
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `elsewhere.rs` for what other OSes lack); the plain
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod http;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod list;
 mod output;
 mod sampling;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod serve;
 mod stat;
-// `list` and `serve` scan /proc: on Windows they say how to do without them.
-#[cfg(windows)]
-mod windows;
-#[cfg(windows)]
-use windows::{list, serve};
+// `list` and `serve` scan /proc: elsewhere they say how to do without them.
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+mod elsewhere;
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+use elsewhere::{list, serve};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -150,7 +150,18 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("inspect: {e:#}");
-            ExitCode::FAILURE
+            // What this build or OS cannot do at all is a usage error (2), as for bad arguments.
+            let unsupported = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<hsinspect::Error>(),
+                    Some(hsinspect::Error::Unsupported { .. })
+                )
+            });
+            if unsupported {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -246,7 +257,7 @@ fn source(cli: &Cli) -> anyhow::Result<Source> {
             pid,
             opts: ForcedOptions {
                 stop: !cli.no_stop,
-                stop_bound: Duration::from_millis(cli.stop_timeout),
+                stop_timeout: Duration::from_millis(cli.stop_timeout),
                 wait_accessible: Duration::from_millis(cli.wait),
                 symbol_cache: if cli.no_cache {
                     SymbolCacheUse::Off

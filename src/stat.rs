@@ -101,7 +101,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let mut header_every = 0u64;
     let mut format = Format::Text;
     let (mut core, mut exe, mut sysroot) = (None, None, None);
-    let mut stop_timeout = ForcedOptions::default().stop_bound;
+    let mut stop_timeout = ForcedOptions::default().stop_timeout;
     let mut wait = ForcedOptions::default().wait_accessible;
     let mut positional: Vec<&str> = Vec::new();
 
@@ -212,7 +212,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                 pid,
                 opts: ForcedOptions {
                     stop: !no_stop,
-                    stop_bound: stop_timeout,
+                    stop_timeout,
                     wait_accessible: wait,
                     symbol_cache: if no_cache {
                         SymbolCacheUse::Off
