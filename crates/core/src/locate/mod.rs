@@ -612,3 +612,100 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod page_size_tests {
+    use goblin::elf::program_header::{PF_R, PF_X};
+
+    use super::*;
+
+    fn load(offset: u64, vaddr: u64, size: u64) -> ProgramHeader {
+        ProgramHeader {
+            p_type: PT_LOAD,
+            p_flags: PF_R | PF_X,
+            p_offset: offset,
+            p_vaddr: vaddr,
+            p_paddr: vaddr,
+            p_filesz: size,
+            p_memsz: size,
+            p_align: 0x10000,
+        }
+    }
+
+    /// A library linked for 64 KiB pages (`-z max-page-size=0x10000`, as aarch64 distributions
+    /// link): its second segment's file page and address page depend on the page size.
+    #[test]
+    fn load_bias_uses_the_targets_page_size() {
+        let bias = 0x7f00_0000_0000u64;
+        // Second segment at file offset 0x1_2345, vaddr 0x11_2345: its page starts at
+        // 0x1_0000 / 0x11_0000 with 64 KiB pages, 0x1_0000 / 0x11_0000 with 16 KiB pages
+        // (0x12345 & !0x3fff = 0x10000) and 0x1_2000 / 0x11_2000 with 4 KiB pages.
+        let phdrs = [load(0x1_2345, 0x11_2345, 0x1000)];
+        for (page, file_page, addr_page) in [
+            (4096u64, 0x1_2000u64, 0x11_2000u64),
+            (16384, 0x1_0000, 0x11_0000),
+            (65536, 0x1_0000, 0x11_0000),
+        ] {
+            let mappings = [Mapping {
+                start: bias + addr_page,
+                end: bias + addr_page + page,
+                offset: file_page,
+            }];
+            assert_eq!(
+                load_bias(&phdrs, &mappings, page),
+                Some(bias),
+                "page size {page}"
+            );
+        }
+        // A mapping laid out for 4 KiB pages is not found with 64 KiB ones (no wrong bias).
+        let four_k = [Mapping {
+            start: bias + 0x11_2000,
+            end: bias + 0x11_3000,
+            offset: 0x1_2000,
+        }];
+        assert_eq!(load_bias(&phdrs, &four_k, 65536), None);
+    }
+
+    /// Memory that holds bytes only below `end`, with pages of `page` bytes.
+    struct Ends {
+        page: u64,
+        end: u64,
+        byte: u8,
+    }
+
+    impl ReadMemory for Ends {
+        fn page_size(&self) -> u64 {
+            self.page
+        }
+        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), crate::read::MemoryError> {
+            if addr + buf.len() as u64 > self.end {
+                return Err(crate::read::MemoryError::Unmapped {
+                    addr,
+                    len: buf.len(),
+                });
+            }
+            buf.fill(self.byte);
+            Ok(())
+        }
+    }
+
+    /// A string that runs up to the end of the last mapped page is read up to there, whatever
+    /// the page size, and never by a read that crosses into the unmapped page.
+    #[test]
+    fn c_strings_stop_at_the_targets_page_boundary() {
+        for page in [4096u64, 16384, 65536] {
+            let end = 3 * page;
+            let mem = Ends {
+                page,
+                end,
+                byte: b'a',
+            };
+            // No NUL before the unmapped page: no string, no error once something was read.
+            assert_eq!(mem.read_c_string(end - 100, 1000).unwrap(), None);
+            // Starting on an unmapped page is an error.
+            assert!(mem.read_c_string(end, 10).is_err());
+            let zero = Ends { page, end, byte: 0 };
+            assert_eq!(zero.read_c_string(end - 1, 10).unwrap(), Some(Vec::new()));
+        }
+    }
+}

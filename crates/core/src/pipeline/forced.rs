@@ -9,6 +9,7 @@ use super::{Detail, ForcedOptions, ReadPath, Reading, Warning, read_region, sett
 use crate::Error;
 use crate::locate::{self, PerfMemoryVars};
 use crate::perfdata;
+use crate::process::Pid;
 use crate::process::{self, Process};
 use crate::read::{MemoryError, ProcessMemory};
 
@@ -24,8 +25,8 @@ use crate::read::{MemoryError, ProcessMemory};
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`],
 /// [`Error::Unsupported`] on an OS without a live backend.
-pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
-    ForcedReader::open(pid, opts.clone())?.read(Vec::new())
+pub fn read_forced(pid: Pid, opts: &ForcedOptions) -> Result<Reading, Error> {
+    ForcedReader::open(pid, opts.clone())?.read(opts, Vec::new())
 }
 
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
@@ -56,7 +57,6 @@ fn permission(pid: i32, e: Error) -> Error {
 /// `_start`, `_capacity` and the region, so repeated samples skip the module and symbol work.
 pub(super) struct ForcedReader {
     process: Process,
-    opts: ForcedOptions,
     mem: ProcessMemory,
     vars: PerfMemoryVars,
     /// `-v` lines about how the region was found (path, library, symbol source, addresses).
@@ -90,7 +90,6 @@ impl ForcedReader {
         located_details.extend(located.notes.into_iter().map(Detail::Note));
         Ok(ForcedReader {
             process,
-            opts,
             mem,
             vars: located.vars,
             located_details,
@@ -98,10 +97,15 @@ impl ForcedReader {
         })
     }
 
-    /// One reading; `spare`: the counters of an earlier one, whose allocations the parse reuses.
-    pub(super) fn read(&self, spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
+    /// One reading with `opts` (its stop and wait; the symbol cache was used by `open`);
+    /// `spare`: the counters of an earlier one, whose allocations the parse reuses.
+    pub(super) fn read(
+        &self,
+        opts: &ForcedOptions,
+        spare: Vec<perfdata::Counter>,
+    ) -> Result<Reading, Error> {
         let pid = self.process.pid();
-        self.read_inner(spare).map_err(|e| {
+        self.read_inner(opts, spare).map_err(|e| {
             // A later sample of a reused pid fails in odd ways (the old addresses): say why.
             match self.process.check_same() {
                 Err(Error::PidReused(p)) => Error::PidReused(p),
@@ -110,8 +114,12 @@ impl ForcedReader {
         })
     }
 
-    fn read_inner(&self, mut spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
-        let (pid, opts) = (self.process.pid(), &self.opts);
+    fn read_inner(
+        &self,
+        opts: &ForcedOptions,
+        mut spare: Vec<perfdata::Counter>,
+    ) -> Result<Reading, Error> {
+        let pid = self.process.pid();
         let mut details = self.located_details.clone();
         let began = Instant::now();
         // A read without stopping may catch the VM mid-write: try again a few times before calling

@@ -23,6 +23,7 @@ use crate::Error;
 pub use crate::locate::cache::SymbolCacheUse;
 pub use crate::perfdata::MAX_REGION;
 use crate::perfdata::{self, Snapshot};
+use crate::process::Pid;
 use crate::process::Process;
 use crate::read::ReadMemory;
 use crate::{MemoryItem, locate};
@@ -226,7 +227,7 @@ pub fn read_file(path: &Path) -> Result<Reading, Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetSpec {
     /// A process id.
-    Pid(i32),
+    Pid(Pid),
     /// A file.
     File(PathBuf),
 }
@@ -250,14 +251,14 @@ pub enum Source {
     /// [`Reading::warnings`].
     Forced {
         /// The JVM's pid (as this host sees it).
-        pid: i32,
+        pid: Pid,
         /// Stop, wait and cache options.
         opts: ForcedOptions,
     },
     /// A live process's hsperfdata file (`<pid>`).
     Shared {
         /// The JVM's pid (as this host sees it).
-        pid: i32,
+        pid: Pid,
         /// How long to wait for a starting JVM.
         wait: Duration,
     },
@@ -276,7 +277,7 @@ pub enum Source {
 
 impl Source {
     /// The live process this source reads, if any.
-    pub fn pid(&self) -> Option<i32> {
+    pub fn pid(&self) -> Option<Pid> {
         match self {
             Source::Forced { pid, .. } | Source::Shared { pid, .. } => Some(*pid),
             Source::File(_) | Source::Core { .. } => None,
@@ -334,18 +335,42 @@ impl Sampler {
     /// # Errors
     /// As [`read_forced`], [`read_shared_wait`], [`read_file`] or [`read_core`] for the source.
     pub fn sample(&mut self) -> Result<Reading, Error> {
+        self.sample_limited(None)
+    }
+
+    /// One reading that waits no later than `deadline`, for interactive front ends that must
+    /// redraw on time: every wait of the read (for a starting JVM's region or file, for threads
+    /// to stop) is cut to the time left, so a JVM that is still starting gives
+    /// [`Error::NotAccessible`] at the deadline instead of after [`ForcedOptions::wait_accessible`].
+    /// Work that does not wait (opening the library, one read of the region) is not interrupted:
+    /// the call may overrun the deadline by that, milliseconds. A deadline already passed still
+    /// gets one attempt with no waiting.
+    ///
+    /// # Errors
+    /// As [`Sampler::sample`].
+    pub fn sample_until(&mut self, deadline: Instant) -> Result<Reading, Error> {
+        self.sample_limited(Some(deadline))
+    }
+
+    fn sample_limited(&mut self, deadline: Option<Instant>) -> Result<Reading, Error> {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let cut = |d: Duration| left.map_or(d, |l| d.min(l));
         match &self.source {
             Source::Forced { pid, opts } => {
-                let (pid, opts) = (*pid, opts.clone());
+                let pid = *pid;
+                let mut opts = opts.clone();
+                opts.wait_accessible = cut(opts.wait_accessible);
+                // A stop still gets a moment: a zero timeout would read with no thread held.
+                opts.stop_timeout = cut(opts.stop_timeout).max(Duration::from_millis(1));
                 if let Some(hint) = &self.fell_back {
                     let mut r = read_shared_wait(pid, opts.wait_accessible)?;
                     r.details.insert(0, Detail::ForcedRefused(hint.clone()));
                     return Ok(r);
                 }
                 let opened = match &self.forced {
-                    Some(reader) => reader.read(std::mem::take(&mut self.spare)),
+                    Some(reader) => reader.read(&opts, std::mem::take(&mut self.spare)),
                     None => ForcedReader::open(pid, opts.clone()).and_then(|reader| {
-                        let r = reader.read(Vec::new());
+                        let r = reader.read(&opts, Vec::new());
                         self.forced = Some(reader);
                         r
                     }),
@@ -368,7 +393,7 @@ impl Sampler {
                 }
             }
             Source::Shared { pid, wait } => {
-                let (pid, wait) = (*pid, *wait);
+                let (pid, wait) = (*pid, cut(*wait));
                 if self.first.is_none() {
                     self.first = Some(Process::open(pid)?);
                 }

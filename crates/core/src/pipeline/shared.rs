@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::{Detail, ForcedOptions, ReadPath, Reading, STARTUP_GRACE, ready, still_starting};
 use crate::Error;
 use crate::perfdata;
+use crate::process::Pid;
 use crate::process::{self, Process};
 
 /// Reads the JVM's shared PerfData by pid (`inspect <pid>`), waiting up to 5 s for a starting
@@ -14,7 +15,7 @@ use crate::process::{self, Process};
 ///
 /// # Errors
 /// As [`read_shared_wait`].
-pub fn read_shared(pid: i32) -> Result<Reading, Error> {
+pub fn read_shared(pid: Pid) -> Result<Reading, Error> {
     read_shared_wait(pid, ForcedOptions::default().wait_accessible)
 }
 
@@ -29,7 +30,7 @@ pub fn read_shared(pid: i32) -> Result<Reading, Error> {
 /// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
 /// when the region stayed inaccessible for all of `wait`, [`Error::ProcessExited`],
 /// [`Error::Unsupported`] on an OS without a live backend.
-pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
+pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     read_shared_inner(pid, wait).map_err(|e| match e {
         // The JVM deletes its file as it exits: "no file" then means "exited".
         Error::NoHsperfFile { .. } | Error::HsperfFile { .. }
