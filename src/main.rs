@@ -14,6 +14,7 @@ mod sampling;
 #[cfg(all(target_os = "linux", feature = "live"))]
 mod serve;
 mod stat;
+mod target;
 // `list` and `serve` scan /proc: elsewhere they say how to do without them.
 #[cfg(not(all(target_os = "linux", feature = "live")))]
 mod elsewhere;
@@ -28,7 +29,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{ForcedOptions, Reading, Sampler, Source, SymbolCacheUse, TargetSpec};
+use hsinspect::{Reading, Sampler, Source};
+use target::TargetArgs;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -237,47 +239,18 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 
 /// The source named on the command line.
 fn source(cli: &Cli) -> anyhow::Result<Source> {
-    if let Some(core) = &cli.core {
-        return Ok(Source::Core {
-            core: core.clone(),
-            exe: cli.exe.clone(),
-            sysroot: cli.sysroot.clone(),
-        });
+    TargetArgs {
+        target: cli.target.clone(),
+        force: cli.force,
+        no_stop: cli.no_stop,
+        no_cache: cli.no_cache,
+        stop_timeout: Duration::from_millis(cli.stop_timeout),
+        wait: Duration::from_millis(cli.wait),
+        core: cli.core.clone(),
+        exe: cli.exe.clone(),
+        sysroot: cli.sysroot.clone(),
     }
-    let Some(target) = &cli.target else {
-        bail!("give a pid, an hsperfdata file, or --core <core>");
-    };
-    Ok(match TargetSpec::parse(target) {
-        TargetSpec::Pid(pid) if pid <= 0 => {
-            bail!(
-                "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
-            )
-        }
-        TargetSpec::Pid(pid) if cli.force => Source::Forced {
-            pid,
-            opts: ForcedOptions {
-                stop: !cli.no_stop,
-                stop_timeout: Duration::from_millis(cli.stop_timeout),
-                wait_accessible: Duration::from_millis(cli.wait),
-                symbol_cache: if cli.no_cache {
-                    SymbolCacheUse::Off
-                } else {
-                    SymbolCacheUse::ReadWrite
-                },
-            },
-        },
-        TargetSpec::Pid(pid) => Source::Shared {
-            pid,
-            wait: Duration::from_millis(cli.wait),
-        },
-        TargetSpec::File(path) if cli.force => {
-            bail!(
-                "-F reads a live process: give a pid, not the path {}",
-                path.display()
-            )
-        }
-        TargetSpec::File(path) => Source::File(path),
-    })
+    .source()
 }
 
 /// The live process read, if any (for the machine formats' `pid`).
