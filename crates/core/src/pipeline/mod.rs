@@ -360,8 +360,9 @@ impl Sampler {
                 let pid = *pid;
                 let mut opts = opts.clone();
                 opts.wait_accessible = cut(opts.wait_accessible);
-                // A stop still gets a moment: a zero timeout would read with no thread held.
-                opts.stop_timeout = cut(opts.stop_timeout).max(Duration::from_millis(1));
+                // As `--stop-timeout 0`: threads not stopped by then are read anyway, with a
+                // warning.
+                opts.stop_timeout = cut(opts.stop_timeout);
                 if let Some(hint) = &self.fell_back {
                     let mut r = read_shared_wait(pid, opts.wait_accessible)?;
                     r.details.insert(0, Detail::ForcedRefused(hint.clone()));
