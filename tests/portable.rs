@@ -48,16 +48,35 @@ fn portable(args: &[&str]) -> Output {
     run(portable_inspect(), args)
 }
 
-/// Same stdout and exit status from both builds.
+/// Same stdout and exit status from both builds (JSON lines compared without the `timestamp`
+/// of the run).
 fn assert_same(args: &[&str]) {
     let (a, b) = (full(args), portable(args));
-    assert!(a.status.success(), "inspect {args:?}: {a:?}");
-    assert_eq!(a.status.code(), b.status.code(), "inspect {args:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&a.stdout),
-        String::from_utf8_lossy(&b.stdout),
-        "inspect {args:?}: the portable build differs"
+    assert!(
+        a.status.success(),
+        "inspect {args:?}: {}",
+        String::from_utf8_lossy(&a.stderr)
     );
+    assert_eq!(a.status.code(), b.status.code(), "inspect {args:?}");
+    let comparable = |out: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(
+                |line| match serde_json::from_str::<serde_json::Value>(line) {
+                    Ok(serde_json::Value::Object(mut o)) => {
+                        o.remove("timestamp");
+                        serde_json::Value::Object(o).to_string()
+                    }
+                    _ => line.to_string(),
+                },
+            )
+            .collect()
+    };
+    let (la, lb) = (comparable(&a), comparable(&b));
+    assert_eq!(la.len(), lb.len(), "inspect {args:?}: line counts differ");
+    for (x, y) in la.iter().zip(&lb) {
+        assert_eq!(x, y, "inspect {args:?}: the portable build differs");
+    }
 }
 
 #[test]
