@@ -9,6 +9,7 @@ scripts/setup-test-deps.sh
 scripts/windows/setup.sh
 # The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
 scripts/check-portable.sh
-cargo test --all-targets "$@"
+# Tests that need a JDK, tmux, root... are #[ignore]d for a plain `cargo test`; here they run.
+cargo test --all-targets "$@" -- --include-ignored
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
