@@ -672,7 +672,10 @@ fn why_neither(
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
-        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
+        // Still starting, but readable once started: not when the maps are closed to this user.
+        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. }))
+            if c.libjvm.is_some() || me == 0 || !other_user =>
+        {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
         _ if c.libjvm.is_none() && me == 0 => "its /proc/<pid>/maps is not readable even to root (a security module's or container's policy, or no CAP_SYS_PTRACE)".into(),
