@@ -338,7 +338,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{}", view.row(&cells))
             }
             Format::Json => {
-                let line = json_line(&view, &cells, pid, sample);
+                let line = json_line(view, &cells, pid, sample);
                 writeln!(out, "{line}")
             }
             Format::Prometheus => {
