@@ -59,7 +59,6 @@
 
 #[cfg(all(target_os = "linux", feature = "discover"))]
 pub mod discover;
-#[cfg(target_os = "linux")]
 pub(crate) mod elf;
 pub mod error;
 pub mod format;
@@ -67,13 +66,16 @@ pub(crate) mod locate;
 pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
-pub(crate) mod read;
+pub mod read;
 #[cfg(all(target_os = "linux", feature = "serve"))]
 pub mod serve;
 pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
+pub use locate::{LoadedModule, Note};
 pub use pipeline::{
-    ForcedOptions, MAX_REGION, Reading, Sampler, Source, SymbolCacheUse, TargetSpec, read_core,
-    read_file, read_forced, read_shared, read_shared_wait,
+    Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,
+    TargetSpec, Warning, read_core, read_file, read_forced, read_shared, read_shared_wait,
 };
+pub use process::{Pid, StopMethod, StopReport};
+pub use read::{MemoryError, ReadMemory};

@@ -43,7 +43,8 @@ use procfs::process::{Process, StatFlags};
 use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
-use crate::process::{self, ProcessInfo};
+// discover is Linux-only: it uses the Linux process module directly.
+use crate::process::os::{self as process, ProcessInfo};
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.

@@ -27,9 +27,8 @@ use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 use super::ProcessInfo;
 use crate::Error;
 
-/// Largest hsperfdata file read (HotSpot's default region is 32 KiB; `-XX:PerfDataMemorySize`
-/// raises it).
-pub const MAX_FILE_SIZE: u64 = 64 << 20;
+/// Largest hsperfdata file read: [`crate::perfdata::MAX_REGION`].
+const MAX_FILE_SIZE: u64 = crate::perfdata::MAX_REGION;
 
 /// `inspect -F <pid>` with the pid when known: the way to read a JVM without its file.
 fn forced(pid: Option<i32>) -> String {
