@@ -9,6 +9,8 @@
 # Env:   HSINSPECT_JDK8_ROOT   the root (default ~/.cache/hsinspect/jdk8-root)
 #        HSINSPECT_JDK8_FD3    a host directory to open as fd 3 first: the command reaches it as
 #                              /proc/self/fd/3 (test classes, a place to write a capture)
+#        HSINSPECT_JDK8_PIDNS  1: also a pid namespace of its own (unshare --pid --fork: a
+#                              container; the command is pid 1 there and the child of this pid)
 set -euo pipefail
 root="${HSINSPECT_JDK8_ROOT:-$HOME/.cache/hsinspect/jdk8-root}"
 if [ ! -f "$root/.complete" ]; then
@@ -18,6 +20,10 @@ fi
 if [ -n "${HSINSPECT_JDK8_FD3:-}" ]; then
   exec 3<"$HSINSPECT_JDK8_FD3"
 fi
-exec unshare --mount --propagation private -- sh -c \
+pidns=()
+if [ "${HSINSPECT_JDK8_PIDNS:-}" = 1 ]; then
+  pidns=(--pid --fork)
+fi
+exec unshare --mount "${pidns[@]}" --propagation private -- sh -c \
   'mount -t proc proc "$0/proc" && mount -t sysfs sysfs "$0/sys" && exec chroot "$0" "$@"' \
   "$root" "$@"

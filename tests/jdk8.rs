@@ -1,7 +1,8 @@
 //! JDK 8 as a target: JVMs of Debian's `openjdk-8-jdk-headless` (8u…) running in the Debian sid
 //! root of scripts/jdk8-root.sh (a private mount namespace with its own /proc, then chroot:
 //! scripts/jdk8-run.sh; the JVM keeps its host pid), each compared with JDK 8's own tools run
-//! inside the same root: `-F` and the file path against `jcmd PerfCounter.print`, `list` against
+//! inside the same root: `-F` (through vmStructs: Debian's JDK 8 libjvm has no `.symtab`) and
+//! the file path against `jcmd PerfCounter.print` (also in a pid + mount namespace), `list` against
 //! `jps -l`, `stat` against `jstat` (all twelve options, Parallel, G1 and CMS), a
 //! `-XX:+PerfDisableSharedMem` JVM against the region it saves at exit, the saved JDK 8 jstat
 //! outputs of testdata/stat/jdk8-golden/ against JDK 8's jstat, and serve's page with JVMs of
@@ -179,6 +180,11 @@ fn jdk8_forced_and_file_match_jdk8_jcmd_parallel_g1_cms() {
             forced["java.property.java.vm.specification.version"], "\"1.8\"",
             "{gc}"
         );
+        // Debian's JDK 8 libjvm.so has no .symtab: PerfMemory is found through the exported
+        // vmStructs table (as for a stripped libjvm).
+        let verbose = inspect(&["-F", "-v", &pid]);
+        let said = String::from_utf8_lossy(&verbose.stderr);
+        assert!(said.contains("symbols: gHotSpotVMStructs"), "{gc}: {said}");
         assert_left_alone(jvm.pid, false);
     }
 }
@@ -407,6 +413,58 @@ impl Drop for Serve {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A JDK 8 JVM in a container made without Docker: its own pid and mount namespace (pid 1 there,
+/// its root's /tmp): `-F` and the file path by host pid match JDK 8's jcmd run inside the same
+/// namespaces (`nsenter`), and `list` shows its container pid and Java version.
+#[test]
+#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+fn jdk8_in_own_pid_and_mount_namespace_both_paths_match_jcmd() {
+    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
+    cmd.env("HSINSPECT_JDK8_PIDNS", "1")
+        .args(["-Xmx32m", "-cp", "/proc/self/fd/3", "Target", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut jvm = Jvm::spawn(cmd, Path::new(JAVA_HOME8));
+    jvm.pid = child_of(jvm.pid);
+    assert_eq!(status_field(jvm.pid, "NSpid"), format!("{}\t1", jvm.pid));
+    let jcmd = || {
+        let out = Command::new("nsenter")
+            .args(["-t", &jvm.pid.to_string(), "-m", "-p", "-r", "-w"])
+            .arg(format!("{JAVA_HOME8}/bin/jcmd"))
+            .args(["1", "PerfCounter.print"])
+            .output()
+            .expect("running nsenter");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.starts_with("1:"),
+            "JDK 8's jcmd in the namespace: {text}"
+        );
+        counters(&text)
+    };
+    let pid = jvm.pid.to_string();
+    let before = jcmd();
+    let forced = counters(&inspect_ok(&["-F", &pid]));
+    let file = counters(&inspect_ok(&[&pid]));
+    let after = jcmd();
+    assert_matches_reference(&forced, &before, &after);
+    assert_matches_reference(&file, &before, &after);
+    let list: serde_json::Value =
+        serde_json::from_str(&inspect_ok(&["list", "--format", "json"])).unwrap();
+    let ours = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["pid"] == jvm.pid)
+        .unwrap_or_else(|| panic!("list misses {}: {list}", jvm.pid));
+    assert_eq!(ours["container_pid"], 1, "{ours}");
+    assert!(
+        ours["jvm_version"].as_str().unwrap().starts_with("1.8.0_"),
+        "{ours}"
+    );
+    assert_left_alone(jvm.pid, false);
 }
 
 /// serve's page with JVMs of JDK 8 (Parallel, G1, CMS), 11, 17, 21 and 25 on the host at once
