@@ -90,6 +90,12 @@ capture8() {
             -J-Djstat.showUnsupported=true "-$opt" "file:///proc/self/fd/3/jdk8-$gc.hsperf" \
             >"$out/jdk8-golden/jdk8-$gc.$opt"
     done
+    # With -t (the Timestamp column: the region's sun.os.hrt.ticks / sun.os.hrt.frequency).
+    for opt in gcutil class; do
+        HSINSPECT_JDK8_FD3=$out "$repo/scripts/jdk8-run.sh" "$jdk8/bin/jstat" \
+            -J-Djstat.showUnsupported=true "-$opt" -t "file:///proc/self/fd/3/jdk8-$gc.hsperf" \
+            >"$out/jdk8-golden/jdk8-$gc.t-$opt"
+    done
     echo "captured $out/jdk8-$gc.hsperf and its jstat outputs from JDK 8 $(cat "${HSINSPECT_JDK8_ROOT:-$HOME/.cache/hsinspect/jdk8-root}/.complete")"
 }
 

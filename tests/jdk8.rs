@@ -270,26 +270,42 @@ fn jdk8_stat_matches_jdk8_jstat_live_every_option_parallel_g1_cms() {
 #[ignore = "needs JDK 8 root: run scripts/test.sh"]
 fn jdk8_saved_jstat_outputs_are_jdk8_jstats() {
     let stat = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat");
-    let mut checked = 0;
+    let mut cases = Vec::new();
     for gc in ["parallel", "serial", "g1", "cms"] {
-        for option in OPTIONS {
-            let golden = stat.join(format!("jdk8-golden/jdk8-{gc}.{option}"));
-            let out = in_root(&format!("{JAVA_HOME8}/bin/jstat"), Some(&stat))
-                .arg(format!("-{option}"))
-                .arg(format!("file:///proc/self/fd/3/jdk8-{gc}.hsperf"))
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "jstat -{option} jdk8-{gc}");
-            assert_eq!(
-                String::from_utf8(out.stdout).unwrap(),
-                std::fs::read_to_string(&golden).unwrap(),
-                "{}",
-                golden.display()
-            );
-            checked += 1;
+        for o in OPTIONS {
+            cases.push((gc, o.to_string(), *o, false));
+        }
+        for o in ["gcutil", "class"] {
+            cases.push((gc, format!("t-{o}"), o, true));
         }
     }
-    assert_eq!(checked, 48);
+    assert_eq!(
+        cases.len(),
+        56,
+        "twelve options, and two with -t, on four regions"
+    );
+    // Two at a time: each is a JVM start (jstat's own).
+    let (a, b) = cases.split_at(cases.len() / 2);
+    let check = |(gc, file, option, t): &(&str, String, &str, bool)| {
+        let golden = stat.join(format!("jdk8-golden/jdk8-{gc}.{file}"));
+        let out = in_root(&format!("{JAVA_HOME8}/bin/jstat"), Some(&stat))
+            .arg(format!("-{option}"))
+            .args(t.then_some("-t"))
+            .arg(format!("file:///proc/self/fd/3/jdk8-{gc}.hsperf"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "jstat -{option} jdk8-{gc}");
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            std::fs::read_to_string(&golden).unwrap(),
+            "{}",
+            golden.display()
+        );
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| a.iter().for_each(check));
+        b.iter().for_each(check);
+    });
 }
 
 /// `-XX:+PerfDisableSharedMem` on JDK 8: no hsperfdata file, so JDK 8's jps and jstat cannot see

@@ -147,14 +147,25 @@ fn jdk8_regions_print_jdk8_jstats_layout() {
         let (region, option) = name.rsplit_once('.').unwrap();
         let region = dir.parent().unwrap().join(format!("{region}.hsperf"));
         let want = std::fs::read_to_string(&golden).unwrap();
-        let ours = inspect_stat(&[&format!("-{option}")], &region, &[]);
-        assert_eq!(ours, want, "inspect stat -{option} {}", region.display());
+        // `<region>.t-<option>`: with -t.
+        let mut args = match option.strip_prefix("t-") {
+            Some(o) => vec![format!("-{o}"), "-t".to_owned()],
+            None => vec![format!("-{option}")],
+        };
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let ours = inspect_stat(&argv, &region, &[]);
+        assert_eq!(ours, want, "inspect stat {argv:?} {}", region.display());
         // --jstat 8 asks for the same layout explicitly.
-        let explicit = inspect_stat(&[&format!("-{option}"), "--jstat", "8"], &region, &[]);
-        assert_eq!(explicit, want, "--jstat 8 -{option} {}", region.display());
+        args.extend(["--jstat".to_owned(), "8".to_owned()]);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let explicit = inspect_stat(&argv, &region, &[]);
+        assert_eq!(explicit, want, "{argv:?} {}", region.display());
         checked += 1;
     }
-    assert_eq!(checked, 48, "twelve options on four JDK 8 regions");
+    assert_eq!(
+        checked, 56,
+        "twelve options, and two with -t, on four JDK 8 regions"
+    );
     // And a JDK 17 region in JDK 8's layout: no CGC/CGCT, GCT without collector 2.
     let r17 = dir.parent().unwrap().join("jdk17-g1.hsperf");
     let gcutil = inspect_stat(&["-gcutil", "--jstat", "8"], &r17, &[]);
