@@ -161,9 +161,9 @@ pub enum Layout {
 
 impl Layout {
     /// The layout of JDK `major`'s jstat: JDK 8's up to 10, JDK 11's for 11 to 14, JDK 17's from
-    /// 15 on. Checked on JDK 8, 11, 17, 21 and 25; the 8 → 11 step is JDK 11's (CGC is new
-    /// there), the 11 → 17 step is placed at 15 from the year JDK 17's file was last changed
-    /// (2020), not checked on a JDK 12 to 16.
+    /// 15 on. Checked on JDK 8, 11, 17, 21 and 25, not on 9, 10 or 12 to 16: the 8 → 11 step is
+    /// placed at 11 (CGC is new in its file), the 11 → 17 step at 15 from the year JDK 17's file
+    /// was last changed (2020).
     pub fn of_major(major: u32) -> Layout {
         match major {
             0..=10 => Layout::Jdk8,
