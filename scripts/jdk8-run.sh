@@ -11,6 +11,9 @@
 #                              /proc/self/fd/3 (test classes, a place to write a capture)
 #        HSINSPECT_JDK8_PIDNS  1: also a pid namespace of its own (unshare --pid --fork: a
 #                              container; the command is pid 1 there and the child of this pid)
+#                              with a private /tmp (a tmpfs on the root's /tmp): a JVM that starts
+#                              deletes the hsperfdata files of pids it cannot see, so it must not
+#                              share /tmp with the root's other JVMs
 set -euo pipefail
 root="${HSINSPECT_JDK8_ROOT:-$HOME/.cache/hsinspect/jdk8-root}"
 if [ ! -f "$root/.complete" ]; then
@@ -21,9 +24,11 @@ if [ -n "${HSINSPECT_JDK8_FD3:-}" ]; then
   exec 3<"$HSINSPECT_JDK8_FD3"
 fi
 pidns=()
+tmp=:
 if [ "${HSINSPECT_JDK8_PIDNS:-}" = 1 ]; then
   pidns=(--pid --fork)
+  tmp='mount -t tmpfs -o mode=1777 hsinspect-tmp "$0/tmp"'
 fi
 exec unshare --mount "${pidns[@]}" --propagation private -- sh -c \
-  'mount -t proc proc "$0/proc" && mount -t sysfs sysfs "$0/sys" && exec chroot "$0" "$@"' \
+  "mount -t proc proc \"\$0/proc\" && mount -t sysfs sysfs \"\$0/sys\" && $tmp && exec chroot \"\$0\" \"\$@\"" \
   "$root" "$@"

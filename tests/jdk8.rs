@@ -431,8 +431,8 @@ impl Drop for Serve {
     }
 }
 
-/// A JDK 8 JVM in a container made without Docker: its own pid and mount namespace (pid 1 there,
-/// its root's /tmp): `-F` and the file path by host pid match JDK 8's jcmd run inside the same
+/// A JDK 8 JVM in a container made without Docker: its own pid and mount namespace (pid 1 there)
+/// and a private /tmp (the file only reachable as /proc/<pid>/root/tmp/hsperfdata_root/1): `-F` and the file path by host pid match JDK 8's jcmd run inside the same
 /// namespaces (`nsenter`), and `list` shows its container pid and Java version.
 #[test]
 #[ignore = "needs JDK 8 root: run scripts/test.sh"]
