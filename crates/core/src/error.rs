@@ -158,7 +158,7 @@ pub enum Error {
     ImplausibleRegion(String),
     /// An hsperfdata file failed a safety rule, or is missing.
     #[error("{}: {reason}", path.display())]
-    HsperfFile {
+    HsperfdataFile {
         /// The file or directory.
         path: PathBuf,
         /// The rule broken and what to do.
@@ -166,7 +166,7 @@ pub enum Error {
     },
     /// The shared-file path found no hsperfdata file for the pid.
     #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
-    NoHsperfFile {
+    NoHsperfdataFile {
         /// The pid.
         pid: i32,
         /// The paths that were tried.

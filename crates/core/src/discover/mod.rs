@@ -650,7 +650,7 @@ fn why_neither(
     let me = nix::unistd::geteuid().as_raw();
     let forced = forced.and_then(|f| f.as_ref().err());
     let denied = |e: Option<&Error>| matches!(e, Some(Error::PermissionDenied { .. }));
-    let no_file = matches!(file, Some(Error::NoHsperfFile { .. }));
+    let no_file = matches!(file, Some(Error::NoHsperfdataFile { .. }));
     let other_user = info.euid != me && me != 0;
     match (file, forced) {
         (_, Some(Error::PerfDataDisabled(_))) => {
@@ -761,7 +761,7 @@ mod tests {
 
     #[test]
     fn every_neither_has_a_cause_and_a_fix() {
-        let no_file = || Error::NoHsperfFile {
+        let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
         };

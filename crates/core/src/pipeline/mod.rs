@@ -1,7 +1,7 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
 //!
-//! Written once for every OS: the live pipelines ([`forced`], [`shared`]) use only the names
+//! Written once for every OS: the live pipelines ([`read_forced`], [`read_shared_wait`]) use only the names
 //! each stage's OS seam exports (`process::Process`, `process::stop`, `process::shared_bytes`,
 //! `locate::locate_in_process`, `read::ProcessMemory`); files and cores ([`read_file`],
 //! [`read_core`]) need no OS at all.
@@ -205,14 +205,14 @@ fn settled(
 }
 
 /// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
-/// platform (Linux: `process/linux/hsperf_file.rs`; Windows: no reparse point, a regular disk
+/// platform (Linux: `process/linux/hsperfdata_file.rs`; Windows: no reparse point, a regular disk
 /// file with one link, a sane size; elsewhere: a regular file of a region's size). Works on every
 /// OS.
 ///
 /// # Errors
 /// As [`read_shared`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
-    let bytes = crate::process::read_hsperf_file(path)?;
+    let bytes = crate::process::read_hsperfdata_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
         snapshot,
@@ -360,8 +360,9 @@ impl Sampler {
                 let pid = *pid;
                 let mut opts = opts.clone();
                 opts.wait_accessible = cut(opts.wait_accessible);
-                // A stop still gets a moment: a zero timeout would read with no thread held.
-                opts.stop_timeout = cut(opts.stop_timeout).max(Duration::from_millis(1));
+                // As `--stop-timeout 0`: threads not stopped by then are read anyway, with a
+                // warning.
+                opts.stop_timeout = cut(opts.stop_timeout);
                 if let Some(hint) = &self.fell_back {
                     let mut r = read_shared_wait(pid, opts.wait_accessible)?;
                     r.details.insert(0, Detail::ForcedRefused(hint.clone()));

@@ -26,14 +26,14 @@ pub fn read_shared(pid: Pid) -> Result<Reading, Error> {
 /// jvmstat's `PerfDataBuffer` does).
 ///
 /// # Errors
-/// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
+/// [`Error::NoHsperfdataFile`] (which says to use `-F`), [`Error::HsperfdataFile`] for a file that breaks
 /// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
 /// when the region stayed inaccessible for all of `wait`, [`Error::ProcessExited`],
 /// [`Error::Unsupported`] on an OS without a live backend.
 pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     read_shared_inner(pid, wait).map_err(|e| match e {
         // The JVM deletes its file as it exits: "no file" then means "exited".
-        Error::NoHsperfFile { .. } | Error::HsperfFile { .. }
+        Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. }
             if process::exited_or_exiting(pid) =>
         {
             Error::ProcessExited(pid)
@@ -47,7 +47,7 @@ fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
     let began = Instant::now();
     loop {
         let (found, bytes) = match process::shared_bytes(&process) {
-            Err(Error::NoHsperfFile { .. }) if process.age() < STARTUP_GRACE => {
+            Err(Error::NoHsperfdataFile { .. }) if process.age() < STARTUP_GRACE => {
                 // Too young to conclude there will be none.
                 still_starting(pid, began, wait)?;
                 continue;

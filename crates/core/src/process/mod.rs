@@ -14,7 +14,7 @@
 //! | `exited_or_exiting(pid)` | whether a process is gone or on its way out (turns odd errors into [`crate::Error::ProcessExited`]) |
 //! | `stop(&Process, timeout)` → `Stopped`; `Stopped::release()` → [`StopReport`] | hold every thread still for a consistent read, and let it go exactly as it was |
 //! | `shared_bytes(&Process)` | the JVM's shared PerfData (hsperfdata file or mapping) and where it was found |
-//! | `read_hsperf_file(path)` | a saved hsperfdata file, with the platform's file rules |
+//! | `read_hsperfdata_file(path)` | a saved hsperfdata file, with the platform's file rules |
 //! | `permission_hint(pid)` | what to do when the OS refuses access to a process |
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //!
@@ -41,7 +41,8 @@ pub(crate) mod os;
 pub(crate) mod os;
 
 pub(crate) use os::{
-    Process, exited_or_exiting, permission_hint, read_hsperf_file, shared_bytes, stop, user_name,
+    Process, exited_or_exiting, permission_hint, read_hsperfdata_file, shared_bytes, stop,
+    user_name,
 };
 
 /// How a stop held the target, for `-v` (`--stop-timeout` bounds it).

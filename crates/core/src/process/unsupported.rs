@@ -98,12 +98,12 @@ pub fn user_name(_uid: u32) -> Option<String> {
 /// [`PROLOGUE_SIZE`] to [`MAX_REGION`] bytes.
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be opened or read; [`Error::HsperfFile`] when it is not a regular
+/// [`Error::Io`] when it cannot be opened or read; [`Error::HsperfdataFile`] when it is not a regular
 /// file or its size is not a region's.
-pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
+pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    let refuse = |reason: String| Error::HsperfFile {
+    let refuse = |reason: String| Error::HsperfdataFile {
         path: path.to_owned(),
         reason,
     };

@@ -543,9 +543,9 @@ impl Drop for Unmap {
 /// followed).
 ///
 /// # Errors
-/// [`Error::HsperfFile`] for a broken rule; [`Error::Io`].
-pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
-    let refuse = |reason: String| Error::HsperfFile {
+/// [`Error::HsperfdataFile`] for a broken rule; [`Error::Io`].
+pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let refuse = |reason: String| Error::HsperfdataFile {
         path: path.to_owned(),
         reason,
     };
@@ -614,7 +614,7 @@ fn read_all(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
 /// file (then `%USERNAME%`); and where it was found, for `-v`.
 ///
 /// # Errors
-/// [`Error::NoHsperfFile`] (e.g. `-XX:+PerfDisableSharedMem`), [`Error::HsperfFile`],
+/// [`Error::NoHsperfdataFile`] (e.g. `-XX:+PerfDisableSharedMem`), [`Error::HsperfdataFile`],
 /// [`Error::Os`].
 pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     let pid = process.pid;
@@ -626,11 +626,11 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     }
     for path in &tried {
         if path.exists() {
-            let bytes = read_hsperf_file(path)?;
+            let bytes = read_hsperfdata_file(path)?;
             return Ok((format!("shared file {}", path.display()), bytes));
         }
     }
-    Err(Error::NoHsperfFile { pid, tried })
+    Err(Error::NoHsperfdataFile { pid, tried })
 }
 
 /// Windows has no uids: `None`.

@@ -1,9 +1,9 @@
 //! The Linux side of the process stage (see [`crate::process`] for the seam): a process's
 //! identity from `/proc/<pid>/stat` and `status` (procfs), its liveness through a pidfd, stopping
-//! it with ptrace ([`ptrace`]), and hsperfdata files with HotSpot's rules ([`hsperf_file`],
+//! it with ptrace ([`ptrace`]), and hsperfdata files with HotSpot's rules ([`hsperfdata_file`],
 //! `perfMemory_posix.cpp`).
 
-pub mod hsperf_file;
+pub mod hsperfdata_file;
 pub mod ptrace;
 
 use std::path::Path;
@@ -278,10 +278,10 @@ pub fn stop(process: &Process, timeout: Duration) -> Result<ptrace::Stopped, Err
 /// namespace first) and a description of where it was found, for `-v`.
 ///
 /// # Errors
-/// As [`hsperf_file::read_for_process`].
+/// As [`hsperfdata_file::read_for_process`].
 pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     let info = &process.info;
-    let (path, bytes) = hsperf_file::read_for_process(info)?;
+    let (path, bytes) = hsperfdata_file::read_for_process(info)?;
     Ok((
         format!(
             "shared file {} (uid {}, NSpid {})",
@@ -293,10 +293,10 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     ))
 }
 
-/// A saved hsperfdata file, read with the rules of [`hsperf_file::read_path`].
+/// A saved hsperfdata file, read with the rules of [`hsperfdata_file::read_path`].
 ///
 /// # Errors
-/// As [`hsperf_file::read_path`].
-pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
-    hsperf_file::read_path(path)
+/// As [`hsperfdata_file::read_path`].
+pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
+    hsperfdata_file::read_path(path)
 }

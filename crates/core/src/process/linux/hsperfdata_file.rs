@@ -39,7 +39,7 @@ fn forced(pid: Option<i32>) -> String {
 }
 
 fn refuse(path: &Path, reason: impl Into<String>) -> Error {
-    Error::HsperfFile {
+    Error::HsperfdataFile {
         path: path.to_owned(),
         reason: reason.into(),
     }
@@ -82,8 +82,8 @@ fn user_name_in(passwd: &str, uid: u32) -> Option<String> {
 /// Reads the hsperfdata file of process `info` (named by its innermost NSpid).
 ///
 /// # Errors
-/// [`Error::NoHsperfFile`] when no candidate exists (the message says to use `-F`);
-/// [`Error::HsperfFile`] when a file exists but breaks a rule.
+/// [`Error::NoHsperfdataFile`] when no candidate exists (the message says to use `-F`);
+/// [`Error::HsperfdataFile`] when a file exists but breaks a rule.
 pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error> {
     let mut tried = Vec::new();
     let mut denied = None;
@@ -162,7 +162,7 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
     if let Some(dir) = denied {
         return Err(denied_error(&dir, info));
     }
-    Err(Error::NoHsperfFile {
+    Err(Error::NoHsperfdataFile {
         pid: info.pid,
         tried,
     })
@@ -187,7 +187,7 @@ fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
 /// Reads an hsperfdata file given by path (a copy, or one written by `-XX:+PerfDataSaveToFile`).
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be opened; [`Error::HsperfFile`] when it breaks a rule.
+/// [`Error::Io`] when it cannot be opened; [`Error::HsperfdataFile`] when it breaks a rule.
 pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
     let rules = Rules {
         owner: None,
