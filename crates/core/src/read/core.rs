@@ -181,7 +181,7 @@ impl CoreMemory {
 
     /// Copies into `out` bytes at `at` from the backing file of the `NT_FILE` mapping covering
     /// `at`, at most up to that mapping's end; how many were copied (0 when none applies).
-    fn from_backing(&self, at: u64, out: &mut [u8]) -> usize {
+    fn read_backing(&self, at: u64, out: &mut [u8]) -> usize {
         let Some(f) = self.file_at(at) else {
             return 0;
         };
@@ -307,7 +307,7 @@ impl ReadMemory for CoreMemory {
                 return Err(MemoryError::Unmapped { addr, len });
             };
             let Some(seg) = self.segment_at(at) else {
-                let n = self.from_backing(at, &mut buf[done..]);
+                let n = self.read_backing(at, &mut buf[done..]);
                 if n > 0 {
                     done += n;
                     continue;
@@ -331,7 +331,7 @@ impl ReadMemory for CoreMemory {
                 // The part the core holds first, then the rest from the file, if backed.
                 let held = seg.filesz.saturating_sub(into).min(n) as usize;
                 if held == 0 {
-                    let from_file = self.from_backing(at, &mut buf[done..done + n as usize]);
+                    let from_file = self.read_backing(at, &mut buf[done..done + n as usize]);
                     if from_file > 0 {
                         done += from_file;
                         continue;
