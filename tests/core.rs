@@ -18,6 +18,11 @@ use common::*;
 /// Starts the test program with the smallest address space that still runs: a core of it is
 /// ~400 MB instead of ~2 GB (gdb dumps reserved memory too: heap, class space, malloc arenas).
 fn small_jvm(java_home: &Path) -> Jvm {
+    small_jvm_with(java_home, &[])
+}
+
+/// [`small_jvm`] with `extra` JVM flags.
+fn small_jvm_with(java_home: &Path, extra: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
         .args([
@@ -26,8 +31,9 @@ fn small_jvm(java_home: &Path) -> Jvm {
             "-XX:TieredStopAtLevel=1",
             "-XX:ReservedCodeCacheSize=16m",
             "-XX:CompressedClassSpaceSize=16m",
-            "-cp",
         ])
+        .args(extra)
+        .arg("-cp")
         .arg(test_classes())
         .args(["Target", "0"])
         .stdin(Stdio::piped())
@@ -465,23 +471,12 @@ fn stripped_libjvm_cores_at_every_common_coredump_filter() {
     let lib = home.join("lib/server/libjvm.so");
     run_ok(Command::new("strip").arg("--strip-all").arg(&lib));
     for hidden in [false, true] {
-        let mut cmd = Command::new(home.join("bin/java"));
-        cmd.env("MALLOC_ARENA_MAX", "2")
-            .args([
-                "-Xmx32m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-XX:ReservedCodeCacheSize=16m",
-                "-XX:CompressedClassSpaceSize=16m",
-            ])
-            .args(hidden.then_some("-XX:+PerfDisableSharedMem"))
-            .arg("-cp")
-            .arg(test_classes())
-            .args(["Target", "0"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        let jvm = Jvm::spawn(cmd, &home);
+        let flags: &[&str] = if hidden {
+            &["-XX:+PerfDisableSharedMem"]
+        } else {
+            &[]
+        };
+        let jvm = small_jvm_with(&home, flags);
         let pid = jvm.pid.to_string();
         for filter in [0x33u32, 0x37, 0x3b, 0x3f] {
             let dir = core_dir();
