@@ -32,52 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
-    DEFAULT_JDK, GNU_TIME, SetupError, build_inspect, cpu_s, peak_rss_mib, run_once)
+    DEFAULT_JDK, GNU_TIME, IDLE_JAVA, JVM_FLAGS, SetupError, build_inspect, cpu_s, peak_rss_mib,
+    run_once, start_jvms, stop)
 
-JVM_FLAGS = ["-Xmx16m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
 GOAL_MANY_MS = 50.0
 GOAL_ONE_MS = 5.0
 
-IDLE_JAVA = """
-public class BenchIdle {
-    public static void main(String[] args) throws Exception {
-        System.out.println("READY");
-        System.out.flush();
-        while (System.in.read() != -1) { }
-    }
-}
-"""
-
-
-def start_jvms(jdk, classes, n):
-    """Starts n idle JVMs; returns the Popen objects once all printed READY."""
-    jvms = []
-    try:
-        for _ in range(n):
-            jvms.append(subprocess.Popen(
-                [f"{jdk}/bin/java", *JVM_FLAGS, "-cp", classes, "BenchIdle"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
-        for p in jvms:
-            if p.stdout.readline().strip() != b"READY":
-                raise SetupError(f"JVM {p.pid} did not start")
-    except BaseException:
-        stop(jvms)
-        raise
-    return jvms
-
-
-def stop(jvms):
-    for p in jvms:
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
-    for p in jvms:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 def measure(commands, tmp):

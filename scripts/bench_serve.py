@@ -30,9 +30,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_list  # noqa: E402  (start_jvms, stop, IDLE_JAVA)
 from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
-    DEFAULT_JDK, SetupError, build_inspect, run_once)
+    DEFAULT_JDK, IDLE_JAVA, SetupError, build_inspect, run_once, start_jvms, stop)
 
 GOAL_SCRAPE_MS = 30.0
 GOAL_RSS_MIB = 15.0
@@ -88,9 +87,9 @@ def main():
             raise SetupError(f"no jstat at {jstat}: install openjdk-17-jdk-headless")
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "BenchIdle.java"
-            src.write_text(bench_list.IDLE_JAVA)
+            src.write_text(IDLE_JAVA)
             subprocess.run([f"{args.jdk}/bin/javac", "-d", tmp, str(src)], check=True)
-            jvms = bench_list.start_jvms(args.jdk, tmp, args.jvms)
+            jvms = start_jvms(args.jdk, tmp, args.jvms)
             serve = None
             try:
                 serve = subprocess.Popen([inspect, "serve", "--listen", "127.0.0.1:0"],
@@ -122,7 +121,7 @@ def main():
                 if serve:
                     serve.terminate()
                     serve.wait(timeout=10)
-                bench_list.stop(jvms)
+                stop(jvms)
     except (SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
         print(f"bench_serve: {e}", file=sys.stderr)
         return 2

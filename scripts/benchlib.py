@@ -1,6 +1,7 @@
 """What the benchmark scripts share (bench.py, bench_core.py, bench_list.py, bench_serve.py,
-bench_stat.py, windows/bench.py): running one command and measuring exactly that child, its peak
-RSS, percentiles, the release build of `inspect`, and the error for a missing precondition.
+bench_stat.py, bench_top.py, windows/bench.py): running one command and measuring exactly that
+child, its peak RSS, percentiles, the release build of `inspect`, idle JVMs to measure against,
+and the error for a missing precondition.
 
 Python 3 standard library only. Import it with the scripts directory on sys.path:
 
@@ -97,3 +98,53 @@ def build_inspect():
     if not path.exists():
         raise SetupError(f"{path} missing after the build")
     return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Idle JVMs (bench_list.py, bench_serve.py, bench_top.py): compile IDLE_JAVA into a directory,
+# then start_jvms(jdk, that directory, n).
+
+# Small heap, C1 only, Serial GC, CDS on.
+JVM_FLAGS = ["-Xmx16m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
+
+IDLE_JAVA = """
+public class BenchIdle {
+    public static void main(String[] args) throws Exception {
+        System.out.println("READY");
+        System.out.flush();
+        while (System.in.read() != -1) { }
+    }
+}
+"""
+
+
+def start_jvms(jdk, classes, n):
+    """Starts n idle JVMs; returns the Popen objects once all printed READY."""
+    jvms = []
+    try:
+        for _ in range(n):
+            jvms.append(subprocess.Popen(
+                [f"{jdk}/bin/java", *JVM_FLAGS, "-cp", classes, "BenchIdle"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        for p in jvms:
+            if p.stdout.readline().strip() != b"READY":
+                raise SetupError(f"JVM {p.pid} did not start")
+    except BaseException:
+        stop(jvms)
+        raise
+    return jvms
+
+
+def stop(jvms):
+    """Closes each JVM's stdin (it exits), then reaps it; kills one still running after 10 s."""
+    for p in jvms:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+    for p in jvms:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

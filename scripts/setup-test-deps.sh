@@ -2,12 +2,16 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
+#   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
+#   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
+#     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
-#     the hostile-file tests plant files in).
+#     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
+#     Tomcat runs: tests/field.rs).
 # Idempotent: what is already there is left alone.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -22,6 +26,7 @@ command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
+command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
@@ -30,7 +35,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq "${need[@]}"
 fi
 
-for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
+for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
   if ! id -u "$user" >/dev/null 2>&1; then
     echo "setup-test-deps: adding test user $user"
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
@@ -38,3 +43,4 @@ for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
 done
 
 "$here/fetch-jdks.sh"
+"$here/jdk8-root.sh"

@@ -9,7 +9,8 @@
 #      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
 #      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
 #      fails here;
-#   3. the carved jvm.dll fixture is reproducible from the real jvm.dll;
+#   3. the carved jvm.dll fixture is reproducible from the real jvm.dll; scripts/check-portable.sh
+#      (the library builds for macOS and Windows and without its live backend);
 #   4. every test, ignored ones included (`cargo test --workspace --all-targets --no-fail-fast --
 #      --include-ignored`: every test binary runs, and all failures are listed at the end);
 #   5. scripts/windows/test.sh: the Windows build, its unit tests under Wine, inspect.exe against
@@ -40,6 +41,8 @@ env "$runner_var=$PWD/scripts/fast-tier-runner.sh" \
 step "fast tier passed"
 
 python3 scripts/carve-jvm-dll.py --check
+# The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
+scripts/check-portable.sh
 
 step "every test (--include-ignored)"
 cargo test --workspace --all-targets --no-fail-fast "${cargo_args[@]}" -- --include-ignored "${test_args[@]}"

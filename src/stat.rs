@@ -9,6 +9,11 @@
 //! The arguments are parsed by hand, not by clap: jstat's single-dash long options (`-gcutil`) and
 //! glued values (`-h10`) are the muscle memory this command exists for.
 //!
+//! **Layout.** The columns, widths and alignments are those of the jstat of the target JVM's own
+//! JDK (its `java.vm.specification.version`: JDK 8's for a JDK 8 region, 11's for 11, 17's for
+//! 17 and later: [`stat::Layout`]), so scripts that read jstat's columns by position keep
+//! working; `--jstat <N>` prints JDK N's jstat's layout whatever the target.
+//!
 //! `-t` (Timestamp, seconds): for a live target, the JVM's uptime when the sample was taken (wall
 //! clock now − `sun.rt.createVmBeginTime`); for a saved file or a core, the region's own uptime,
 //! `sun.os.hrt.ticks / sun.os.hrt.frequency` (what JDK 17's jstat prints; `-` for a JDK 25 region,
@@ -22,10 +27,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
-use hsinspect::stat::{self, Cell, View};
-use hsinspect::{ForcedOptions, Sampler, Source, SymbolCacheUse, TargetSpec};
+use hsinspect::stat::{self, Cell, Layout, View};
+use hsinspect::{ForcedOptions, Sampler, Source};
 
 use crate::output::{self, OutputFormat};
+use crate::target::TargetArgs;
 
 use crate::sampling::{self, Sample, Schedule};
 
@@ -54,6 +60,8 @@ jstat's views, byte for byte, of any target inspect reads.
   -t           Timestamp column first: a live JVM's uptime at the sample; for a file or a core the
                region's own uptime (sun.os.hrt.ticks / sun.os.hrt.frequency, `-` on JDK 25+)
   -h<lines>    repeat the header every <lines> samples
+  --jstat <N>  print JDK N's jstat's layout (8, 11, 17, ...); by default the layout of the
+               target JVM's own JDK (JDK 8's jstat has no CGC/CGCT columns and narrower ones)
   -F           read the JVM's memory (works with -XX:+PerfDisableSharedMem, hung JVMs)
   --no-stop    with -F: never stop the JVM's threads
   --format     text (jstat's table, the default), json (JSON Lines: one object a sample, the
@@ -68,21 +76,15 @@ Examples:
   inspect stat -gc --format json -F --no-stop 4242 1s | jq .columns.OU
 ";
 
-/// Output format of `inspect stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
-    Prometheus,
-}
-
 /// A parsed `inspect stat` command line.
 #[derive(Debug)]
 struct Command {
     option: String,
     timestamp: bool,
     header_every: u64,
-    format: Format,
+    format: OutputFormat,
+    /// `--jstat`: a layout chosen on the command line instead of the target's.
+    layout: Option<Layout>,
     source: Source,
     schedule: Schedule,
     verbose: bool,
@@ -99,9 +101,10 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let (mut timestamp, mut force, mut no_stop, mut no_cache) = (false, false, false, false);
     let mut verbose = false;
     let mut header_every = 0u64;
-    let mut format = Format::Text;
+    let mut format = OutputFormat::Text;
+    let mut layout = None;
     let (mut core, mut exe, mut sysroot) = (None, None, None);
-    let mut stop_timeout = ForcedOptions::default().stop_bound;
+    let mut stop_timeout = ForcedOptions::default().stop_timeout;
     let mut wait = ForcedOptions::default().wait_accessible;
     let mut positional: Vec<&str> = Vec::new();
 
@@ -139,11 +142,20 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             "-v" | "--verbose" => verbose = true,
             "--format" => {
                 format = match val(&mut it)?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    "prometheus" => Format::Prometheus,
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "prometheus" => OutputFormat::Prometheus,
                     other => bail!("--format {other:?}: give text, json or prometheus"),
                 }
+            }
+            "--jstat" => {
+                let v = val(&mut it)?;
+                let major = stat::java_major(&v)
+                    .filter(|m| *m >= 1 && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+                    .with_context(|| {
+                        format!("--jstat {v:?}: give a JDK's major version (8, 11, 17, ...)")
+                    })?;
+                layout = Some(Layout::of_major(major));
             }
             "--core" => core = Some(PathBuf::from(val(&mut it)?)),
             "--exe" => exe = Some(PathBuf::from(val(&mut it)?)),
@@ -204,32 +216,16 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         }
         // jstat's vmid for a saved region is a file: URL (`file:///path/region`).
         let target = target.strip_prefix("file://").unwrap_or(target);
-        match TargetSpec::parse(target) {
-            TargetSpec::Pid(pid) if pid <= 0 => {
-                bail!("{pid} is not a process id: pids are positive")
-            }
-            TargetSpec::Pid(pid) if force => Source::Forced {
-                pid,
-                opts: ForcedOptions {
-                    stop: !no_stop,
-                    stop_bound: stop_timeout,
-                    wait_accessible: wait,
-                    symbol_cache: if no_cache {
-                        SymbolCacheUse::Off
-                    } else {
-                        SymbolCacheUse::ReadWrite
-                    },
-                },
-            },
-            TargetSpec::Pid(pid) => Source::Shared { pid, wait },
-            TargetSpec::File(path) if force => {
-                bail!(
-                    "-F reads a live process: give a pid, not the path {}",
-                    path.display()
-                )
-            }
-            TargetSpec::File(path) => Source::File(path),
+        TargetArgs {
+            target: Some(target.to_owned()),
+            force,
+            no_stop,
+            no_cache,
+            stop_timeout,
+            wait,
+            ..TargetArgs::default()
         }
+        .source()?
     };
     let schedule = match positional.get(1..).unwrap_or_default() {
         [] => Schedule::ONCE,
@@ -248,6 +244,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         timestamp,
         header_every,
         format,
+        layout,
         source,
         schedule,
         verbose,
@@ -271,7 +268,12 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
         }
         Parsed::Run(cmd) => cmd,
     };
-    let mut view = View::new(&cmd.option, cmd.timestamp)?;
+    // The layout is the target's (known from the first sample) unless --jstat chose one.
+    let mut view: Option<View> = match cmd.layout {
+        Some(layout) => Some(View::with_layout(&cmd.option, cmd.timestamp, layout)?),
+        None => None,
+    };
+    let (option, timestamp) = (cmd.option.clone(), cmd.timestamp);
     let pid = cmd.source.pid();
     let mut sampler = Sampler::new(cmd.source);
     let stdout = io::stdout();
@@ -285,10 +287,21 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("inspect: {d}");
             }
         }
+        let view = match &mut view {
+            Some(v) => v,
+            None => view.insert(
+                View::with_layout(
+                    &option,
+                    timestamp,
+                    Layout::of_snapshot(&sample.reading.snapshot),
+                )
+                .map_err(io::Error::other)?,
+            ),
+        };
         let uptime = pid.and_then(|_| live_uptime(sample));
         let cells = view.cells(&sample.reading.snapshot, uptime);
         match format {
-            Format::Text => {
+            OutputFormat::Text => {
                 // jstat prints the header once before the first sample; with -h<n>, before
                 // every n-th.
                 let header_due = if header_every == 0 {
@@ -301,11 +314,11 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 }
                 writeln!(out, "{}", view.row(&cells))
             }
-            Format::Json => {
-                let line = json_line(&view, &cells, pid, sample);
+            OutputFormat::Json => {
+                let line = json_line(view, &cells, pid, sample);
                 writeln!(out, "{line}")
             }
-            Format::Prometheus => {
+            OutputFormat::Prometheus => {
                 // The counters the view's columns are computed from, named as the plain
                 // listing's --format prometheus names them (jstat's ratios are PromQL's job).
                 let snapshot = &sample.reading.snapshot;
@@ -420,7 +433,7 @@ mod tests {
             command("-gc --core c").source,
             Source::Core { .. }
         ));
-        assert_eq!(command("-gc --format=json 1").format, Format::Json);
+        assert_eq!(command("-gc --format=json 1").format, OutputFormat::Json);
         assert!(matches!(parse(&args("-options")).unwrap(), Parsed::Options));
         let c = command("-J-Xmx8m -gcutil file:///tmp/r.hsperf");
         assert!(matches!(c.source, Source::File(p) if p == Path::new("/tmp/r.hsperf")));

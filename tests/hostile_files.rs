@@ -1,6 +1,6 @@
 //! Hostile hsperfdata files, given by path and found by pid: every one is refused with a message
 //! that says what is wrong and what to do, and none makes `inspect` block, die by a signal, or
-//! print what a planted link points to. The rules are in crates/core/src/process/hsperf_file.rs.
+//! print what a planted link points to. The rules are in crates/core/src/process/linux/hsperfdata_file.rs.
 //!
 //! The by-path cases need nothing but the committed capture `testdata/captures/jdk17-serial.hsperf`
 //! (a region a real JDK 17 wrote) and run in plain `cargo test`.

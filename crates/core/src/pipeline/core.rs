@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Reading, read_region};
+use super::{Detail, ReadPath, Reading, Warning, read_region};
 use crate::elf::ElfFile;
 use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
 use crate::locate::strip_deleted;
@@ -31,17 +31,17 @@ pub fn read_core(
     exe: Option<&Path>,
     sysroot: Option<&Path>,
 ) -> Result<Reading, Error> {
-    let core = CoreMemory::open(core_path)?;
+    let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
     if let Some((actual, needed)) = core.truncated() {
-        warnings.push(format!(
-            "the core is truncated ({actual} of {needed} bytes): some memory is missing from it"
-        ));
+        warnings.push(Warning::CoreTruncated { actual, needed });
     }
     let module = match core.files() {
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
         None => libjvm_from_link_map(&core, exe, sysroot)?,
     };
+    back_with_library(&mut core, &module);
+    let core = core;
     let located = locate::locate_perf_memory(&module, &core, None).map_err(|e| match e {
         Error::BuildIdMismatch {
             path,
@@ -67,19 +67,31 @@ pub fn read_core(
         e => e,
     })?;
     let headers_match = check_library_matches(&core, &located, &mut warnings)?;
+    let path = ReadPath::Core {
+        path: core_path.to_owned(),
+        process: core.process().map(|p| (p.pid, p.command.clone())),
+    };
     let who = match core.process() {
         Some(p) => format!("process {} ({})", p.pid, p.command),
         None => "an unknown process".into(),
     };
-    let mut details = vec![format!("path: core file {} of {who}", core_path.display())];
-    details.extend(located.details(&module));
+    let mut details = vec![
+        Detail::Path(path),
+        Detail::Module(located.module.clone()),
+        Detail::Symbols(located.source.clone()),
+        Detail::Variables {
+            start: located.vars.start,
+            capacity: located.vars.capacity,
+        },
+    ];
     warnings.extend(
         located
             .notes
             .iter()
             // The headers matched the core's: locate's "cannot check" note no longer applies.
             .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
-            .map(ToString::to_string),
+            .cloned()
+            .map(Warning::Note),
     );
     let (start, capacity, bytes) = match read_region(&located.vars, &core, None) {
         Ok(r) => (r.start, r.capacity, r.bytes),
@@ -99,12 +111,13 @@ pub fn read_core(
             ),
         ));
     };
-    details.push(format!("region: {capacity} bytes at {start:#x}"));
+    for (file, bytes) in core.backed_reads() {
+        details.push(Detail::CoreBytesFromFile { file, bytes });
+    }
+    details.push(Detail::Region { start, capacity });
     let snapshot = perfdata::parse(&bytes)?;
     if !snapshot.prologue.accessible {
-        warnings.push(
-            "the region is not marked accessible (the JVM was still starting when the core was made): counters may be incomplete".into(),
-        );
+        warnings.push(Warning::CoreNotAccessible);
     }
     Ok(Reading {
         snapshot,
@@ -113,6 +126,57 @@ pub fn read_core(
         warnings,
         fallback: None,
     })
+}
+
+/// Lets the core read the bytes it lacks of libjvm's mappings (its code and read-only data,
+/// left out unless bit 2 of `coredump_filter` is set; the vmStructs walk reads type and field
+/// names there) from the first candidate file whose build-id equals the one in the core's copy
+/// of libjvm's ELF headers (kept by default: bit 4). Without such a file, the error of a missing
+/// byte will say which file to give and how.
+fn back_with_library(core: &mut CoreMemory, module: &locate::Module) {
+    let path = &module.path;
+    let fix = format!(
+        "give the JVM's own {} with --sysroot <dir> (at its path under dir) or --exe <that libjvm.so>",
+        path.display()
+    );
+    let Some(memory_id) = locate::LoadedImage::read(module, &*core).and_then(|i| i.build_id) else {
+        core.note_unbacked(
+            path,
+            "its file was not read for the bytes the core lacks: the core has no copy of libjvm's ELF headers and build-id (bit 4, 0x10, of /proc/<pid>/coredump_filter, set by default), so no file can be checked against it; for the next core keep bit 4, or set bit 2 (0x4) so the dumper writes libjvm's read-only data itself".to_string(),
+        );
+        return;
+    };
+    let mut tried = Vec::new();
+    for candidate in &module.candidates {
+        let Ok(elf) = ElfFile::open(candidate) else {
+            continue;
+        };
+        match elf.build_id() {
+            Some(id) if id == memory_id => {
+                if core.back_with(path, candidate).is_ok() {
+                    return;
+                }
+            }
+            Some(id) => tried.push(format!(
+                "{} is build-id {}",
+                candidate.display(),
+                crate::elf::hex(&id)
+            )),
+            None => tried.push(format!("{} has no build-id", candidate.display())),
+        }
+    }
+    let found = if tried.is_empty() {
+        "no copy of it is here".to_string()
+    } else {
+        tried.join(", ")
+    };
+    core.note_unbacked(
+        path,
+        format!(
+            "its file could not stand in: the core's libjvm is build-id {} and {found}; {fix}",
+            crate::elf::hex(&memory_id)
+        ),
+    );
 }
 
 /// The library file opened must be the one the core's process ran. The build-id check in
@@ -125,9 +189,16 @@ pub fn read_core(
 fn check_library_matches(
     core: &CoreMemory,
     located: &locate::Located,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<bool, Error> {
-    let lib = &located.opened;
+    let locate::LoadedModule::Libjvm {
+        opened: lib,
+        load_bias,
+        ..
+    } = &located.module
+    else {
+        return Ok(false);
+    };
     let elf = ElfFile::open(lib)?;
     if elf.machine() != core.machine() {
         return Err(Error::core(
@@ -143,12 +214,12 @@ fn check_library_matches(
     let Some(first) = elf.loads().find(|p| p.p_offset == 0) else {
         return Ok(false);
     };
-    let len = (64 + 56 * elf.program_headers().len() as u64).min(4096);
+    let len = (64 + 56 * elf.program_headers().len() as u64).min(core.page_size());
     let Some(file_bytes) = elf.bytes_at_vaddr(first.p_vaddr, len) else {
         return Ok(false);
     };
     let mut mem = vec![0u8; len as usize];
-    match core.read_exact_at(located.load_bias.wrapping_add(first.p_vaddr), &mut mem) {
+    match core.read_exact_at(load_bias.wrapping_add(first.p_vaddr), &mut mem) {
         Ok(()) if mem != file_bytes => Err(Error::core(
             core.path(),
             format!(
@@ -158,11 +229,10 @@ fn check_library_matches(
         )),
         Ok(()) => Ok(true),
         Err(e) => {
-            warnings.push(format!(
-                "could not compare {} with the library in the core ({}): if counters look wrong, check it is the JVM's own libjvm",
-                lib.display(),
-                with_causes(&e)
-            ));
+            warnings.push(Warning::LibraryNotCompared {
+                path: lib.clone(),
+                why: with_causes(&e),
+            });
             Ok(false)
         }
     }
