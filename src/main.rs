@@ -135,6 +135,20 @@ enum Command {
     List(list::ListArgs),
     /// A Prometheus exporter for every JVM on this host.
     Serve(serve::ServeArgs),
+    /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page inspect(1) (roff) on stdout, or write it and one page per subcommand
+    /// (inspect-stat(1), ...) into a directory.
+    #[command(hide = true)]
+    Manpage {
+        /// Write inspect.1 and inspect-<subcommand>.1 here instead of printing inspect.1.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -143,6 +157,8 @@ fn main() -> ExitCode {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
         None => run(&cli),
     };
@@ -153,6 +169,32 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `inspect completions <shell>`: clap_complete's script for the whole command tree.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "inspect", &mut io::stdout());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `inspect manpage [--out-dir DIR]`: clap_mangen's inspect(1), and with a directory one page
+/// per subcommand too.
+fn manpage(out_dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    if let Some(dir) = out_dir {
+        // one page per visible subcommand (inspect-stat.1 ...), this hidden one left out
+        clap_mangen::generate_to(cmd, dir)
+            .with_context(|| format!("writing man pages into {}", dir.display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = BufWriter::new(io::stdout().lock());
+    clap_mangen::Man::new(cmd)
+        .render(&mut out)
+        .and_then(|()| out.flush())
+        .context("writing the man page")?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The counter patterns: with --core the positional TARGET is the first of them.
