@@ -2,6 +2,7 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
+#   * podman and runc (tests/image.rs builds and runs deploy/Containerfile's image);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
@@ -23,6 +24,8 @@ command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(pro
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+command -v podman >/dev/null || need+=(podman)     # tests/image.rs: the FROM scratch image
+command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

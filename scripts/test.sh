@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
+# The static (musl) release binary: tests/static_binary.rs runs it in an empty root, tests/image.rs
+# builds the FROM scratch image of deploy/Containerfile from it.
+rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
+  rustup target add x86_64-unknown-linux-musl
+cargo build --release --target x86_64-unknown-linux-musl
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
