@@ -1,7 +1,7 @@
 //! The OCI image of deploy/Containerfile (`FROM scratch`, the static binary) built and run with
 //! podman, as the DaemonSet runs it: the host's pid namespace, every capability dropped but
 //! SYS_PTRACE and DAC_READ_SEARCH, a read-only root. `list` inside it finds the host's JVMs
-//! (one with -XX:+PerfDisableSharedMem, readable only from memory), `-F` inside it matches jcmd,
+//! (one with -XX:+PerfDisableSharedMem, readable only from memory), `-F` inside it matches jcmd (and the host build),
 //! and `serve` inside it is scraped by a real Prometheus.
 //!
 //! Needs: root, podman and runc (scripts/setup-test-deps.sh installs them), JDK 17, Prometheus,
@@ -24,7 +24,8 @@ use serde_json::Value;
 
 const MUSL: &str = "x86_64-unknown-linux-musl";
 const IMAGE: &str = "localhost/hsinspect:test";
-const HOW: &str = "install podman and runc with scripts/setup-test-deps.sh (apt-get install podman runc)";
+const HOW: &str =
+    "install podman and runc with scripts/setup-test-deps.sh (apt-get install podman runc)";
 
 /// The static binary: `$HSINSPECT_STATIC_BIN`, else the musl release build in this target dir.
 fn static_bin() -> PathBuf {
@@ -163,16 +164,22 @@ fn image_lists_reads_and_serves_the_hosts_jvms() {
             .clone()
     };
     assert_eq!(readable(plain.pid), "both");
-    assert_eq!(readable(no_file.pid), "memory");
+    assert_eq!(readable(no_file.pid), "-F"); // memory only: no hsperfdata file
 
-    // -F inside the container: same counters as jcmd
-    for jvm in [&plain, &no_file] {
-        let before = jcmd_counters(&jvm.java_home, jvm.pid);
-        let forced = podman.run(&["-F", &jvm.pid.to_string()]);
-        let after = jcmd_counters(&jvm.java_home, jvm.pid);
-        assert_matches_reference(&counters(&forced), &before, &after);
-        assert_left_alone(jvm.pid, false);
-    }
+    // -F inside the container: the same counters as jcmd reads, and for the JVM jcmd cannot read
+    // (no shared memory: jcmd attaches but prints nothing) as the host build's -F reads
+    let pid = plain.pid.to_string();
+    let before = jcmd_counters(&plain.java_home, plain.pid);
+    let forced = podman.run(&["-F", &pid]);
+    let after = jcmd_counters(&plain.java_home, plain.pid);
+    assert_matches_reference(&counters(&forced), &before, &after);
+    let pid = no_file.pid.to_string();
+    let before = counters(&inspect_ok(&["-F", &pid]));
+    let forced = podman.run(&["-F", &pid]);
+    let after = counters(&inspect_ok(&["-F", &pid]));
+    assert_matches_reference(&counters(&forced), &before, &after);
+    assert_left_alone(plain.pid, false);
+    assert_left_alone(no_file.pid, false);
 
     // serve inside the container, scraped by Prometheus
     let port = free_port();
@@ -205,7 +212,10 @@ fn image_lists_reads_and_serves_the_hosts_jvms() {
     // SIGTERM ends serve with status 0
     let start = Instant::now();
     podman.ok(&["stop", "--time=10", "hsinspect-serve-test"]);
-    assert!(start.elapsed() < Duration::from_secs(9), "serve ignored SIGTERM");
+    assert!(
+        start.elapsed() < Duration::from_secs(9),
+        "serve ignored SIGTERM"
+    );
     let code = podman.ok(&[
         "inspect",
         "--format",

@@ -114,7 +114,6 @@ pub fn parse(page: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
     (samples, types)
 }
 
-
 /// A real Prometheus server on a free loopback port, its config and data in a temp dir; killed
 /// on drop.
 pub struct Prometheus {
