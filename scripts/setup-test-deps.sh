@@ -41,3 +41,7 @@ for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
 done
 
 "$here/fetch-jdks.sh"
+
+# The aarch64 end-to-end run (scripts/aarch64/test.sh): qemu, an arm64 Debian root with JDK 17,
+# an arm64 kernel; cached in ~/.cache/hsinspect/aarch64.
+"$here/aarch64/setup.sh"

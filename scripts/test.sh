@@ -15,3 +15,6 @@ cargo build --release --target x86_64-unknown-linux-musl
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
+# aarch64: the static aarch64 build on the testdata under qemu-user, then against a real aarch64
+# JVM under qemu-system-aarch64 (cached root and kernel; ~2-3 minutes warm).
+scripts/aarch64/test.sh
