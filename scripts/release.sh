@@ -5,7 +5,8 @@
 #   dist/SHA256SUMS                          sha256sum of every tarball (`sha256sum -c` checks it)
 # Targets: x86_64-unknown-linux-musl and aarch64-unknown-linux-musl (static; they run on any
 # distribution and in a FROM scratch image). aarch64 links with rust-lld (.cargo/config.toml), so
-# no cross C toolchain is needed; `rustup target add` is run for missing targets.
+# only mimalloc's C needs a compiler per target (scripts/musl-env.sh: musl-gcc, clang with an arm64
+# musl sysroot); `rustup target add` is run for missing targets.
 # Completions (bash, zsh, fish, elvish, powershell) and the man pages come from the binary itself
 # (`inspect completions <shell>`, `inspect manpage --out-dir`), run from the x86_64 build.
 # Usage: scripts/release.sh [target ...]     (TARGETS default: both)
@@ -17,6 +18,8 @@ targets=("$@")
 version=$(cargo metadata --no-deps --format-version 1 |
   python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "hsinspect"))')
 mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+# the C compilers for mimalloc's C on the musl targets
+source scripts/musl-env.sh
 installed=$(rustup target list --installed)
 for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$installed" || rustup target add "$t"

@@ -11,7 +11,7 @@ scripts/windows/setup.sh
 # builds the FROM scratch image of deploy/Containerfile from it.
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
   rustup target add x86_64-unknown-linux-musl
-cargo build --release --target x86_64-unknown-linux-musl
+(source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh

@@ -26,6 +26,7 @@ die() { echo "aarch64: FAIL: $*" >&2; exit 1; }
 [ -x "$JDK17/bin/javac" ] || die "no JDK 17 at $JDK17 (scripts/setup-test-deps.sh installs it)"
 
 stamp "cargo build --release --target $T (and the x86_64 build to compare with)"
+source scripts/musl-env.sh   # mimalloc's C: clang and an arm64 musl sysroot
 cargo build -q --release --target $T
 cargo build -q --release --target x86_64-unknown-linux-musl
 A64=target/$T/release/inspect X86=target/x86_64-unknown-linux-musl/release/inspect
