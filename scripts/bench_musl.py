@@ -15,8 +15,10 @@ of bench_list.py), every build measured interleaved so that load changes hit all
 and each exporter's peak RSS. Verdict per row: a build more than 10% slower than the first
 build (the reference, glibc by default) is a MISS; the goal is no MISS for musl.
 
-Usage:  scripts/bench_musl.py [--build NAME=PATH ...] [--jvms 20] [--runs 30] [--samples 5000]
-                              [--jdk DIR] [--json FILE]
+Usage:  scripts/bench_musl.py [--build NAME=PATH ...] [--env NAME:VAR=VALUE ...] [--jvms 20]
+                              [--runs 30] [--samples 5000] [--jdk DIR] [--json FILE]
+--env sets an environment variable for one build's runs only (e.g. to compare allocator
+settings: --build musl-purge10=PATH --env musl-purge10:MIMALLOC_PURGE_DELAY=10).
 Without --build it builds `cargo build --release` (glibc) and
 `cargo build --release --target x86_64-unknown-linux-musl` (musl) and compares those two.
 Run it as root (ptrace). Exit status 0 when the measurements ran, 2 on a setup error.
@@ -48,10 +50,13 @@ def build_default():
             ("musl", str(REPO / f"target/{MUSL}/release/inspect"))]
 
 
+ENVS = {}  # build name -> the environment of its runs (--env)
+
+
 def run_ok(argv, tmp, name):
-    """(wall s, cpu s) of one run; raises when it fails."""
+    """(wall s, cpu s) of one run of build `name`; raises when it fails."""
     out = os.path.join(tmp, name + ".out")
-    wall, ru, status, err = bench.run_once(argv, out)
+    wall, ru, status, err = bench.run_once(argv, out, ENVS.get(name))
     if status != 0:
         raise bench_list.SetupError(f"{' '.join(argv)} failed ({status}): {err.strip()[:300]}")
     return wall, ru.ru_utime + ru.ru_stime
@@ -100,7 +105,7 @@ def scrapes(builds, runs, pids):
         for n, exe in builds:
             p = subprocess.Popen([exe, "serve", "--listen", "127.0.0.1:0"],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, text=True)
+                                 stderr=subprocess.PIPE, text=True, env=ENVS.get(n))
             servers[n] = p
             line = p.stderr.readline().strip()
             ports[n] = int(line.rsplit(":", 1)[1].split("/")[0])
@@ -128,6 +133,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", action="append", default=[], metavar="NAME=PATH",
                     help="a build to compare (repeatable; the first is the reference)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VALUE",
+                    help="an environment variable for one build's runs (repeatable)")
     ap.add_argument("--jvms", type=int, default=20)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--samples", type=int, default=5000)
@@ -148,6 +155,10 @@ def main(argv=None):
             subprocess.run([f"{args.jdk}/bin/javac", "-d", tmp, str(src)], check=True)
             # a private symbol cache: every build starts from the same (warmed) state
             os.environ["HSINSPECT_CACHE_DIR"] = os.path.join(tmp, "cache")
+            for e in args.env:
+                name, _, kv = e.partition(":")
+                var, _, value = kv.partition("=")
+                ENVS.setdefault(name, dict(os.environ))[var] = value
             jvms = bench_list.start_jvms(args.jdk, tmp, args.jvms)
             try:
                 pid = jvms[0].pid
