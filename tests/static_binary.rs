@@ -154,6 +154,6 @@ fn static_binary_reads_a_host_jvm_from_an_empty_root() {
 
 /// The user name the JVM (run by this test, as this user) writes its hsperfdata directory for.
 fn whoami() -> String {
-    let out = run_ok(&mut Command::new("id").arg("-un"));
+    let out = run_ok(Command::new("id").arg("-un"));
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
