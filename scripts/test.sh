@@ -12,6 +12,8 @@ scripts/windows/setup.sh
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
   rustup target add x86_64-unknown-linux-musl
 (source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
+# The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
+scripts/check-portable.sh
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh

@@ -5,9 +5,13 @@
 //! executable: `java`, or a product launcher that embeds the VM through `JNI_CreateJavaVM`. A
 //! process merely named `java` is not one. When `/proc/<pid>/maps` cannot be read (another user's
 //! process, as an unprivileged user), a process is still known to be a JVM when an hsperfdata file
-//! of its pid, owned by its user, is in this host's `/tmp/hsperfdata_<user>/` (the directory
-//! HotSpot makes is world-listable, `perfMemory_posix.cpp`); the other unreadable processes are
-//! counted in [`Scan::not_inspected`], with the reason. Kernel threads, zombies and processes that
+//! of its pid, owned by its user, is in this host's `/tmp/hsperfdata_<user>/` (HotSpot makes the
+//! directory world-listable, `perfMemory_posix.cpp`, unless a umask such as Tomcat's 0027 closes
+//! it), or when its command line, which every user may read, is a JVM's
+//! ([`launcher::looks_like_jvm`]); such a JVM is listed as [`Readable::Neither`] with the reason
+//! and the fix. An unreadable process whose command line is readable and not a JVM's is not one
+//! to warn about; the rest (command line unreadable too, e.g. `hidepid`) are counted in
+//! [`Scan::not_inspected`], with the reason. Kernel threads, zombies and processes that
 //! exit or whose pid is reused during the scan are left out ([`Scan::vanished`] counts the last).
 //!
 //! **What is said about it** ([`JvmInfo`]). The main class (or jar) and the VM version come from
@@ -42,7 +46,8 @@ use procfs::process::{Process, StatFlags};
 use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
-use crate::process::{self, ProcessInfo};
+// discover is Linux-only: it uses the Linux process module directly.
+use crate::process::os::{self as process, ProcessInfo};
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
@@ -282,6 +287,14 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
             if uid.is_some_and(|uid| files.has(pid, uid)) && same_pid_inside(process) {
                 return candidate(None);
             }
+            // What everyone may read of another user's process: its command line. A JVM by it
+            // is listed (unreadable, with the reason and the fix); a process whose command line
+            // is readable and is not a JVM's is no JVM to warn about.
+            match cmdline_of(process) {
+                Some(argv) if launcher::looks_like_jvm(&argv) => return candidate(None),
+                Some(argv) if !argv.is_empty() => return Examined::NotAJvm,
+                _ => {}
+            }
             let me = nix::unistd::geteuid().as_raw();
             let reason = match e {
                 ProcError::PermissionDenied(_) if uid.is_some_and(|u| u != me) && me != 0 => {
@@ -295,6 +308,18 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
             Examined::NotInspected(NotInspected { pid, uid, reason })
         }
     }
+}
+
+/// `/proc/<pid>/cmdline` as arguments; `None` when it cannot be read (`hidepid`), empty for a
+/// process that has none (a kernel thread, a zombie).
+fn cmdline_of(process: &Process) -> Option<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{}/cmdline", process.pid())).ok()?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// libjvm's path from `/proc/<pid>/maps`, reading only as far as its first line (the kernel
@@ -515,7 +540,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
     let (described, info_from) = match (&file, &forced) {
         (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
         (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
-        _ => match from_cmdline(c) {
+        _ => match from_cmdline(c, info.nspid == c.pid) {
             Some(d) => (d, InfoSource::Cmdline),
             None => (Described::default(), InfoSource::None),
         },
@@ -574,19 +599,27 @@ fn from_perfdata(snapshot: &Snapshot) -> Described {
 }
 
 /// From `/proc/<pid>/cmdline` (readable for every process) when it is a `java` launcher's, and
-/// the version from the `release` file of the JDK whose libjvm is mapped (through
-/// `/proc/<pid>/root`, so a container's JDK).
-fn from_cmdline(c: &Candidate) -> Option<Described> {
+/// the version from the `release` file of the JDK whose libjvm is mapped, or whose `bin/java` it
+/// runs (through `/proc/<pid>/root`, so a container's JDK; another user's `/proc/<pid>/root` is
+/// closed, and then the host's path is read, only for a process in this pid namespace,
+/// `host_ns`: not in a container).
+fn from_cmdline(c: &Candidate, host_ns: bool) -> Option<Described> {
     let raw = std::fs::read(format!("/proc/{}/cmdline", c.pid)).ok()?;
     let argv: Vec<String> = raw
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
+    let launcher_home = || {
+        argv.first()
+            .map(Path::new)
+            .and_then(launcher::java_home_of_launcher)
+    };
     let version = c
         .libjvm
         .as_deref()
         .and_then(launcher::java_home_of)
+        .or_else(launcher_home)
         .and_then(|home| {
             let rel = home.strip_prefix("/").unwrap_or(home);
             std::fs::read_to_string(
@@ -595,6 +628,11 @@ fn from_cmdline(c: &Candidate) -> Option<Described> {
                     .join("release"),
             )
             .ok()
+            .or_else(|| {
+                host_ns
+                    .then(|| std::fs::read_to_string(home.join("release")).ok())
+                    .flatten()
+            })
         })
         .and_then(|text| launcher::release_version(&text))
         .unwrap_or_default();
@@ -628,7 +666,7 @@ fn why_neither(
     let me = nix::unistd::geteuid().as_raw();
     let forced = forced.and_then(|f| f.as_ref().err());
     let denied = |e: Option<&Error>| matches!(e, Some(Error::PermissionDenied { .. }));
-    let no_file = matches!(file, Some(Error::NoHsperfFile { .. }));
+    let no_file = matches!(file, Some(Error::NoHsperfdataFile { .. }));
     let other_user = info.euid != me && me != 0;
     match (file, forced) {
         (_, Some(Error::PerfDataDisabled(_))) => {
@@ -717,7 +755,7 @@ mod tests {
 
     #[test]
     fn every_neither_has_a_cause_and_a_fix() {
-        let no_file = || Error::NoHsperfFile {
+        let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
         };
