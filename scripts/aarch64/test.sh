@@ -98,7 +98,7 @@ start_jvm() { # start_jvm NAME JAVA_HOME: sets PID; the JVM exits when fd 8/9's 
   $2/bin/java -Xmx32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp /mnt/classes Target 4 \
     < /tmp/$1.in > /tmp/$1.log 2>&1 &
   PID=$!; eval "exec $3>/tmp/$1.in"
-  for i in $(seq 1 600); do grep -q READY /tmp/$1.log && return 0; sleep 0.1; done
+  for i in $(seq 1 3000); do grep -q READY /tmp/$1.log && return 0; sleep 0.1; done   # TCG on a busy host: a minute and more
   say "the JVM ($2) did not start: $(cat /tmp/$1.log)"; fails=$((fails + 1)); finish
 }
 say "booted in $(cut -d' ' -f1 /proc/uptime) s: $(uname -m) $(uname -r)"
