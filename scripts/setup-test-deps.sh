@@ -6,6 +6,8 @@
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
+#   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
+#     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
 #     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
@@ -42,6 +44,7 @@ for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
 done
 
 "$here/fetch-jdks.sh"
+"$here/jdk8-root.sh"
 
 # The aarch64 end-to-end run (scripts/aarch64/test.sh): qemu, an arm64 Debian root with JDK 17,
 # an arm64 kernel; cached in ~/.cache/hsinspect/aarch64.

@@ -5,7 +5,6 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,26 +20,7 @@ const SERVICE_USER: &str = "hsinspect-svc";
 fn start_as_service_user(user: &str) -> Jvm {
     require_user(user);
     let _ = std::fs::remove_dir_all(format!("/tmp/hsperfdata_{user}"));
-    let mut cmd = Command::new("setpriv");
-    cmd.args([
-        &format!("--reuid={user}"),
-        &format!("--regid={user}"),
-        "--clear-groups",
-        "--",
-    ])
-    .arg(jdk17().join("bin/java"))
-    .args(target_args(&[], 1))
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit());
-    // SAFETY: umask only sets this (forked) process's file mode mask before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::umask(0o027);
-            Ok(())
-        });
-    }
-    Jvm::spawn(cmd, &jdk17())
+    start_as_user_with_umask(user, &[], Some(0o027))
 }
 
 fn stderr_of(out: &std::process::Output) -> String {

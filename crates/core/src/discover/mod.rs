@@ -15,7 +15,8 @@
 //! exit or whose pid is reused during the scan are left out ([`Scan::vanished`] counts the last).
 //!
 //! **What is said about it** ([`JvmInfo`]). The main class (or jar) and the VM version come from
-//! the PerfData strings (`sun.rt.javaCommand`, `java.property.java.vm.version`), read from the
+//! the PerfData strings (`sun.rt.javaCommand`; `java.property.java.vm.version`, or on JDK 8
+//! `java.property.java.version`: [`java_version`]), read from the
 //! hsperfdata file when there is one, else from the process's memory *without stopping it*
 //! ([`crate::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
 //! `release` file. Whether each way of reading works is [`Readable`]; when neither does, the
@@ -111,7 +112,9 @@ pub struct JvmInfo {
     /// `sun.rt.javaCommand`); empty for a JVM embedded through `JNI_CreateJavaVM`, which sets
     /// none, and when nothing could be read.
     pub main: String,
-    /// `java.vm.version` (e.g. `17.0.15+6-Debian-1deb12u1`); empty when unknown.
+    /// The Java version ([`java_version`]): `java.vm.version` on JDK 9 and later (e.g.
+    /// `17.0.15+6-Debian-1deb12u1`), `java.version` on JDK 8 (e.g. `1.8.0_504`); from a `release`
+    /// file, its `JAVA_RUNTIME_VERSION`. Empty when unknown.
     pub jvm_version: String,
     /// Seconds since the process started (`starttime` of `/proc/<pid>/stat`), to 10 ms.
     pub uptime_s: f64,
@@ -586,15 +589,33 @@ fn string_counter(snapshot: &Snapshot, name: &str) -> Option<String> {
     }
 }
 
-/// What jps reads (`MonitoredVmUtil`): `sun.rt.javaCommand`, `java.property.java.vm.version`,
-/// `java.rt.vmArgs`.
+/// What jps reads (`MonitoredVmUtil`): `sun.rt.javaCommand`, `java.rt.vmArgs`; the version is
+/// [`java_version`]'s.
 fn from_perfdata(snapshot: &Snapshot) -> Described {
     let command = string_counter(snapshot, "sun.rt.javaCommand").unwrap_or_default();
     Described {
         main: launcher::jps_main(&command).to_string(),
-        version: string_counter(snapshot, "java.property.java.vm.version").unwrap_or_default(),
+        version: java_version(
+            string_counter(snapshot, "java.property.java.version").as_deref(),
+            string_counter(snapshot, "java.property.java.vm.version").as_deref(),
+        ),
         main_args: launcher::jps_main_args(&command).map(String::from),
         jvm_flags: string_counter(snapshot, "java.rt.vmArgs").filter(|s| !s.is_empty()),
+    }
+}
+
+/// The Java version shown for a JVM (`inspect list`'s VERSION, `serve`'s `jvm_version` label) from
+/// its PerfData strings `java.property.java.version` (`java`) and `java.property.java.vm.version`
+/// (`vm`): `vm` when it is `java` plus a build suffix, as on JDK 9 and later (`17.0.15+6-Debian-1deb12u1`
+/// for `17.0.15`: JEP 223 gives both one scheme), else `java` (JDK 8, where `java.vm.version` is
+/// HotSpot's own numbering, `25.504-b01`, and `java.version` is `1.8.0_504`), else `vm`, else
+/// empty.
+pub fn java_version(java: Option<&str>, vm: Option<&str>) -> String {
+    match (java.filter(|j| !j.is_empty()), vm.filter(|v| !v.is_empty())) {
+        (Some(j), Some(v)) if v.starts_with(j) => v.to_string(),
+        (Some(j), _) => j.to_string(),
+        (None, Some(v)) => v.to_string(),
+        (None, None) => String::new(),
     }
 }
 
@@ -672,7 +693,10 @@ fn why_neither(
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
-        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
+        // Still starting, but readable once started: not when the maps are closed to this user.
+        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. }))
+            if c.libjvm.is_some() || me == 0 || !other_user =>
+        {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
         _ if c.libjvm.is_none() && me == 0 => "its /proc/<pid>/maps is not readable even to root (a security module's or container's policy, or no CAP_SYS_PTRACE)".into(),
@@ -728,6 +752,28 @@ mod tests {
             what: "x".into(),
             hint: "y".into(),
         }
+    }
+
+    /// The version of real regions: JDK 8's Java version, not HotSpot's `25.504-b01`; JDK 9+'s
+    /// `java.vm.version` as jps and jcmd's `VM.version` show it.
+    #[test]
+    fn version_of_captured_regions() {
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        for (file, want) in [
+            ("stat/jdk8-parallel.hsperf", "1.8.0_504"),
+            ("stat/jdk8-cms.hsperf", "1.8.0_504"),
+            ("stat/jdk11-parallel.hsperf", "11.0.13+8"),
+            ("captures/jdk17-serial.hsperf", "17.0.15+6-Debian-1deb12u1"),
+            ("captures/jdk21-g1.hsperf", "21.0.8+9-LTS"),
+            ("stat/jdk25-g1.hsperf", "25.0.2+10-LTS"),
+        ] {
+            let buf = std::fs::read(testdata.join(file)).unwrap();
+            let snapshot = crate::perfdata::parse(&buf).unwrap();
+            assert_eq!(from_perfdata(&snapshot).version, want, "{file}");
+        }
+        assert_eq!(java_version(None, Some("17.0.1+12")), "17.0.1+12");
+        assert_eq!(java_version(Some(""), Some("")), "");
+        assert_eq!(java_version(Some("1.8.0_1"), None), "1.8.0_1");
     }
 
     #[test]
