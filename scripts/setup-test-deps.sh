@@ -2,6 +2,7 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
+#   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
 #   * podman and runc (tests/image.rs builds and runs deploy/Containerfile's image);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks);
@@ -26,6 +27,7 @@ command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
+command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v podman >/dev/null || need+=(podman)     # tests/image.rs: the FROM scratch image
 command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here

@@ -1,7 +1,7 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `elsewhere.rs` for what other OSes lack); the plain
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`, `top/`; `elsewhere.rs` for what other OSes lack); the plain
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
@@ -15,11 +15,13 @@ mod sampling;
 mod serve;
 mod stat;
 mod target;
-// `list` and `serve` scan /proc: elsewhere they say how to do without them.
+#[cfg(all(target_os = "linux", feature = "live"))]
+mod top;
+// `list`, `serve` and `top` scan /proc: elsewhere they say how to do without them.
 #[cfg(not(all(target_os = "linux", feature = "live")))]
 mod elsewhere;
 #[cfg(not(all(target_os = "linux", feature = "live")))]
-use elsewhere::{list, serve};
+use elsewhere::{list, serve, top};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -137,6 +139,8 @@ enum Command {
     List(list::ListArgs),
     /// A Prometheus exporter for every JVM on this host.
     Serve(serve::ServeArgs),
+    /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
+    Top(top::TopArgs),
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Top(args)) => top::run(args),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
