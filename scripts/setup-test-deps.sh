@@ -3,6 +3,7 @@
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
 #   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
+#   * podman and runc (tests/image.rs builds and runs deploy/Containerfile's image);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
@@ -28,6 +29,8 @@ command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
 command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+command -v podman >/dev/null || need+=(podman)     # tests/image.rs: the FROM scratch image
+command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -44,3 +47,7 @@ done
 
 "$here/fetch-jdks.sh"
 "$here/jdk8-root.sh"
+
+# The aarch64 end-to-end run (scripts/aarch64/test.sh): qemu, an arm64 Debian root with JDK 17,
+# an arm64 kernel; cached in ~/.cache/hsinspect/aarch64.
+"$here/aarch64/setup.sh"

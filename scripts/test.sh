@@ -41,6 +41,11 @@ env "$runner_var=$PWD/scripts/fast-tier-runner.sh" \
 step "fast tier passed"
 
 python3 scripts/carve-jvm-dll.py --check
+# The static (musl) release binary: tests/static_binary.rs runs it in an empty root, tests/image.rs
+# builds the FROM scratch image of deploy/Containerfile from it.
+rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
+  rustup target add x86_64-unknown-linux-musl
+(source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
 # The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
 scripts/check-portable.sh
 
@@ -50,4 +55,8 @@ step "cargo tests passed"
 
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh
+# aarch64: the static aarch64 build on the testdata under qemu-user, then against a real aarch64
+# JVM under qemu-system-aarch64 (cached root and kernel; ~2-3 minutes warm).
+scripts/aarch64/test.sh
+step "aarch64 passed"
 step "all passed"

@@ -4,7 +4,7 @@
 mod common;
 mod prom;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use common::{Jvm, jdk17, scratch_dir, start_in_own_namespaces, test_classes};
+use prom::Prometheus;
 
 /// Tests that start JVMs hold this for reading; the memory test holds it for writing, so the JVMs
 /// its scans see (and so its heap's high-water mark) do not change under it.
@@ -196,127 +197,6 @@ fn of_pid(samples: &[prom::Sample], pid: i32) -> Vec<&prom::Sample> {
         .iter()
         .filter(|s| s.labels.get("pid") == Some(&pid))
         .collect()
-}
-
-// ---- A real Prometheus server ----
-
-struct Prometheus {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Prometheus {
-    /// Starts Prometheus on loopback, scraping `target_port` every second.
-    fn start(target_port: u16) -> Prometheus {
-        let bin = prom::tool("prometheus");
-        let dir = scratch_dir("prometheus");
-        let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: hsinspect\n    scrape_interval: 1s\n    scrape_timeout: 1s\n    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
-            ),
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-        let child = Command::new(bin)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("starting prometheus");
-        Prometheus {
-            child,
-            port,
-            _dir: dir,
-        }
-    }
-
-    /// `GET /api/v1/query?query=q`: the result vector (label sets and values).
-    fn query(&self, q: &str) -> Vec<(BTreeMap<String, String>, f64)> {
-        let encoded: String = q
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"_.-".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return Vec::new(); // not listening yet
-        };
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(
-            s,
-            "GET /api/v1/query?query={encoded} HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut all = String::new();
-        let _ = s.read_to_string(&mut all);
-        let Some((_, body)) = all.split_once("\r\n\r\n") else {
-            return Vec::new();
-        };
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
-            return Vec::new();
-        };
-        v["data"]["result"]
-            .as_array()
-            .map(|r| {
-                r.iter()
-                    .map(|e| {
-                        let labels = e["metric"]
-                            .as_object()
-                            .unwrap()
-                            .iter()
-                            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-                            .collect();
-                        let value = e["value"][1].as_str().unwrap().parse().unwrap();
-                        (labels, value)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Polls `q` until `done` accepts the result (up to 60 s).
-    fn wait_for(
-        &self,
-        q: &str,
-        done: impl Fn(&[(BTreeMap<String, String>, f64)]) -> bool,
-    ) -> Vec<(BTreeMap<String, String>, f64)> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let r = self.query(q);
-            if done(&r) {
-                return r;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "Prometheus never answered {q} as expected; last: {r:?}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]

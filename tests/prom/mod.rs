@@ -1,10 +1,13 @@
-//! Helpers for tests of the Prometheus output: promtool, and a reader of the text format.
+//! Helpers for tests of the Prometheus output: promtool, a reader of the text format, and a real
+//! Prometheus server that scrapes a target.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// How to get Prometheus's tools on this project's test machines.
 pub const HOW: &str = "install Debian's `prometheus` package (`apt-get install -y prometheus`, \
@@ -109,4 +112,130 @@ pub fn parse(page: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
         });
     }
     (samples, types)
+}
+
+/// A real Prometheus server on a free loopback port, its config and data in a temp dir; killed
+/// on drop.
+pub struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    /// Starts Prometheus on loopback, scraping `target_port` every second.
+    pub fn start(target_port: u16) -> Prometheus {
+        let bin = tool("prometheus");
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(&base).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("prometheus-")
+            .tempdir_in(base)
+            .unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: hsinspect\n    scrape_interval: 1s\n    scrape_timeout: 1s\n    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
+            ),
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
+        let child = Command::new(bin)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("starting prometheus");
+        Prometheus {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    /// `GET /api/v1/query?query=q`: the result vector (label sets and values).
+    pub fn query(&self, q: &str) -> Vec<(BTreeMap<String, String>, f64)> {
+        let encoded: String = q
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"_.-".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return Vec::new(); // not listening yet
+        };
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET /api/v1/query?query={encoded} HTTP/1.1\r\nHost: p\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut all = String::new();
+        let _ = s.read_to_string(&mut all);
+        let Some((_, body)) = all.split_once("\r\n\r\n") else {
+            return Vec::new();
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+            return Vec::new();
+        };
+        v["data"]["result"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .map(|e| {
+                        let labels = e["metric"]
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                            .collect();
+                        let value = e["value"][1].as_str().unwrap().parse().unwrap();
+                        (labels, value)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Polls `q` until `done` accepts the result (up to 60 s).
+    pub fn wait_for(
+        &self,
+        q: &str,
+        done: impl Fn(&[(BTreeMap<String, String>, f64)]) -> bool,
+    ) -> Vec<(BTreeMap<String, String>, f64)> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let r = self.query(q);
+            if done(&r) {
+                return r;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Prometheus never answered {q} as expected; last: {r:?}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
