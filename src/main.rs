@@ -14,6 +14,8 @@ mod sampling;
 #[cfg(target_os = "linux")]
 mod serve;
 mod stat;
+#[cfg(target_os = "linux")]
+mod web;
 // `list` and `serve` scan /proc: on Windows they say how to do without them.
 #[cfg(windows)]
 mod windows;
