@@ -360,6 +360,10 @@ fn server_config(tls: &TlsConfig, files: &[Vec<u8>]) -> Result<ServerConfig, Str
         e => format!("cert_file {cert_path} / key_file {key_path}: {e}"),
     })?;
     config.ignore_client_order = tls.prefer_server_cipher_suites;
+    // One request per connection, and Prometheus does not resume sessions: keep no session
+    // state (nothing per client in memory, no tickets to protect).
+    config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+    config.send_tls13_tickets = 0;
     Ok(config)
 }
 
