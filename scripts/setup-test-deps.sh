@@ -3,7 +3,8 @@
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
-#     systemd-analyze and python3-yaml (the deploy/ checks);
+#     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
+#     tests/serve_tls.rs);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
@@ -22,6 +23,8 @@ command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
+command -v curl >/dev/null || need+=(curl)                            # serve over TLS
+command -v openssl >/dev/null || need+=(openssl)                      # serve's TLS versions
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"

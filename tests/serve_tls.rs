@@ -871,8 +871,9 @@ fn a_tls_scan_finds_nothing_below_tls_1_2() {
     for old in ["-tls1", "-tls1_1"] {
         let (ok, said) = handshake(old);
         assert!(!ok, "{old} was accepted: {said}");
-        // Refused by the server (an alert), not merely by the client's own settings.
-        assert!(said.contains("alert protocol version"), "{old}: {said}");
+        // Refused by the server (its alert: rustls sends handshake_failure), not merely by the
+        // client's own settings ("no protocols available").
+        assert!(said.contains("SSL alert number"), "{old}: {said}");
     }
     for new in ["-tls1_2", "-tls1_3"] {
         let (ok, said) = handshake(new);
