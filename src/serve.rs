@@ -88,16 +88,15 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         "http"
     };
     eprintln!("inspect serve: {scheme}://{addr}/metrics");
-    if !addr.ip().is_loopback() {
-        if let Some(missing) = web
-            .as_ref()
-            .map_or(Some("no authentication, no TLS"), |w| w.unauthenticated())
-        {
-            eprintln!(
-                "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's \
-                 counters, main class and user ({missing}: see --web.config.file)"
-            );
-        }
+    let open = match &web {
+        None => Some("no authentication"),
+        Some(w) => w.unauthenticated(),
+    };
+    if let Some(open) = open.filter(|_| !addr.ip().is_loopback()) {
+        eprintln!(
+            "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
+             main class and user ({open})"
+        );
     }
     let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
     serve_until_signalled(listener, exporter, web).context("serving")?;

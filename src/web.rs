@@ -107,8 +107,8 @@ impl Web {
         let p = &loaded.policy;
         match (p.needs_auth() || p.client_certs_required, self.tls) {
             (true, _) => None,
-            (false, true) => Some("TLS but no authentication"),
-            (false, false) => Some("no authentication, no TLS"),
+            (false, true) => Some("TLS, but no basic_auth_users or client certificates"),
+            (false, false) => Some("no TLS, no basic_auth_users"),
         }
     }
 
