@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
+# The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
+scripts/check-portable.sh
 cargo test --all-targets "$@"
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
 scripts/windows/test.sh

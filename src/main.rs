@@ -1,26 +1,27 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `windows.rs` for what Windows lacks); the plain
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `elsewhere.rs` for what other OSes lack); the plain
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod http;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod list;
 mod output;
 mod sampling;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod serve;
 mod stat;
-#[cfg(target_os = "linux")]
+mod target;
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod web;
-// `list` and `serve` scan /proc: on Windows they say how to do without them.
-#[cfg(windows)]
-mod windows;
-#[cfg(windows)]
-use windows::{list, serve};
+// `list` and `serve` scan /proc: elsewhere they say how to do without them.
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+mod elsewhere;
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+use elsewhere::{list, serve};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -30,7 +31,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{ForcedOptions, Reading, Sampler, Source, SymbolCacheUse, TargetSpec};
+use hsinspect::{Reading, Sampler, Source};
+use target::TargetArgs;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -152,7 +154,18 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("inspect: {e:#}");
-            ExitCode::FAILURE
+            // What this build or OS cannot do at all is a usage error (2), as for bad arguments.
+            let unsupported = e.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<hsinspect::Error>(),
+                    Some(hsinspect::Error::Unsupported { .. })
+                )
+            });
+            if unsupported {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -228,47 +241,18 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 
 /// The source named on the command line.
 fn source(cli: &Cli) -> anyhow::Result<Source> {
-    if let Some(core) = &cli.core {
-        return Ok(Source::Core {
-            core: core.clone(),
-            exe: cli.exe.clone(),
-            sysroot: cli.sysroot.clone(),
-        });
+    TargetArgs {
+        target: cli.target.clone(),
+        force: cli.force,
+        no_stop: cli.no_stop,
+        no_cache: cli.no_cache,
+        stop_timeout: Duration::from_millis(cli.stop_timeout),
+        wait: Duration::from_millis(cli.wait),
+        core: cli.core.clone(),
+        exe: cli.exe.clone(),
+        sysroot: cli.sysroot.clone(),
     }
-    let Some(target) = &cli.target else {
-        bail!("give a pid, an hsperfdata file, or --core <core>");
-    };
-    Ok(match TargetSpec::parse(target) {
-        TargetSpec::Pid(pid) if pid <= 0 => {
-            bail!(
-                "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
-            )
-        }
-        TargetSpec::Pid(pid) if cli.force => Source::Forced {
-            pid,
-            opts: ForcedOptions {
-                stop: !cli.no_stop,
-                stop_bound: Duration::from_millis(cli.stop_timeout),
-                wait_accessible: Duration::from_millis(cli.wait),
-                symbol_cache: if cli.no_cache {
-                    SymbolCacheUse::Off
-                } else {
-                    SymbolCacheUse::ReadWrite
-                },
-            },
-        },
-        TargetSpec::Pid(pid) => Source::Shared {
-            pid,
-            wait: Duration::from_millis(cli.wait),
-        },
-        TargetSpec::File(path) if cli.force => {
-            bail!(
-                "-F reads a live process: give a pid, not the path {}",
-                path.display()
-            )
-        }
-        TargetSpec::File(path) => Source::File(path),
-    })
+    .source()
 }
 
 /// The live process read, if any (for the machine formats' `pid`).

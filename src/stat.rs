@@ -23,9 +23,10 @@ use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
 use hsinspect::stat::{self, Cell, View};
-use hsinspect::{ForcedOptions, Sampler, Source, SymbolCacheUse, TargetSpec};
+use hsinspect::{ForcedOptions, Sampler, Source};
 
 use crate::output::{self, OutputFormat};
+use crate::target::TargetArgs;
 
 use crate::sampling::{self, Sample, Schedule};
 
@@ -68,21 +69,13 @@ Examples:
   inspect stat -gc --format json -F --no-stop 4242 1s | jq .columns.OU
 ";
 
-/// Output format of `inspect stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Text,
-    Json,
-    Prometheus,
-}
-
 /// A parsed `inspect stat` command line.
 #[derive(Debug)]
 struct Command {
     option: String,
     timestamp: bool,
     header_every: u64,
-    format: Format,
+    format: OutputFormat,
     source: Source,
     schedule: Schedule,
     verbose: bool,
@@ -99,9 +92,9 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let (mut timestamp, mut force, mut no_stop, mut no_cache) = (false, false, false, false);
     let mut verbose = false;
     let mut header_every = 0u64;
-    let mut format = Format::Text;
+    let mut format = OutputFormat::Text;
     let (mut core, mut exe, mut sysroot) = (None, None, None);
-    let mut stop_timeout = ForcedOptions::default().stop_bound;
+    let mut stop_timeout = ForcedOptions::default().stop_timeout;
     let mut wait = ForcedOptions::default().wait_accessible;
     let mut positional: Vec<&str> = Vec::new();
 
@@ -139,9 +132,9 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             "-v" | "--verbose" => verbose = true,
             "--format" => {
                 format = match val(&mut it)?.as_str() {
-                    "text" => Format::Text,
-                    "json" => Format::Json,
-                    "prometheus" => Format::Prometheus,
+                    "text" => OutputFormat::Text,
+                    "json" => OutputFormat::Json,
+                    "prometheus" => OutputFormat::Prometheus,
                     other => bail!("--format {other:?}: give text, json or prometheus"),
                 }
             }
@@ -204,32 +197,16 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         }
         // jstat's vmid for a saved region is a file: URL (`file:///path/region`).
         let target = target.strip_prefix("file://").unwrap_or(target);
-        match TargetSpec::parse(target) {
-            TargetSpec::Pid(pid) if pid <= 0 => {
-                bail!("{pid} is not a process id: pids are positive")
-            }
-            TargetSpec::Pid(pid) if force => Source::Forced {
-                pid,
-                opts: ForcedOptions {
-                    stop: !no_stop,
-                    stop_bound: stop_timeout,
-                    wait_accessible: wait,
-                    symbol_cache: if no_cache {
-                        SymbolCacheUse::Off
-                    } else {
-                        SymbolCacheUse::ReadWrite
-                    },
-                },
-            },
-            TargetSpec::Pid(pid) => Source::Shared { pid, wait },
-            TargetSpec::File(path) if force => {
-                bail!(
-                    "-F reads a live process: give a pid, not the path {}",
-                    path.display()
-                )
-            }
-            TargetSpec::File(path) => Source::File(path),
+        TargetArgs {
+            target: Some(target.to_owned()),
+            force,
+            no_stop,
+            no_cache,
+            stop_timeout,
+            wait,
+            ..TargetArgs::default()
         }
+        .source()?
     };
     let schedule = match positional.get(1..).unwrap_or_default() {
         [] => Schedule::ONCE,
@@ -288,7 +265,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
         let uptime = pid.and_then(|_| live_uptime(sample));
         let cells = view.cells(&sample.reading.snapshot, uptime);
         match format {
-            Format::Text => {
+            OutputFormat::Text => {
                 // jstat prints the header once before the first sample; with -h<n>, before
                 // every n-th.
                 let header_due = if header_every == 0 {
@@ -301,11 +278,11 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 }
                 writeln!(out, "{}", view.row(&cells))
             }
-            Format::Json => {
+            OutputFormat::Json => {
                 let line = json_line(&view, &cells, pid, sample);
                 writeln!(out, "{line}")
             }
-            Format::Prometheus => {
+            OutputFormat::Prometheus => {
                 // The counters the view's columns are computed from, named as the plain
                 // listing's --format prometheus names them (jstat's ratios are PromQL's job).
                 let snapshot = &sample.reading.snapshot;
@@ -420,7 +397,7 @@ mod tests {
             command("-gc --core c").source,
             Source::Core { .. }
         ));
-        assert_eq!(command("-gc --format=json 1").format, Format::Json);
+        assert_eq!(command("-gc --format=json 1").format, OutputFormat::Json);
         assert!(matches!(parse(&args("-options")).unwrap(), Parsed::Options));
         let c = command("-J-Xmx8m -gcutil file:///tmp/r.hsperf");
         assert!(matches!(c.source, Source::File(p) if p == Path::new("/tmp/r.hsperf")));

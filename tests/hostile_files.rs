@@ -1,6 +1,6 @@
 //! Hostile hsperfdata files, given by path and found by pid: every one is refused with a message
 //! that says what is wrong and what to do, and none makes `inspect` block, die by a signal, or
-//! print what a planted link points to. The rules are in src/target/hsperf_file.rs.
+//! print what a planted link points to. The rules are in crates/core/src/process/linux/hsperfdata_file.rs.
 //!
 //! The by-pid cases use a test user (made by scripts/setup-test-deps.sh; the tests run as root,
 //! as in CI) and a process of that user (`sleep`, run with setpriv): `inspect <pid>` looks for

@@ -168,7 +168,7 @@ fn verbose_names_the_path_symbols_region_and_stop() {
 }
 
 #[test]
-fn threads_that_miss_the_stop_bound_are_read_anyway_with_a_warning() {
+fn threads_that_miss_the_stop_timeout_are_read_anyway_with_a_warning() {
     // With a zero bound some of 60 threads are still on their way to the stop when the region is
     // read: the read goes on, says so, and every thread is released.
     let jvm = Jvm::start_with(&jdk17(), &[], 50);

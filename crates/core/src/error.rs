@@ -10,6 +10,7 @@ use crate::read::MemoryError;
 
 /// Everything that can go wrong between naming a target and holding its parsed PerfData.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A file could not be opened, read or mapped.
     #[error("{}", path.display())]
@@ -85,8 +86,7 @@ pub enum Error {
         /// The cause and the fix.
         hint: String,
     },
-    /// A ptrace operation failed for another reason.
-    #[cfg(target_os = "linux")]
+    /// A ptrace operation failed for another reason (Linux).
     #[error("ptrace {op} on thread {tid}")]
     Ptrace {
         /// The request.
@@ -94,7 +94,16 @@ pub enum Error {
         /// The thread.
         tid: i32,
         /// The errno.
-        source: nix::Error,
+        source: std::io::Error,
+    },
+    /// This build cannot do that on this OS (e.g. read a live JVM on macOS, or with the
+    /// library's `live` feature off); files and cores still work.
+    #[error("{what} is not supported on {os}")]
+    Unsupported {
+        /// What was asked, e.g. "reading a live JVM".
+        what: &'static str,
+        /// `std::env::consts::OS`.
+        os: &'static str,
     },
     /// Another tracer (a debugger) already traces the target.
     #[error(
@@ -149,7 +158,7 @@ pub enum Error {
     ImplausibleRegion(String),
     /// An hsperfdata file failed a safety rule, or is missing.
     #[error("{}: {reason}", path.display())]
-    HsperfFile {
+    HsperfdataFile {
         /// The file or directory.
         path: PathBuf,
         /// The rule broken and what to do.
@@ -157,7 +166,7 @@ pub enum Error {
     },
     /// The shared-file path found no hsperfdata file for the pid.
     #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
-    NoHsperfFile {
+    NoHsperfdataFile {
         /// The pid.
         pid: i32,
         /// The paths that were tried.
@@ -175,6 +184,7 @@ pub enum Error {
 
 /// What a failed read of target memory was after ([`Error::Memory`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryItem {
     /// A variable of the target, by name (`PerfMemory::_start`, a vmStructs row, ...).
     Variable(String),
@@ -212,6 +222,7 @@ impl From<String> for MemoryItem {
 
 /// Why `PerfMemory`'s variables could not be located in a libjvm ([`Error::Locate`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LocateFailure {
     /// No candidate file for the library could be opened and matched to the target's mappings:
     /// each candidate's failure, in the order tried.

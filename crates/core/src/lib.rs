@@ -1,4 +1,4 @@
-//! hsinspect: read HotSpot's PerfData (the hsperfdata counters that `jcmd PerfCounter.print`
+//! hsinspect-core: read HotSpot's PerfData (the hsperfdata counters that `jcmd PerfCounter.print`
 //! and `jstat` show) from outside the JVM: from a live process's memory, its hsperfdata file, a
 //! saved copy, or a core file.
 //!
@@ -10,9 +10,9 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use hsinspect::{ForcedOptions, Sampler, Source};
+//! use hsinspect_core::{ForcedOptions, Sampler, Source};
 //!
-//! # fn main() -> Result<(), hsinspect::Error> {
+//! # fn main() -> Result<(), hsinspect_core::Error> {
 //! // A live JVM's memory, without stopping it (`inspect -F --no-stop 4242`).
 //! let source = Source::Forced {
 //!     pid: 4242,
@@ -27,10 +27,10 @@
 //! }
 //!
 //! // A saved hsperfdata file, printed as `jcmd <pid> PerfCounter.print` prints it.
-//! let reading = hsinspect::read_file("saved.hsperf".as_ref())?;
-//! let filter = hsinspect::format::Filter::default();
-//! let counters = hsinspect::format::sorted(&reading.snapshot, &filter);
-//! hsinspect::format::write_jcmd(&mut std::io::stdout(), &counters).expect("stdout");
+//! let reading = hsinspect_core::read_file("saved.hsperf".as_ref())?;
+//! let filter = hsinspect_core::format::Filter::default();
+//! let counters = hsinspect_core::format::sorted(&reading.snapshot, &filter);
+//! hsinspect_core::format::write_jcmd(&mut std::io::stdout(), &counters).expect("stdout");
 //! # Ok(())
 //! # }
 //! ```
@@ -52,14 +52,19 @@
 //!    (JSON Lines, Prometheus text exposition) with their allow-list of exportable strings.
 //!
 //! [`pipeline`] strings the steps together for each kind of target; errors are [`Error`]s.
-//! [`discover`] finds every JVM on the host (`inspect list`, `serve`) with one scan of `/proc`
-//! and those pipelines; [`serve`] exports them all to Prometheus over HTTP.
+//! `discover` (Linux, feature `discover`) finds every JVM on the host (`inspect list`, `serve`)
+//! with one scan of `/proc` and those pipelines; `serve` (feature `serve`) builds the Prometheus
+//! page of them all (the HTTP side is the `inspect` CLI's).
+//!
+//! Each stage that touches the OS (`process`, `locate`, `read`) has one seam module per OS
+//! (Linux, Windows, and `unsupported` for any other OS or without the `live` feature); files,
+//! cores, `stat` and the formats work on every OS. Bring your own memory source by implementing
+//! [`ReadMemory`].
 
 #![warn(missing_docs)]
 
 #[cfg(all(target_os = "linux", feature = "discover"))]
 pub mod discover;
-#[cfg(target_os = "linux")]
 pub(crate) mod elf;
 pub mod error;
 pub mod format;
@@ -67,13 +72,16 @@ pub(crate) mod locate;
 pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
-pub(crate) mod read;
+pub mod read;
 #[cfg(all(target_os = "linux", feature = "serve"))]
 pub mod serve;
 pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
+pub use locate::{LoadedModule, Note};
 pub use pipeline::{
-    ForcedOptions, MAX_REGION, Reading, Sampler, Source, SymbolCacheUse, TargetSpec, read_core,
-    read_file, read_forced, read_shared, read_shared_wait,
+    Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,
+    TargetSpec, Warning, read_core, read_file, read_forced, read_shared, read_shared_wait,
 };
+pub use process::{Pid, StopMethod, StopReport};
+pub use read::{MemoryError, ReadMemory};

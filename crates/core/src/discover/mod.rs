@@ -42,7 +42,8 @@ use procfs::process::{Process, StatFlags};
 use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
-use crate::process::{self, ProcessInfo};
+// discover is Linux-only: it uses the Linux process module directly.
+use crate::process::os::{self as process, ProcessInfo};
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
@@ -628,7 +629,7 @@ fn why_neither(
     let me = nix::unistd::geteuid().as_raw();
     let forced = forced.and_then(|f| f.as_ref().err());
     let denied = |e: Option<&Error>| matches!(e, Some(Error::PermissionDenied { .. }));
-    let no_file = matches!(file, Some(Error::NoHsperfFile { .. }));
+    let no_file = matches!(file, Some(Error::NoHsperfdataFile { .. }));
     let other_user = info.euid != me && me != 0;
     match (file, forced) {
         (_, Some(Error::PerfDataDisabled(_))) => {
@@ -717,7 +718,7 @@ mod tests {
 
     #[test]
     fn every_neither_has_a_cause_and_a_fix() {
-        let no_file = || Error::NoHsperfFile {
+        let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
         };

@@ -2,17 +2,14 @@
 //! beyond its memory: the program header table and the `CORE` notes hsinspect uses: `NT_FILE`
 //! (file-backed mappings), `NT_PRPSINFO` (the process) and `NT_AUXV` (the auxiliary vector).
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use goblin::elf::header::Header;
 use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
 use goblin::elf::program_header::ProgramHeader;
 
-use super::{CTX, SIZEOF_PHDR, SIZEOF_SHDR};
+use super::{CTX, NT_AUXV, SIZEOF_PHDR, SIZEOF_SHDR};
 
-/// `NT_AUXV`, the auxiliary vector note (`<elf.h>`).
-pub(crate) const NT_AUXV: u32 = libc::NT_AUXV as u32;
 /// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
 const PN_XNUM: u16 = 0xffff;
 /// Largest number of program headers accepted (a corrupt count must not allocate gigabytes).
@@ -148,7 +145,7 @@ pub(crate) fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
             start: word(at)?,
             end: word(at + 8)?,
             offset: word(at + 16)?.checked_mul(page)?,
-            path: PathBuf::from(std::ffi::OsStr::from_bytes(name)),
+            path: super::path_from_bytes(name),
         });
     }
     Some(out)

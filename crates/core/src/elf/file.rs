@@ -8,7 +8,6 @@ use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_DYN, ET_EXEC, Header};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB, SectionHeader};
 use goblin::elf::sym::STT_OBJECT;
-use std::os::unix::fs::FileExt;
 
 use super::{CTX, SIZEOF_EHDR, SIZEOF_PHDR, SIZEOF_SHDR, SIZEOF_SYM, build_id_from_notes};
 use crate::Error;
@@ -219,7 +218,7 @@ impl ElfFile {
         let mut at = 0u64;
         while at < self.len {
             let n = (self.len - at).min(buf.len() as u64) as usize;
-            self.file.read_exact_at(&mut buf[..n], at).ok()?;
+            super::read_exact_at(&self.file, &mut buf[..n], at).ok()?;
             hasher.update(&buf[..n]);
             at += n as u64;
         }
@@ -330,7 +329,7 @@ fn read_range(file: &File, len: u64, off: u64, n: u64) -> Option<Vec<u8>> {
         return None;
     }
     let mut buf = vec![0u8; n as usize];
-    file.read_exact_at(&mut buf, off).ok()?;
+    super::read_exact_at(file, &mut buf, off).ok()?;
     Some(buf)
 }
 

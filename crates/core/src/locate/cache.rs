@@ -18,7 +18,6 @@
 //! the process instead, so a scan of many JVMs of one build still does the symbol work once.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -45,6 +44,8 @@ pub struct CachedVars {
     pub source: String,
 }
 
+// Only the Linux live backend reads and fills the cache (Windows walks vmStructs in memory).
+#[cfg_attr(not(all(feature = "live", target_os = "linux")), allow(dead_code))]
 impl SymbolCache {
     /// The cache in the default directory (see the module docs), written to when `write`;
     /// `None` when no directory can be named (no `HOME`).
@@ -141,10 +142,11 @@ impl SymbolCache {
     }
 
     fn write(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.dir)?;
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(&self.dir)?;
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v:#x}"));
         let v = &cached.vars;
         let text = format!(
@@ -167,14 +169,36 @@ impl SymbolCache {
     }
 }
 
-/// Owned by us, not a symlink, writable by nobody else.
+/// How a forced read uses the per-build symbol cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SymbolCacheUse {
+    /// Neither read nor write it (`--no-cache`).
+    Off,
+    /// Read it; what this process finds is kept in memory only, never written (`inspect list`
+    /// and `serve`, which write nothing).
+    ReadOnly,
+    /// Read it, and write what was found (`inspect -F`, `inspect stat -F`).
+    ReadWrite,
+}
+
+/// Owned by us, not a symlink, writable by nobody else. (Where the OS has no such modes, no
+/// entry is trusted: the cache is written but never read.)
 fn trusted(path: &Path) -> bool {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
-    !meta.file_type().is_symlink()
-        && meta.uid() == nix::unistd::geteuid().as_raw()
-        && meta.permissions().mode() & 0o022 == 0
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // SAFETY: geteuid has no arguments and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        !meta.file_type().is_symlink() && meta.uid() == me && meta.permissions().mode() & 0o022 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
 }
 
 impl PerfMemoryVars {
@@ -190,9 +214,10 @@ impl PerfMemoryVars {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::ffi::OsString;
+    use std::os::unix::fs::PermissionsExt;
 
     use super::*;
 

@@ -5,7 +5,6 @@
 //! (`ps_core.c`, `hotspot-internals.md` §3.3). The files that can stand for it honour
 //! `--sysroot` and `--exe`.
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use goblin::elf::header::ET_DYN;
@@ -13,9 +12,9 @@ use goblin::elf::program_header::PT_DYNAMIC;
 
 use crate::elf::ElfFile;
 use crate::elf::link_map::{self, LinkMaps};
-use crate::locate::libjvm::LIBJVM;
+use crate::locate::LIBJVM;
 use crate::locate::{Mapping, Module, strip_deleted};
-use crate::read::{CoreMemory, MemoryError};
+use crate::read::{CoreMemory, MemoryError, ReadMemory};
 use crate::{Error, with_causes};
 
 fn is_libjvm(p: &Path) -> bool {
@@ -175,7 +174,7 @@ pub fn libjvm_from_link_map(
     for entry in maps.by_ref() {
         let entry = entry.map_err(|e| mem("link_map", e))?;
         let Some(name) = entry.name else { continue };
-        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&name));
+        let path = crate::elf::path_from_bytes(&name);
         if !is_libjvm(&path) {
             continue;
         }
@@ -190,7 +189,7 @@ pub fn libjvm_from_link_map(
                 ))
             })?;
         return Ok(Module {
-            mappings: mappings_at(&lib, entry.l_addr),
+            mappings: mappings_at(&lib, entry.l_addr, core.page_size()),
             path,
             candidates,
         });
@@ -205,13 +204,15 @@ pub fn libjvm_from_link_map(
 }
 
 /// Where a library's `PT_LOAD` segments lie when it is loaded with bias `l_addr`, as the
-/// mappings `/proc/<pid>/maps` would show (page-aligned, with their file offsets).
-fn mappings_at(lib: &ElfFile, l_addr: u64) -> Vec<Mapping> {
+/// mappings `/proc/<pid>/maps` would show (aligned to `page`, a power of two, with their file
+/// offsets).
+fn mappings_at(lib: &ElfFile, l_addr: u64, page: u64) -> Vec<Mapping> {
+    let mask = !(page - 1);
     lib.loads()
         .map(|p| Mapping {
-            start: l_addr.wrapping_add(p.p_vaddr & !0xfff),
-            end: l_addr.wrapping_add((p.p_vaddr + p.p_memsz).next_multiple_of(4096)),
-            offset: p.p_offset & !0xfff,
+            start: l_addr.wrapping_add(p.p_vaddr & mask),
+            end: l_addr.wrapping_add((p.p_vaddr + p.p_memsz).next_multiple_of(page)),
+            offset: p.p_offset & mask,
         })
         .collect()
 }
@@ -220,7 +221,7 @@ fn mappings_at(lib: &ElfFile, l_addr: u64) -> Vec<Mapping> {
 /// through its `PT_DYNAMIC` (relocated by `AT_ENTRY - e_entry` for a PIE), then its `DT_DEBUG`.
 fn r_debug_of(core: &CoreMemory, exe_file: &ElfFile, exe: &Path) -> Result<u64, String> {
     let entry = core
-        .auxv_value(libc::AT_ENTRY)
+        .auxv_value(crate::elf::AT_ENTRY)
         .ok_or("the core has no AT_ENTRY in its auxiliary vector")?;
     let bias = if exe_file.elf_type() == ET_DYN {
         entry.wrapping_sub(exe_file.entry())

@@ -5,30 +5,44 @@
 //! Symbol sources, in order: a separate debug file found by build-id under `/usr/lib/debug`, the
 //! library's own `.symtab`, a debug file named by `.gnu_debuglink`, and finally the exported
 //! `gHotSpotVMStructs` table walked in the target's memory ([`vmstructs`]), which works on
-//! stripped builds.
+//! stripped builds. On Windows, `jvm.dll`'s export table ([`pe`]) gives the vmStructs symbols.
+//!
+//! # The OS seam
+//!
+//! Finding the JVM's library in a live process is the OS-specific part of this stage, in one
+//! module chosen below, exporting `locate_in_process(&Process, &ProcessMemory, SymbolCacheUse)
+//! -> Located`: `linux.rs` (libjvm.so in `/proc/<pid>/maps`, then the ELF symbol sources here),
+//! `windows.rs` (jvm.dll in the toolhelp module list, its exports, the vmStructs walk),
+//! `unsupported.rs`. Everything else here (ELF symbol sources, cores, PE exports read from any
+//! memory, vmStructs) is portable.
 
-#[cfg(target_os = "linux")]
 pub mod cache;
-#[cfg(target_os = "linux")]
 pub mod core_libjvm;
-#[cfg(target_os = "linux")]
-pub mod libjvm;
 pub mod pe;
 pub mod vmstructs;
 
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "live", target_os = "linux"))]
+#[path = "linux.rs"]
+pub(crate) mod os;
+#[cfg(all(feature = "live", windows))]
+#[path = "windows.rs"]
+pub(crate) mod os;
+#[cfg(not(all(feature = "live", any(target_os = "linux", windows))))]
+#[path = "unsupported.rs"]
+pub(crate) mod os;
+
+pub(crate) use os::locate_in_process;
+
+/// The file name of HotSpot's library on Linux.
+pub const LIBJVM: &str = "libjvm.so";
+
 use std::path::{Path, PathBuf};
 
-#[cfg(target_os = "linux")]
 use crate::elf::{self, ElfFile, SymbolSource, hex};
-#[cfg(target_os = "linux")]
 use cache::{CachedVars, SymbolCache};
-#[cfg(target_os = "linux")]
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
-#[cfg(target_os = "linux")]
 use crate::read::ReadMemory;
-#[cfg(target_os = "linux")]
 use crate::{Error, LocateFailure, with_causes};
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
@@ -44,7 +58,6 @@ pub struct PerfMemoryVars {
     pub initialized: Option<u64>,
 }
 
-#[cfg(target_os = "linux")]
 /// One mapping of a file in the target: `[start, end)` maps file bytes from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mapping {
@@ -56,7 +69,6 @@ pub struct Mapping {
     pub offset: u64,
 }
 
-#[cfg(target_os = "linux")]
 /// A shared object as the target has it loaded.
 #[derive(Debug, Clone)]
 pub struct Module {
@@ -69,23 +81,72 @@ pub struct Module {
     pub candidates: Vec<PathBuf>,
 }
 
-#[cfg(target_os = "linux")]
 /// How the region's variables were found (reported by `-v`).
 #[derive(Debug, Clone)]
 pub struct Located {
     /// The addresses of the variables.
     pub vars: PerfMemoryVars,
-    /// The file that was opened for the library.
-    pub opened: PathBuf,
-    /// Its load bias (run-time address minus link-time address).
-    pub load_bias: u64,
+    /// The JVM's library as the target has it loaded.
+    pub module: LoadedModule,
     /// Where the symbols came from: a symbol table, or `gHotSpotVMStructs`.
     pub source: String,
     /// Things the user may want to know (a candidate skipped, a check not possible).
     pub notes: Vec<Note>,
 }
 
-#[cfg(target_os = "linux")]
+/// The JVM's library in a target, as `-v` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadedModule {
+    /// `libjvm.so` (Linux, ELF).
+    Libjvm {
+        /// The path the target mapped.
+        path: PathBuf,
+        /// The file that was opened for it (`/proc/<pid>/map_files/..`, a sysroot path, ...).
+        opened: PathBuf,
+        /// Its load bias: run-time address minus link-time address.
+        load_bias: u64,
+    },
+    /// `jvm.dll` (Windows, PE), read from the target's memory only.
+    JvmDll {
+        /// Its path as the loader recorded it.
+        path: PathBuf,
+        /// Base address (its headers).
+        base: u64,
+        /// Size of the image in memory, in bytes.
+        size: u64,
+        /// Named exports in its export directory.
+        exports: usize,
+    },
+}
+
+impl std::fmt::Display for LoadedModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadedModule::Libjvm {
+                path,
+                opened,
+                load_bias,
+            } => write!(
+                f,
+                "libjvm: {} opened as {}, load bias {load_bias:#x}",
+                path.display(),
+                opened.display()
+            ),
+            LoadedModule::JvmDll {
+                path,
+                base,
+                size,
+                exports,
+            } => write!(
+                f,
+                "jvm.dll: {} at {base:#x} ({size} bytes, {exports} named exports)",
+                path.display()
+            ),
+        }
+    }
+}
+
 /// Something the locator noticed on the way that did not stop it: the live path shows these
 /// with `-v`, the core path as warnings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +163,6 @@ pub enum Note {
     CacheNotWritten(String),
 }
 
-#[cfg(target_os = "linux")]
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -127,28 +187,6 @@ impl std::fmt::Display for Note {
     }
 }
 
-#[cfg(target_os = "linux")]
-impl Located {
-    /// What was found, as lines for `-v`: the library and how it was opened, the symbol source,
-    /// and the variables' addresses.
-    pub fn details(&self, module: &Module) -> Vec<String> {
-        vec![
-            format!(
-                "libjvm: {} opened as {}, load bias {:#x}",
-                module.path.display(),
-                self.opened.display(),
-                self.load_bias
-            ),
-            format!("symbols: {}", self.source),
-            format!(
-                "&PerfMemory::_start = {:#x}, &PerfMemory::_capacity = {:#x}",
-                self.vars.start, self.vars.capacity
-            ),
-        ]
-    }
-}
-
-#[cfg(target_os = "linux")]
 const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory6_startE",
     "_ZN10PerfMemory9_capacityE",
@@ -156,10 +194,6 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory12_initializedE",
 ];
 
-#[cfg(target_os = "linux")]
-const PAGE: u64 = 4096;
-
-#[cfg(target_os = "linux")]
 /// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
 /// deleted or replaced after it was mapped.
 pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
@@ -170,21 +204,25 @@ pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
     }
 }
 
-#[cfg(target_os = "linux")]
-/// The load bias of an image with these program headers given its mappings: a mapping at file
-/// offset `o` that holds the page of a `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !page)`.
-pub fn load_bias(program_headers: &[ProgramHeader], mappings: &[Mapping]) -> Option<u64> {
+/// The load bias of an image with these program headers given its mappings and the target's
+/// page size `page` (a power of two): a mapping at file offset `o` that holds the page of a
+/// `PT_LOAD` segment at `o` sits at `bias + (p_vaddr & !(page - 1))`.
+pub fn load_bias(
+    program_headers: &[ProgramHeader],
+    mappings: &[Mapping],
+    page: u64,
+) -> Option<u64> {
+    let mask = !(page.max(1) - 1);
     program_headers
         .iter()
         .filter(|p| p.p_type == PT_LOAD)
         .find_map(|seg| {
-            let file_page = seg.p_offset & !(PAGE - 1);
+            let file_page = seg.p_offset & mask;
             let m = mappings.iter().find(|m| m.offset == file_page)?;
-            Some(m.start.wrapping_sub(seg.p_vaddr & !(PAGE - 1)))
+            Some(m.start.wrapping_sub(seg.p_vaddr & mask))
         })
 }
 
-#[cfg(target_os = "linux")]
 /// A module as its own bytes in the target describe it: the ELF header page (dumped in cores by
 /// default, always present in a live process) gives the program headers, hence the load bias and
 /// the build-id note, without opening any file.
@@ -196,13 +234,14 @@ pub struct LoadedImage {
     pub build_id: Option<Vec<u8>>,
 }
 
-#[cfg(target_os = "linux")]
 impl LoadedImage {
     /// Reads the image's headers through `mem`; `None` when the first page is not readable or
     /// is not a 64-bit little-endian ELF header.
     pub fn read(module: &Module, mem: &dyn ReadMemory) -> Option<Self> {
         let first = module.mappings.iter().find(|m| m.offset == 0)?;
-        let mut page = vec![0u8; PAGE as usize];
+        let page_size = mem.page_size();
+        // The ELF header and program headers are in the first 4 KiB of any page size.
+        let mut page = vec![0u8; page_size.min(4096) as usize];
         mem.read_exact_at(first.start, &mut page).ok()?;
         let header = elf::parse_header(&page).ok()?;
         let end =
@@ -217,7 +256,7 @@ impl LoadedImage {
             elf::CTX,
         )
         .ok()?;
-        let bias = load_bias(&phdrs, &module.mappings)?;
+        let bias = load_bias(&phdrs, &module.mappings, page_size)?;
         let build_id = phdrs.iter().filter(|p| p.p_type == PT_NOTE).find_map(|p| {
             let mut buf = vec![0u8; p.p_filesz.min(4096) as usize];
             mem.read_exact_at(bias.wrapping_add(p.p_vaddr), &mut buf)
@@ -228,7 +267,6 @@ impl LoadedImage {
     }
 }
 
-#[cfg(target_os = "linux")]
 /// Finds the addresses of `PerfMemory`'s variables in the target: from `cache` when it knows the
 /// build-id found in the target's memory; else by opening the module's file (the first candidate
 /// that opens and whose build-id matches the one in the target's memory) and searching its symbol
@@ -251,8 +289,11 @@ pub fn locate_perf_memory(
     {
         return Ok(Located {
             vars: hit.vars.shifted(image.bias),
-            opened: module.path.clone(),
-            load_bias: image.bias,
+            module: LoadedModule::Libjvm {
+                path: module.path.clone(),
+                opened: module.path.clone(),
+                load_bias: image.bias,
+            },
             source: format!(
                 "symbol cache for build-id {} (first found in {})",
                 hex(id),
@@ -271,7 +312,7 @@ pub fn locate_perf_memory(
                 continue;
             }
         };
-        let Some(bias) = load_bias(elf.program_headers(), &module.mappings) else {
+        let Some(bias) = load_bias(elf.program_headers(), &module.mappings, mem.page_size()) else {
             open_errors.push(format!(
                 "{}: no PT_LOAD segment matches the target's mappings",
                 candidate.display()
@@ -314,8 +355,11 @@ pub fn locate_perf_memory(
         }
         return Ok(Located {
             vars,
-            opened: candidate.clone(),
-            load_bias: bias,
+            module: LoadedModule::Libjvm {
+                path: module.path.clone(),
+                opened: candidate.clone(),
+                load_bias: bias,
+            },
             source,
             notes,
         });
@@ -329,7 +373,6 @@ pub fn locate_perf_memory(
     })
 }
 
-#[cfg(target_os = "linux")]
 /// The build-id read from the target at the address of the file's build-id note.
 fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Vec<u8>> {
     let (vaddr, size) = elf.build_id_note_vaddr()?;
@@ -338,7 +381,6 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
     elf::build_id_from_notes(&buf)
 }
 
-#[cfg(target_os = "linux")]
 /// What the symbol sources look at: the opened library, where it is loaded, and the target.
 struct Lookup<'a> {
     elf: &'a ElfFile,
@@ -349,13 +391,11 @@ struct Lookup<'a> {
     build_id: Option<&'a [u8]>,
 }
 
-#[cfg(target_os = "linux")]
 /// A symbol source: the variables and a description of where they came from, or `None` after
 /// saying why not in `tried` (and anything worth knowing in `notes`).
 type SymbolLookup =
     fn(&Lookup, &mut Vec<String>, &mut Vec<Note>) -> Option<(PerfMemoryVars, String)>;
 
-#[cfg(target_os = "linux")]
 /// The symbol sources, best first: a debug file by build-id, the library's own `.symtab`, a
 /// `.gnu_debuglink` file, and `gHotSpotVMStructs` (works on stripped builds).
 const SYMBOL_SOURCES: [SymbolLookup; 4] = [
@@ -365,7 +405,6 @@ const SYMBOL_SOURCES: [SymbolLookup; 4] = [
     |l, tried, _| l.vmstructs(tried),
 ];
 
-#[cfg(target_os = "linux")]
 fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
     SYMBOL_SOURCES
@@ -377,7 +416,6 @@ fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, 
         })
 }
 
-#[cfg(target_os = "linux")]
 impl Lookup<'_> {
     /// `PerfMemory`'s variables in `file`'s `.symtab`.
     fn in_symtab(
@@ -485,7 +523,6 @@ impl Lookup<'_> {
     }
 }
 
-#[cfg(target_os = "linux")]
 /// Where gdb looks for a `.gnu_debuglink` file: beside the library, in `.debug/` beside it, and
 /// under `/usr/lib/debug` + the library's directory.
 fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
@@ -498,8 +535,7 @@ fn debuglink_paths(lib: &Path, name: &str) -> Vec<PathBuf> {
     out
 }
 
-#[cfg(target_os = "linux")]
-#[cfg(test)]
+#[cfg(all(test, feature = "live", target_os = "linux"))]
 mod tests {
     use super::*;
     use crate::read::ProcessMemory;
@@ -532,7 +568,7 @@ mod tests {
     fn load_bias_puts_a_symbol_at_its_run_time_address() {
         let module = own_module();
         let elf = ElfFile::open(&module.path).unwrap();
-        let bias = load_bias(elf.program_headers(), &module.mappings).unwrap();
+        let bias = load_bias(elf.program_headers(), &module.mappings, 4096).unwrap();
         let sym = elf.find_in_symtab(&["HSINSPECT_BIAS_PROBE"])[0].unwrap();
         assert_eq!(
             bias.wrapping_add(sym.value),
@@ -544,7 +580,7 @@ mod tests {
         assert_eq!(image.bias, bias);
         assert_eq!(image.build_id, elf.build_id());
         // No mapping at a PT_LOAD's file page: no bias.
-        assert_eq!(load_bias(elf.program_headers(), &[]), None);
+        assert_eq!(load_bias(elf.program_headers(), &[], 4096), None);
     }
 
     #[test]
@@ -574,5 +610,102 @@ mod tests {
             !debuglink_paths(Path::new("/l/libjvm.so"), "libjvm.so")
                 .contains(&PathBuf::from("/l/libjvm.so"))
         );
+    }
+}
+
+#[cfg(test)]
+mod page_size_tests {
+    use goblin::elf::program_header::{PF_R, PF_X};
+
+    use super::*;
+
+    fn load(offset: u64, vaddr: u64, size: u64) -> ProgramHeader {
+        ProgramHeader {
+            p_type: PT_LOAD,
+            p_flags: PF_R | PF_X,
+            p_offset: offset,
+            p_vaddr: vaddr,
+            p_paddr: vaddr,
+            p_filesz: size,
+            p_memsz: size,
+            p_align: 0x10000,
+        }
+    }
+
+    /// A library linked for 64 KiB pages (`-z max-page-size=0x10000`, as aarch64 distributions
+    /// link): its second segment's file page and address page depend on the page size.
+    #[test]
+    fn load_bias_uses_the_targets_page_size() {
+        let bias = 0x7f00_0000_0000u64;
+        // Second segment at file offset 0x1_2345, vaddr 0x11_2345: its page starts at
+        // 0x1_0000 / 0x11_0000 with 64 KiB pages, 0x1_0000 / 0x11_0000 with 16 KiB pages
+        // (0x12345 & !0x3fff = 0x10000) and 0x1_2000 / 0x11_2000 with 4 KiB pages.
+        let phdrs = [load(0x1_2345, 0x11_2345, 0x1000)];
+        for (page, file_page, addr_page) in [
+            (4096u64, 0x1_2000u64, 0x11_2000u64),
+            (16384, 0x1_0000, 0x11_0000),
+            (65536, 0x1_0000, 0x11_0000),
+        ] {
+            let mappings = [Mapping {
+                start: bias + addr_page,
+                end: bias + addr_page + page,
+                offset: file_page,
+            }];
+            assert_eq!(
+                load_bias(&phdrs, &mappings, page),
+                Some(bias),
+                "page size {page}"
+            );
+        }
+        // A mapping laid out for 4 KiB pages is not found with 64 KiB ones (no wrong bias).
+        let four_k = [Mapping {
+            start: bias + 0x11_2000,
+            end: bias + 0x11_3000,
+            offset: 0x1_2000,
+        }];
+        assert_eq!(load_bias(&phdrs, &four_k, 65536), None);
+    }
+
+    /// Memory that holds bytes only below `end`, with pages of `page` bytes.
+    struct Ends {
+        page: u64,
+        end: u64,
+        byte: u8,
+    }
+
+    impl ReadMemory for Ends {
+        fn page_size(&self) -> u64 {
+            self.page
+        }
+        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), crate::read::MemoryError> {
+            if addr + buf.len() as u64 > self.end {
+                return Err(crate::read::MemoryError::Unmapped {
+                    addr,
+                    len: buf.len(),
+                });
+            }
+            buf.fill(self.byte);
+            Ok(())
+        }
+    }
+
+    /// A string that runs up to the end of the last mapped page is read up to there, whatever
+    /// the page size, and never by a read that crosses into the unmapped page.
+    #[test]
+    fn c_strings_stop_at_the_targets_page_boundary() {
+        for page in [4096u64, 16384, 65536] {
+            let end = 3 * page;
+            let mem = Ends {
+                page,
+                end,
+                byte: b'a',
+            };
+            // No NUL before the unmapped page: no string, no error once something was read.
+            assert_eq!(mem.read_c_string(end - 100, 1000).unwrap(), None);
+            // Starting on an unmapped page is an error.
+            assert!(mem.read_c_string(end, 10).is_err());
+            let zero = Ends { page, end, byte: 0 };
+            assert_eq!(zero.read_c_string(end - 1, 10).unwrap(), Some(Vec::new()));
+        }
     }
 }

@@ -351,7 +351,7 @@ mod tests {
     use super::*;
 
     fn jvm_dll() -> (PathBuf, Vec<u8>) {
-        let cache = std::env::var_os("HSINSPECT_CACHE")
+        let cache = std::env::var_os("HSINSPECT_TEST_CACHE")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
                 PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/hsinspect")

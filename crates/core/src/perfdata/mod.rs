@@ -11,6 +11,11 @@ pub use parse::{ParseError, parse, parse_reusing};
 
 /// Size in bytes of `PerfDataPrologue` (`perfMemory.hpp`).
 pub const PROLOGUE_SIZE: usize = 32;
+
+/// Largest PerfData region accepted from any target, in bytes: a `PerfMemory::_capacity` read
+/// from a JVM's memory or a core, and an hsperfdata file's size. HotSpot's default is 32 KiB
+/// (`-XX:PerfDataMemorySize`, `globals.hpp`); anything beyond 64 MiB is not a region.
+pub const MAX_REGION: u64 = 64 << 20;
 /// Size in bytes of the fixed `PerfDataEntry` header (`perfMemory.hpp`).
 pub const ENTRY_HEADER_SIZE: usize = 20;
 /// The four magic bytes as they lie in memory, whatever the byte order (`0xcafec0c0` read big-endian).

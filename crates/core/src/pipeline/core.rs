@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Reading, read_region};
+use super::{Detail, ReadPath, Reading, Warning, read_region};
 use crate::elf::ElfFile;
 use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
 use crate::locate::strip_deleted;
@@ -34,9 +34,7 @@ pub fn read_core(
     let core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
     if let Some((actual, needed)) = core.truncated() {
-        warnings.push(format!(
-            "the core is truncated ({actual} of {needed} bytes): some memory is missing from it"
-        ));
+        warnings.push(Warning::CoreTruncated { actual, needed });
     }
     let module = match core.files() {
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
@@ -67,19 +65,31 @@ pub fn read_core(
         e => e,
     })?;
     let headers_match = check_library_matches(&core, &located, &mut warnings)?;
+    let path = ReadPath::Core {
+        path: core_path.to_owned(),
+        process: core.process().map(|p| (p.pid, p.command.clone())),
+    };
     let who = match core.process() {
         Some(p) => format!("process {} ({})", p.pid, p.command),
         None => "an unknown process".into(),
     };
-    let mut details = vec![format!("path: core file {} of {who}", core_path.display())];
-    details.extend(located.details(&module));
+    let mut details = vec![
+        Detail::Path(path),
+        Detail::Module(located.module.clone()),
+        Detail::Symbols(located.source.clone()),
+        Detail::Variables {
+            start: located.vars.start,
+            capacity: located.vars.capacity,
+        },
+    ];
     warnings.extend(
         located
             .notes
             .iter()
             // The headers matched the core's: locate's "cannot check" note no longer applies.
             .filter(|n| !(headers_match && matches!(n, locate::Note::NoBuildId(_))))
-            .map(ToString::to_string),
+            .cloned()
+            .map(Warning::Note),
     );
     let (start, capacity, bytes) = match read_region(&located.vars, &core, None) {
         Ok(r) => (r.start, r.capacity, r.bytes),
@@ -99,12 +109,10 @@ pub fn read_core(
             ),
         ));
     };
-    details.push(format!("region: {capacity} bytes at {start:#x}"));
+    details.push(Detail::Region { start, capacity });
     let snapshot = perfdata::parse(&bytes)?;
     if !snapshot.prologue.accessible {
-        warnings.push(
-            "the region is not marked accessible (the JVM was still starting when the core was made): counters may be incomplete".into(),
-        );
+        warnings.push(Warning::CoreNotAccessible);
     }
     Ok(Reading {
         snapshot,
@@ -125,9 +133,16 @@ pub fn read_core(
 fn check_library_matches(
     core: &CoreMemory,
     located: &locate::Located,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<bool, Error> {
-    let lib = &located.opened;
+    let locate::LoadedModule::Libjvm {
+        opened: lib,
+        load_bias,
+        ..
+    } = &located.module
+    else {
+        return Ok(false);
+    };
     let elf = ElfFile::open(lib)?;
     if elf.machine() != core.machine() {
         return Err(Error::core(
@@ -143,12 +158,12 @@ fn check_library_matches(
     let Some(first) = elf.loads().find(|p| p.p_offset == 0) else {
         return Ok(false);
     };
-    let len = (64 + 56 * elf.program_headers().len() as u64).min(4096);
+    let len = (64 + 56 * elf.program_headers().len() as u64).min(core.page_size());
     let Some(file_bytes) = elf.bytes_at_vaddr(first.p_vaddr, len) else {
         return Ok(false);
     };
     let mut mem = vec![0u8; len as usize];
-    match core.read_exact_at(located.load_bias.wrapping_add(first.p_vaddr), &mut mem) {
+    match core.read_exact_at(load_bias.wrapping_add(first.p_vaddr), &mut mem) {
         Ok(()) if mem != file_bytes => Err(Error::core(
             core.path(),
             format!(
@@ -158,11 +173,10 @@ fn check_library_matches(
         )),
         Ok(()) => Ok(true),
         Err(e) => {
-            warnings.push(format!(
-                "could not compare {} with the library in the core ({}): if counters look wrong, check it is the JVM's own libjvm",
-                lib.display(),
-                with_causes(&e)
-            ));
+            warnings.push(Warning::LibraryNotCompared {
+                path: lib.clone(),
+                why: with_causes(&e),
+            });
             Ok(false)
         }
     }

@@ -1,35 +1,32 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
+//!
+//! Written once for every OS: the live pipelines ([`read_forced`], [`read_shared_wait`]) use only the names
+//! each stage's OS seam exports (`process::Process`, `process::stop`, `process::shared_bytes`,
+//! `locate::locate_in_process`, `read::ProcessMemory`); files and cores ([`read_file`],
+//! [`read_core`]) need no OS at all.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-#[cfg(target_os = "linux")]
-use procfs::Current;
-
-use crate::locate;
-use crate::{Error, MemoryItem};
-
-#[cfg(target_os = "linux")]
 mod core;
+mod detail;
+mod forced;
+mod shared;
 
-#[cfg(target_os = "linux")]
 pub use self::core::read_core;
-#[cfg(windows)]
-mod windows;
-#[cfg(windows)]
-use self::windows::{ForcedReader, Watched};
-#[cfg(windows)]
-pub use self::windows::{read_core, read_forced, read_shared, read_shared_wait};
+pub use self::detail::{Detail, ReadPath, Warning};
+use self::forced::ForcedReader;
+pub use self::forced::read_forced;
+pub use self::shared::{read_shared, read_shared_wait};
+use crate::Error;
+pub use crate::locate::cache::SymbolCacheUse;
+pub use crate::perfdata::MAX_REGION;
 use crate::perfdata::{self, Snapshot};
-#[cfg(target_os = "linux")]
-use crate::process::{self, ProcessInfo};
+use crate::process::Pid;
+use crate::process::Process;
 use crate::read::ReadMemory;
-#[cfg(target_os = "linux")]
-use crate::read::{self, MemoryError};
-
-/// Largest `PerfMemory::_capacity` accepted from a target (HotSpot's default is 32 KiB).
-pub const MAX_REGION: u64 = 64 << 20;
+use crate::{MemoryItem, locate};
 
 /// A parsed region and how it was obtained.
 #[derive(Debug, Clone)]
@@ -38,10 +35,11 @@ pub struct Reading {
     pub snapshot: Snapshot,
     /// The raw region bytes (for saving or re-parsing).
     pub bytes: Vec<u8>,
-    /// Facts for `-v`: path taken, symbol source, addresses, stop time.
-    pub details: Vec<String>,
-    /// Things the user should know even without `-v`.
-    pub warnings: Vec<String>,
+    /// Facts for `-v`: path taken, library, symbol source, addresses, stop time, region; each
+    /// prints as one line.
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v`; each prints as one line.
+    pub warnings: Vec<Warning>,
     /// Set when a refused forced read fell back to the hsperfdata file: what was refused.
     pub fallback: Option<String>,
 }
@@ -51,8 +49,9 @@ pub struct Reading {
 pub struct ForcedOptions {
     /// Stop the target's threads while reading (consistent snapshot). `false`: `--no-stop`.
     pub stop: bool,
-    /// How long to wait for all threads to reach ptrace-stop.
-    pub stop_bound: Duration,
+    /// How long to wait for every thread to stop (`--stop-timeout`; Windows' debug attach gets
+    /// at least 2 s).
+    pub stop_timeout: Duration,
     /// How long to wait for a starting JVM to mark its region accessible (jvmstat waits too).
     pub wait_accessible: Duration,
     /// How to use the per-build symbol cache (`~/.cache/hsinspect/perfmemory-<build-id>`, or
@@ -60,168 +59,13 @@ pub struct ForcedOptions {
     pub symbol_cache: SymbolCacheUse,
 }
 
-/// How a forced read uses the per-build symbol cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SymbolCacheUse {
-    /// Neither read nor write it (`--no-cache`).
-    Off,
-    /// Read it; what this process finds is kept in memory only, never written (`inspect list`
-    /// and `serve`, which write nothing).
-    ReadOnly,
-    /// Read it, and write what was found (`inspect -F`, `inspect stat -F`).
-    ReadWrite,
-}
-
 impl Default for ForcedOptions {
     fn default() -> Self {
         ForcedOptions {
             stop: true,
-            stop_bound: Duration::from_millis(100),
+            stop_timeout: Duration::from_millis(100),
             wait_accessible: Duration::from_secs(5),
             symbol_cache: SymbolCacheUse::ReadWrite,
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-/// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
-///
-/// Everything that needs no stop (maps, the ELF, symbols, the vmStructs walk) happens first;
-/// then, with the threads held (unless `opts.stop` is false), `_start` and `_capacity` are read
-/// and the region is copied in one `process_vm_readv`; then the threads are released and the
-/// start time is checked again, so a reused pid is caught.
-///
-/// # Errors
-/// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
-/// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`].
-pub fn read_forced(pid: i32, opts: &ForcedOptions) -> Result<Reading, Error> {
-    ForcedReader::open(pid, opts.clone())?.read(Vec::new())
-}
-
-#[cfg(target_os = "linux")]
-/// Says what happened when a step on a live process fails: an exiting process fails in odd ways
-/// (EPERM from ptrace, short reads).
-fn exited_or(pid: i32, e: Error) -> Error {
-    match e {
-        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
-        _ if process::exited_or_exiting(pid) => Error::ProcessExited(pid),
-        e => e,
-    }
-}
-
-#[cfg(target_os = "linux")]
-/// A live process whose region has been located: [`ForcedReader::read`] re-reads only
-/// `_start`, `_capacity` and the region, so repeated samples skip the maps, ELF and symbol work.
-struct ForcedReader {
-    info: ProcessInfo,
-    opts: ForcedOptions,
-    mem: read::ProcessMemory,
-    vars: locate::PerfMemoryVars,
-    /// `-v` lines about how the region was found (path, symbol source, addresses).
-    located_details: Vec<String>,
-    /// Tells each sample cheaply that `info` still names the process.
-    liveness: process::Liveness,
-    /// `_start` and `_capacity` once a read found the region (they never change after).
-    region_at: std::cell::Cell<Option<(u64, u64)>>,
-}
-
-#[cfg(target_os = "linux")]
-impl ForcedReader {
-    fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
-        Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
-    }
-
-    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
-        let info = ProcessInfo::read(pid)?;
-        let module = locate::libjvm::find_in_process(pid)?;
-        let mem = read::ProcessMemory::new(pid);
-        let cache = match opts.symbol_cache {
-            SymbolCacheUse::Off => None,
-            SymbolCacheUse::ReadOnly => locate::cache::SymbolCache::from_env(false),
-            SymbolCacheUse::ReadWrite => locate::cache::SymbolCache::from_env(true),
-        };
-        let located = locate::locate_perf_memory(&module, &mem, cache.as_ref())
-            .map_err(|e| permission(pid, e))?;
-        let mut located_details = vec![format!(
-            "path: forced read of process {pid} ({}) memory",
-            info.comm
-        )];
-        located_details.extend(located.details(&module));
-        located_details.extend(located.notes.iter().map(|n| format!("note: {n}")));
-        let liveness = process::Liveness::watch(&info)?;
-        Ok(ForcedReader {
-            liveness,
-            region_at: std::cell::Cell::new(None),
-            info,
-            opts,
-            mem,
-            vars: located.vars,
-            located_details,
-        })
-    }
-
-    /// One reading; `spare`: the counters of an earlier one, whose allocations the parse reuses.
-    fn read(&self, spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
-        let pid = self.info.pid;
-        self.read_inner(spare).map_err(|e| {
-            // A later sample of a reused pid fails in odd ways (the old addresses): say why.
-            match process::check_same_process(&self.info) {
-                Err(Error::PidReused(p)) => Error::PidReused(p),
-                _ => exited_or(pid, e),
-            }
-        })
-    }
-
-    fn read_inner(&self, mut spare: Vec<perfdata::Counter>) -> Result<Reading, Error> {
-        let (pid, info, opts) = (self.info.pid, &self.info, &self.opts);
-        let mut details = self.located_details.clone();
-        let began = Instant::now();
-        // A read without stopping may catch the VM mid-write: try again a few times before calling
-        // the bytes malformed.
-        let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
-        loop {
-            let known = self.region_at.get();
-            let (region, report) = read_region_once(pid, &self.vars, &self.mem, opts, known)?;
-            let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
-            self.liveness.check(info)?;
-            if bytes.is_some() {
-                self.region_at.set(Some((start, capacity)));
-            }
-            let age = || process_age(info);
-            let parse = |b: &[u8]| perfdata::parse_reusing(b, std::mem::take(&mut spare));
-            let Some((bytes, snapshot)) =
-                settled(bytes, pid, &age, parse, began, opts, &mut torn_reads_left)?
-            else {
-                continue;
-            };
-            let mut warnings = Vec::new();
-            if let Some(r) = &report {
-                details.push(format!(
-                    "stopped {} threads for {:.3} ms{}",
-                    r.threads,
-                    r.stopped_for.as_secs_f64() * 1e3,
-                    if info.is_stopped() {
-                        " (the process was already stopped and stays stopped)"
-                    } else {
-                        ""
-                    }
-                ));
-                if !r.not_stopped.is_empty() {
-                    warnings.push(format!(
-                        "threads {:?} did not stop within {} ms (uninterruptible?): read anyway, values may be mid-update",
-                        r.not_stopped,
-                        opts.stop_bound.as_millis()
-                    ));
-                }
-            }
-            details.push(format!("region: {capacity} bytes at {start:#x}"));
-            return Ok(Reading {
-                snapshot,
-                bytes,
-                details,
-                warnings,
-                fallback: None,
-            });
         }
     }
 }
@@ -236,26 +80,6 @@ pub(crate) struct Region {
     pub capacity: u64,
     /// The region's bytes; `None` when `start` is NULL.
     pub bytes: Option<Vec<u8>>,
-}
-
-#[cfg(target_os = "linux")]
-/// Reads the region with the threads held (unless `opts.stop` is false); also returns what the
-/// stop did.
-fn read_region_once(
-    pid: i32,
-    vars: &locate::PerfMemoryVars,
-    mem: &read::ProcessMemory,
-    opts: &ForcedOptions,
-    known: Option<(u64, u64)>,
-) -> Result<(Region, Option<process::ptrace::FreezeReport>), Error> {
-    let frozen = if opts.stop {
-        Some(process::ptrace::freeze(pid, opts.stop_bound)?)
-    } else {
-        None
-    };
-    let result = read_region(vars, mem, known);
-    let report = frozen.map(|f| f.thaw());
-    Ok((result.map_err(|e| permission(pid, e))?, report))
 }
 
 /// Reads `_start`, `_capacity` and then the region.
@@ -301,64 +125,9 @@ pub(crate) fn read_region(
     })
 }
 
-#[cfg(target_os = "linux")]
-fn process_age(info: &ProcessInfo) -> Duration {
-    let ticks = procfs::ticks_per_second().max(1);
-    let uptime = procfs::Uptime::current()
-        .map(|u| u.uptime_duration())
-        .unwrap_or_default();
-    uptime.saturating_sub(Duration::from_millis(info.start_time * 1000 / ticks))
-}
-
-#[cfg(target_os = "linux")]
-/// Turns a refused memory read into a [`Error::PermissionDenied`] with the cause and fix.
-fn permission(pid: i32, e: Error) -> Error {
-    match e {
-        Error::Memory {
-            what,
-            source: MemoryError::PermissionDenied { .. },
-        } => Error::PermissionDenied {
-            what: format!("reading {what} from process {pid}"),
-            hint: process::permission_hint(pid),
-        },
-        e => e,
-    }
-}
-
 /// How old a process may be and still be starting up: until then a missing region or file is
 /// waited for (as jvmstat waits), after it the answer is final.
 const STARTUP_GRACE: Duration = Duration::from_secs(2);
-
-#[cfg(target_os = "linux")]
-/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`), waiting up to 5 s for a starting
-/// JVM (see [`read_shared_wait`]).
-///
-/// # Errors
-/// As [`read_shared_wait`].
-pub fn read_shared(pid: i32) -> Result<Reading, Error> {
-    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
-}
-
-#[cfg(target_os = "linux")]
-/// Reads the JVM's hsperfdata file by pid (`inspect <pid>`). A JVM that is still starting may
-/// not have created its file yet (waited for while the process is younger than 2 s) or not yet
-/// marked it accessible (waited for up to `wait`, as jvmstat's `PerfDataBuffer` does).
-///
-/// # Errors
-/// [`Error::NoHsperfFile`] (which says to use `-F`), [`Error::HsperfFile`] for a file that breaks
-/// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
-/// when the file stayed inaccessible for all of `wait`, [`Error::ProcessExited`].
-pub fn read_shared_wait(pid: i32, wait: Duration) -> Result<Reading, Error> {
-    read_shared_inner(pid, wait).map_err(|e| match e {
-        // The JVM deletes its file as it exits: "no file" then means "exited".
-        Error::NoHsperfFile { .. } | Error::HsperfFile { .. }
-            if process::exited_or_exiting(pid) =>
-        {
-            Error::ProcessExited(pid)
-        }
-        e => e,
-    })
-}
 
 /// Sleeps before another try while `wait` has not passed since `began`; then says the JVM is
 /// still starting.
@@ -435,56 +204,20 @@ fn settled(
     Ok(snapshot.map(|s| (bytes, s)))
 }
 
-#[cfg(target_os = "linux")]
-fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
-    let info = ProcessInfo::read(pid)?;
-    let began = Instant::now();
-    let (path, bytes, snapshot) = loop {
-        let (path, bytes) = match process::hsperf_file::read_for_process(&info) {
-            Err(Error::NoHsperfFile { .. }) if process_age(&info) < STARTUP_GRACE => {
-                // Too young to conclude there will be no file.
-                still_starting(pid, began, wait)?;
-                continue;
-            }
-            r => r?,
-        };
-        let age = || process_age(&info);
-        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, pid, &age, began, wait)? else {
-            continue;
-        };
-        break (path, bytes, snapshot);
-    };
-    let warnings = Vec::new();
-    Ok(Reading {
-        snapshot,
-        bytes,
-        details: vec![format!(
-            "path: shared file {} (uid {}, NSpid {})",
-            path.display(),
-            info.euid,
-            info.nspid
-        )],
-        warnings,
-        fallback: None,
-    })
-}
-
 /// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
-/// platform (Linux: `process/hsperf_file.rs`; Windows: no reparse point, a regular disk file with
-/// one link, a sane size).
+/// platform (Linux: `process/linux/hsperfdata_file.rs`; Windows: no reparse point, a regular disk
+/// file with one link, a sane size; elsewhere: a regular file of a region's size). Works on every
+/// OS.
 ///
 /// # Errors
 /// As [`read_shared`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
-    #[cfg(target_os = "linux")]
-    let bytes = process::hsperf_file::read_path(path)?;
-    #[cfg(windows)]
-    let bytes = crate::process::windows::read_hsperf_file(path)?;
+    let bytes = crate::process::read_hsperfdata_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
         snapshot,
         bytes,
-        details: vec![format!("path: file {}", path.display())],
+        details: vec![Detail::Path(ReadPath::File(path.to_owned()))],
         warnings: Vec::new(),
         fallback: None,
     })
@@ -494,7 +227,7 @@ pub fn read_file(path: &Path) -> Result<Reading, Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetSpec {
     /// A process id.
-    Pid(i32),
+    Pid(Pid),
     /// A file.
     File(PathBuf),
 }
@@ -518,14 +251,14 @@ pub enum Source {
     /// [`Reading::warnings`].
     Forced {
         /// The JVM's pid (as this host sees it).
-        pid: i32,
+        pid: Pid,
         /// Stop, wait and cache options.
         opts: ForcedOptions,
     },
     /// A live process's hsperfdata file (`<pid>`).
     Shared {
         /// The JVM's pid (as this host sees it).
-        pid: i32,
+        pid: Pid,
         /// How long to wait for a starting JVM.
         wait: Duration,
     },
@@ -544,7 +277,7 @@ pub enum Source {
 
 impl Source {
     /// The live process this source reads, if any.
-    pub fn pid(&self) -> Option<i32> {
+    pub fn pid(&self) -> Option<Pid> {
         match self {
             Source::Forced { pid, .. } | Source::Shared { pid, .. } => Some(*pid),
             Source::File(_) | Source::Core { .. } => None,
@@ -570,24 +303,7 @@ pub struct Sampler {
     spare: Vec<perfdata::Counter>,
     /// The process the first sample of a shared source read: later samples must find the same
     /// one (a forced source's reader checks this itself).
-    first: Option<Watched>,
-}
-
-/// A live process a sampler keeps checking: the pid still names it, cheaply.
-#[cfg(target_os = "linux")]
-struct Watched(ProcessInfo, process::Liveness);
-
-#[cfg(target_os = "linux")]
-impl Watched {
-    fn watch(pid: i32) -> Result<Self, Error> {
-        let info = ProcessInfo::read(pid)?;
-        let liveness = process::Liveness::watch(&info)?;
-        Ok(Watched(info, liveness))
-    }
-
-    fn check(&self) -> Result<(), Error> {
-        self.1.check(&self.0)
-    }
+    first: Option<Process>,
 }
 
 impl Sampler {
@@ -619,18 +335,43 @@ impl Sampler {
     /// # Errors
     /// As [`read_forced`], [`read_shared_wait`], [`read_file`] or [`read_core`] for the source.
     pub fn sample(&mut self) -> Result<Reading, Error> {
+        self.sample_limited(None)
+    }
+
+    /// One reading that waits no later than `deadline`, for interactive front ends that must
+    /// redraw on time: every wait of the read (for a starting JVM's region or file, for threads
+    /// to stop) is cut to the time left, so a JVM that is still starting gives
+    /// [`Error::NotAccessible`] at the deadline instead of after [`ForcedOptions::wait_accessible`].
+    /// Work that does not wait (opening the library, one read of the region) is not interrupted:
+    /// the call may overrun the deadline by that, milliseconds. A deadline already passed still
+    /// gets one attempt with no waiting.
+    ///
+    /// # Errors
+    /// As [`Sampler::sample`].
+    pub fn sample_until(&mut self, deadline: Instant) -> Result<Reading, Error> {
+        self.sample_limited(Some(deadline))
+    }
+
+    fn sample_limited(&mut self, deadline: Option<Instant>) -> Result<Reading, Error> {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let cut = |d: Duration| left.map_or(d, |l| d.min(l));
         match &self.source {
             Source::Forced { pid, opts } => {
-                let (pid, opts) = (*pid, opts.clone());
+                let pid = *pid;
+                let mut opts = opts.clone();
+                opts.wait_accessible = cut(opts.wait_accessible);
+                // As `--stop-timeout 0`: threads not stopped by then are read anyway, with a
+                // warning.
+                opts.stop_timeout = cut(opts.stop_timeout);
                 if let Some(hint) = &self.fell_back {
                     let mut r = read_shared_wait(pid, opts.wait_accessible)?;
-                    r.details.insert(0, format!("forced read refused: {hint}"));
+                    r.details.insert(0, Detail::ForcedRefused(hint.clone()));
                     return Ok(r);
                 }
                 let opened = match &self.forced {
-                    Some(reader) => reader.read(std::mem::take(&mut self.spare)),
+                    Some(reader) => reader.read(&opts, std::mem::take(&mut self.spare)),
                     None => ForcedReader::open(pid, opts.clone()).and_then(|reader| {
-                        let r = reader.read(Vec::new());
+                        let r = reader.read(&opts, Vec::new());
                         self.forced = Some(reader);
                         r
                     }),
@@ -639,7 +380,7 @@ impl Sampler {
                     Err(Error::PermissionDenied { what, hint }) => {
                         match read_shared_wait(pid, opts.wait_accessible) {
                             Ok(mut r) => {
-                                r.details.insert(0, format!("forced read refused: {hint}"));
+                                r.details.insert(0, Detail::ForcedRefused(hint.clone()));
                                 r.fallback = Some(format!(
                                     "{what}: permission denied; read the hsperfdata file instead"
                                 ));
@@ -653,14 +394,14 @@ impl Sampler {
                 }
             }
             Source::Shared { pid, wait } => {
-                let (pid, wait) = (*pid, *wait);
+                let (pid, wait) = (*pid, cut(*wait));
                 if self.first.is_none() {
-                    self.first = Some(Watched::watch(pid)?);
+                    self.first = Some(Process::open(pid)?);
                 }
                 let reading = read_shared_wait(pid, wait)?;
                 // The file read belongs to the first sample's process only if that process still
                 // holds the pid after the read.
-                self.first.as_ref().expect("set above").check()?;
+                self.first.as_ref().expect("set above").check_same()?;
                 Ok(reading)
             }
             Source::File(path) => read_file(path),

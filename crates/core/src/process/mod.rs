@@ -1,220 +1,104 @@
-//! Targets: live processes (identity, permissions, stopping them briefly) and hsperfdata files.
+//! Targets: live processes (identity, liveness, stopping them briefly) and hsperfdata files.
+//!
+//! # The OS seam
+//!
+//! Everything OS-specific of this stage is in one module, [`os`], chosen once below: `linux/`
+//! (procfs, pidfd, ptrace; `perfMemory_posix.cpp`'s file rules), `windows.rs` (process handles,
+//! a debug attach; `perfMemory_windows.cpp`'s file mapping) or `unsupported.rs` (any other OS, or
+//! the `live` feature off: no live process, portable file reads). Each exports the same names,
+//! which the pipelines use and nothing else:
+//!
+//! | name | what it is |
+//! |---|---|
+//! | `Process` | a live process opened by pid: `open`, `pid`, `name`, `age`, `check_same` (the pid still names it: pid reuse, exit) |
+//! | `exited_or_exiting(pid)` | whether a process is gone or on its way out (turns odd errors into [`crate::Error::ProcessExited`]) |
+//! | `stop(&Process, timeout)` → `Stopped`; `Stopped::release()` → [`StopReport`] | hold every thread still for a consistent read, and let it go exactly as it was |
+//! | `shared_bytes(&Process)` | the JVM's shared PerfData (hsperfdata file or mapping) and where it was found |
+//! | `read_hsperfdata_file(path)` | a saved hsperfdata file, with the platform's file rules |
+//! | `permission_hint(pid)` | what to do when the OS refuses access to a process |
+//! | `user_name(uid)` | a uid's user name, where the OS has uids |
+//!
+//! A new OS is one more module here (and one in `read/` and `locate/`).
 
-#[cfg(target_os = "linux")]
-pub mod hsperf_file;
-#[cfg(target_os = "linux")]
-pub mod ptrace;
-#[cfg(windows)]
-pub mod windows;
+use std::time::Duration;
 
-#[cfg(target_os = "linux")]
-use procfs::ProcError;
-#[cfg(target_os = "linux")]
-use procfs::process::{Process, StatFlags};
+/// A process id as this host (the inspector's pid namespace) sees it: what `ps`, `top` and
+/// `jps` on the host print, and what `/proc/<pid>` names. A JVM in a container has another,
+/// inner pid there (its `NSpid`), which hsinspect reports beside it but never takes as input.
+/// Any value may be asked about: 0, negative and unused pids are answered with
+/// [`crate::Error::NoSuchProcess`]. (An alias, not a newtype: every caller already holds pids as
+/// `i32`, the type of `pid_t` and of Windows' process ids as HotSpot's tools print them.)
+pub type Pid = i32;
 
-#[cfg(target_os = "linux")]
-use crate::Error;
+#[cfg(all(feature = "live", target_os = "linux"))]
+#[path = "linux/mod.rs"]
+pub(crate) mod os;
+#[cfg(all(feature = "live", windows))]
+#[path = "windows.rs"]
+pub(crate) mod os;
+#[cfg(not(all(feature = "live", any(target_os = "linux", windows))))]
+#[path = "unsupported.rs"]
+pub(crate) mod os;
 
-#[cfg(target_os = "linux")]
-/// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
-#[derive(Debug, Clone)]
-pub struct ProcessInfo {
-    /// The pid as this inspector sees it.
-    pub pid: i32,
-    /// `starttime` in clock ticks since boot: with the pid, identifies the process (pids are reused).
-    pub start_time: u64,
-    /// Effective uid (the owner of the JVM's hsperfdata file).
-    pub euid: u32,
-    /// The pid in the process's own (innermost) pid namespace: the last `NSpid` value.
-    pub nspid: i32,
-    /// `State` letter (`R`, `S`, `D`, `T`, `t`, `Z`, ...).
-    pub state: char,
-    /// `TracerPid` (0 when not traced).
-    pub tracer: i32,
-    /// `comm`.
-    pub comm: String,
+pub(crate) use os::{
+    Process, exited_or_exiting, permission_hint, read_hsperfdata_file, shared_bytes, stop,
+    user_name,
+};
+
+/// How a stop held the target, for `-v` (`--stop-timeout` bounds it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopMethod {
+    /// Linux: every thread seized and interrupted with ptrace (`PTRACE_SEIZE`,
+    /// `PTRACE_INTERRUPT`), then detached.
+    Ptrace {
+        /// Threads held.
+        threads: usize,
+        /// The process was in group-stop (SIGSTOP) before, and stays stopped.
+        already_stopped: bool,
+    },
+    /// Windows: a debug attach (`DebugActiveProcess`) whose breakpoint event suspends every
+    /// thread until it is continued.
+    DebugAttach {
+        /// Debug events drained before the attach breakpoint (process, threads, DLLs).
+        events: usize,
+        /// From the attach to the attach breakpoint (the JVM is held from then on).
+        to_stop: Duration,
+    },
 }
 
-#[cfg(target_os = "linux")]
-impl ProcessInfo {
-    /// Reads the process's identity.
-    ///
-    /// # Errors
-    /// [`Error::NoSuchProcess`], or [`Error::PermissionDenied`] when `/proc/<pid>` is hidden.
-    pub fn read(pid: i32) -> Result<Self, Error> {
-        if pid <= 0 {
-            return Err(Error::NoSuchProcess(pid));
-        }
-        let p = Process::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
-        let stat = p
-            .stat()
-            .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
-        let status = p
-            .status()
-            .map_err(|e| process_error(pid, "read /proc/<pid>/status", e))?;
-        Ok(ProcessInfo {
-            pid,
-            start_time: stat.starttime,
-            euid: status.euid,
-            nspid: status
-                .nspid
-                .as_ref()
-                .and_then(|v| v.last().copied())
-                .unwrap_or(pid),
-            state: stat.state,
-            tracer: status.tracerpid,
-            comm: stat.comm,
-        })
-    }
-
-    /// Whether the process is in group-stop (`T`), e.g. after SIGSTOP.
-    pub fn is_stopped(&self) -> bool {
-        self.state == 'T'
-    }
+/// What a stop of a live process cost: how, for how long, and which threads it could not stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopReport {
+    /// How the threads were held.
+    pub method: StopMethod,
+    /// From the first thread held to the last one released.
+    pub stopped_for: Duration,
+    /// Thread ids that had not stopped when the timeout passed (read anyway).
+    pub not_stopped: Vec<i32>,
 }
 
-#[cfg(target_os = "linux")]
-/// Checks that `before` still names a live process: same pid, same start time.
-///
-/// # Errors
-/// [`Error::ProcessExited`] or [`Error::PidReused`].
-pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
-    // Only `stat`: `status` of a many-threaded process costs a walk over all its threads.
-    let pid = before.pid;
-    let stat = Process::new(pid)
-        .and_then(|p| p.stat())
-        .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e));
-    match stat {
-        Ok(now) if now.starttime != before.start_time => Err(Error::PidReused(pid)),
-        Ok(now) if !matches!(now.state, 'Z' | 'X' | 'x') => Ok(()),
-        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(pid)),
-        Err(e) => Err(e),
-    }
-}
-
-#[cfg(target_os = "linux")]
-/// A pidfd on the process a [`ProcessInfo`] describes (`pidfd_open(2)`, Linux 5.3+), so that
-/// repeated samples can tell cheaply that the very same process is still there: one `poll(2)`
-/// instead of parsing `/proc/<pid>/stat` (which costs about a third of a `--no-stop` sample).
-/// Without pidfds (older kernels, seccomp), [`Liveness::check`] is [`check_same_process`].
-#[derive(Debug)]
-pub struct Liveness(Option<std::os::fd::OwnedFd>);
-
-#[cfg(target_os = "linux")]
-impl Liveness {
-    /// Opens a pidfd on `info.pid`, then checks that `info` still names that pid's process: the
-    /// pidfd, opened before the check, is then that process's.
-    ///
-    /// # Errors
-    /// As [`check_same_process`].
-    pub fn watch(info: &ProcessInfo) -> Result<Self, Error> {
-        use std::os::fd::{FromRawFd, OwnedFd};
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, info.pid, 0) };
-        let fd = i32::try_from(fd)
-            .ok()
-            .filter(|&fd| fd >= 0)
-            // SAFETY: a descriptor the kernel just returned to us, owned by no one else.
-            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
-        check_same_process(info)?;
-        Ok(Liveness(fd))
-    }
-
-    /// The same contract as [`check_same_process`]`(info)` (`info` must be the one given to
-    /// [`Liveness::watch`]): a pidfd that does not poll readable means the process has not exited,
-    /// so its pid cannot have been reused; otherwise `/proc` says which of the two happened.
-    ///
-    /// # Errors
-    /// [`Error::ProcessExited`] or [`Error::PidReused`].
-    pub fn check(&self, info: &ProcessInfo) -> Result<(), Error> {
-        use std::os::fd::AsRawFd;
-        if let Some(fd) = &self.0 {
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, no wait.
-            if unsafe { libc::poll(&mut p, 1, 0) } == 0 {
-                return Ok(());
-            }
-        }
-        check_same_process(info)
-    }
-}
-
-#[cfg(target_os = "linux")]
-/// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
-/// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
-/// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
-/// [`Error::ProcessExited`].
-pub fn exited_or_exiting(pid: i32) -> bool {
-    let Ok(process) = Process::new(pid) else {
-        return true;
-    };
-    let Ok(stat) = process.stat() else {
-        return true;
-    };
-    // PF_EXITING and PF_KTHREAD in `flags` (`include/linux/sched.h`): the task is exiting; a
-    // kernel thread has no user mappings, and is not exiting for lack of them.
-    let flags = stat.flags().unwrap_or(StatFlags::empty());
-    if matches!(stat.state, 'Z' | 'X' | 'x') || flags.contains(StatFlags::PF_EXITING) {
-        return true;
-    }
-    !flags.contains(StatFlags::PF_KTHREAD)
-        && process.maps().is_ok_and(|m| m.iter().next().is_none())
-}
-
-#[cfg(target_os = "linux")]
-/// The name of user `uid` on this host (`/etc/passwd`, or NSS: LDAP and the like); `None` when
-/// the uid has no entry.
-pub fn user_name(uid: u32) -> Option<String> {
-    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-}
-
-#[cfg(target_os = "linux")]
-/// Maps a procfs error about `pid` to ours.
-pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
-    match e {
-        ProcError::NotFound(_) => Error::NoSuchProcess(pid),
-        ProcError::PermissionDenied(_) => Error::PermissionDenied {
-            what: format!(
-                "{} of process {pid}",
-                what.replace("<pid>", &pid.to_string())
+impl std::fmt::Display for StopReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.stopped_for.as_secs_f64() * 1e3;
+        match &self.method {
+            StopMethod::Ptrace {
+                threads,
+                already_stopped,
+            } => write!(
+                f,
+                "stopped {threads} threads for {ms:.3} ms{}",
+                if *already_stopped {
+                    " (the process was already stopped and stays stopped)"
+                } else {
+                    ""
+                }
             ),
-            hint: permission_hint(pid),
-        },
-        ProcError::Io(e, _) if e.raw_os_error() == Some(libc::ESRCH) => Error::NoSuchProcess(pid),
-        other => Error::Io {
-            path: format!("/proc/{pid}").into(),
-            source: std::io::Error::other(other.to_string()),
-        },
+            StopMethod::DebugAttach { events, to_stop } => write!(
+                f,
+                "stopped by a debug attach for {ms:.3} ms ({events} debug events, {:.3} ms to the attach breakpoint)",
+                to_stop.as_secs_f64() * 1e3
+            ),
+        }
     }
-}
-
-#[cfg(target_os = "linux")]
-/// Why ptrace-level access to `pid` may be refused, and what fixes it.
-pub fn permission_hint(pid: i32) -> String {
-    let owner = Process::new(pid).and_then(|p| p.uid()).ok();
-    let me = nix::unistd::geteuid().as_raw();
-    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
-    let mut hint = String::from("Reading another process's memory needs ptrace permission: ");
-    match owner {
-        Some(o) if o != me => hint.push_str(&format!(
-            "process {pid} belongs to uid {o} and you are uid {me}; run inspect as that user or as root (or with CAP_SYS_PTRACE)"
-        )),
-        _ => hint.push_str("run inspect as the JVM's user or as root (or with CAP_SYS_PTRACE)"),
-    }
-    if let Some(s) = scope.as_deref().map(str::trim).filter(|s| *s != "0") {
-        hint.push_str(&format!(
-            "; kernel.yama.ptrace_scope is {s}, which also limits ptrace between processes of the same user (sysctl kernel.yama.ptrace_scope=0, or use root)"
-        ));
-    }
-    hint.push_str(
-        ". In a container, the inspector needs CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE). Without it, `inspect <pid>` (no -F) reads the hsperfdata file, if the JVM shares one.",
-    );
-    hint
 }

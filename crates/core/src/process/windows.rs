@@ -1,5 +1,5 @@
-//! A live Windows process: its identity (pid + creation time), `jvm.dll`'s place in it, stopping
-//! it briefly with a debug attach, and its PerfData through the named file mapping or the
+//! The Windows side of the process stage (see [`crate::process`] for the seam): a live process's
+//! identity (pid + creation time), stopping it briefly with a debug attach, and its PerfData through the named file mapping or the
 //! hsperfdata file (`src/hotspot/os/windows/perfMemory_windows.cpp`).
 //!
 //! Every handle is opened for reading or querying only (`PROCESS_VM_READ`,
@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use windows_sys::Win32::Foundation::{
-    DBG_CONTINUE, DBG_EXCEPTION_NOT_HANDLED, ERROR_ACCESS_DENIED, ERROR_BAD_LENGTH,
-    ERROR_INVALID_PARAMETER, ERROR_PARTIAL_COPY, ERROR_SEM_TIMEOUT, EXCEPTION_BREAKPOINT, FILETIME,
-    HANDLE, INVALID_HANDLE_VALUE, STILL_ACTIVE,
+    DBG_CONTINUE, DBG_EXCEPTION_NOT_HANDLED, ERROR_ACCESS_DENIED, ERROR_INVALID_PARAMETER,
+    ERROR_SEM_TIMEOUT, EXCEPTION_BREAKPOINT, FILETIME, HANDLE, INVALID_HANDLE_VALUE, STILL_ACTIVE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
@@ -29,9 +28,6 @@ use windows_sys::Win32::System::Diagnostics::Debug::{
     DebugActiveProcess, DebugActiveProcessStop, DebugSetProcessKillOnExit, EXCEPTION_DEBUG_EVENT,
     EXIT_PROCESS_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
 };
-use windows_sys::Win32::System::Diagnostics::ToolHelp::{
-    CreateToolhelp32Snapshot, MODULEENTRY32W, Module32FirstW, Module32NextW, TH32CS_SNAPMODULE,
-};
 use windows_sys::Win32::System::Memory::{
     FILE_MAP_READ, MEMORY_BASIC_INFORMATION, MEMORY_MAPPED_VIEW_ADDRESS, MapViewOfFile,
     OpenFileMappingW, UnmapViewOfFile, VirtualQuery,
@@ -39,12 +35,12 @@ use windows_sys::Win32::System::Memory::{
 use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
 use windows_sys::Win32::System::Threading::{
     GetExitCodeProcess, GetProcessTimes, IsWow64Process, OpenProcess,
-    PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ, QueryFullProcessImageNameW,
+    PROCESS_QUERY_LIMITED_INFORMATION, QueryFullProcessImageNameW,
 };
 
 use crate::Error;
-use crate::pipeline::MAX_REGION;
-use crate::read::windows::ProcessMemory;
+use crate::perfdata::MAX_REGION;
+use crate::process::{StopMethod, StopReport};
 
 /// HotSpot's name prefix for the PerfData file and mapping (`PERFDATA_NAME`, `perfMemory.cpp`).
 const PERFDATA_NAME: &str = "hsperfdata";
@@ -57,11 +53,11 @@ pub fn permission_hint(pid: i32) -> String {
     )
 }
 
-fn last_error() -> std::io::Error {
+pub(crate) fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
 }
 
-fn os_code(e: &std::io::Error) -> u32 {
+pub(crate) fn os_code(e: &std::io::Error) -> u32 {
     e.raw_os_error().unwrap_or(0) as u32
 }
 
@@ -76,7 +72,11 @@ fn filetime(t: FILETIME) -> u64 {
     (u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime)
 }
 
-fn open_handle(pid: i32, access: u32) -> Result<OwnedHandle, Error> {
+/// A handle on process `pid` with `access`.
+///
+/// # Errors
+/// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] with the fix, [`Error::Os`].
+pub(crate) fn open_handle(pid: i32, access: u32) -> Result<OwnedHandle, Error> {
     let Ok(id) = u32::try_from(pid) else {
         return Err(Error::NoSuchProcess(pid));
     };
@@ -133,54 +133,30 @@ pub fn exited_or_exiting(pid: i32) -> bool {
     }
 }
 
-/// A module loaded in a process, from its toolhelp module list.
-#[derive(Debug, Clone)]
-pub struct ModuleInfo {
-    /// Base address (where its headers are mapped).
-    pub base: u64,
-    /// Size of the image in memory.
-    pub size: u32,
-    /// Its path as the loader recorded it.
-    pub path: PathBuf,
-}
-
-/// A live Windows process opened for reading: `PROCESS_VM_READ |
-/// PROCESS_QUERY_LIMITED_INFORMATION`, or only the latter (for identity checks) with
-/// [`Process::open_query`].
+/// A live Windows process opened by pid with `PROCESS_QUERY_LIMITED_INFORMATION` (identity and
+/// whether it runs; its memory is opened by the read stage).
 #[derive(Debug)]
 pub struct Process {
     /// The Windows process id.
-    pub pid: i32,
+    pid: i32,
     /// Its creation time (100 ns units since 1601).
     pub creation: u64,
-    /// Its address space (the handle).
-    pub mem: ProcessMemory,
+    handle: OwnedHandle,
 }
 
 impl Process {
-    /// Opens `pid` for reading its memory.
+    /// Opens `pid` to learn its identity and whether it runs.
     ///
     /// # Errors
-    /// [`Error::NoSuchProcess`]; [`Error::PermissionDenied`] with the fix; [`Error::Os`].
+    /// [`Error::NoSuchProcess`]; [`Error::PermissionDenied`] with the fix; [`Error::Os`];
+    /// [`Error::ProcessExited`].
     pub fn open(pid: i32) -> Result<Self, Error> {
-        Self::with_access(pid, PROCESS_VM_READ | PROCESS_QUERY_LIMITED_INFORMATION)
-    }
-
-    /// Opens `pid` only to learn its identity and whether it runs.
-    ///
-    /// # Errors
-    /// As [`Process::open`].
-    pub fn open_query(pid: i32) -> Result<Self, Error> {
-        Self::with_access(pid, PROCESS_QUERY_LIMITED_INFORMATION)
-    }
-
-    fn with_access(pid: i32, access: u32) -> Result<Self, Error> {
-        let h = open_handle(pid, access)?;
+        let h = open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION)?;
         let creation = creation_time(h.as_raw_handle() as HANDLE, pid)?;
         let p = Process {
             pid,
             creation,
-            mem: ProcessMemory::new(h),
+            handle: h,
         };
         if !p.running() {
             return Err(Error::ProcessExited(pid));
@@ -188,8 +164,18 @@ impl Process {
         Ok(p)
     }
 
-    fn handle(&self) -> HANDLE {
-        self.mem.raw_handle()
+    /// The Windows process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The file name of its executable.
+    pub fn name(&self) -> String {
+        self.image_name()
+    }
+
+    pub(crate) fn handle(&self) -> HANDLE {
+        self.handle.as_raw_handle() as HANDLE
     }
 
     /// The file name of the process's executable (`QueryFullProcessImageNameW`), or `?`.
@@ -245,76 +231,15 @@ impl Process {
         if !self.running() {
             return Err(Error::ProcessExited(self.pid));
         }
-        match Process::open_query(self.pid) {
+        match Process::open(self.pid) {
             Ok(now) if now.creation == self.creation => Ok(()),
             Ok(_) => Err(Error::PidReused(self.pid)),
             Err(_) => Err(Error::ProcessExited(self.pid)),
         }
     }
-
-    /// The loaded module whose file name is `name` (case-insensitive), from a toolhelp module
-    /// snapshot.
-    ///
-    /// # Errors
-    /// [`Error::PermissionDenied`], [`Error::ProcessExited`], [`Error::Os`].
-    pub fn module(&self, name: &str) -> Result<Option<ModuleInfo>, Error> {
-        let pid = self.pid;
-        let mut tries = 0;
-        let snapshot = loop {
-            tries += 1;
-            // SAFETY: plain call; checked below.
-            let h = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, pid as u32) };
-            if h != INVALID_HANDLE_VALUE {
-                // SAFETY: a valid handle that we own.
-                break unsafe { OwnedHandle::from_raw_handle(h as _) };
-            }
-            let e = last_error();
-            match os_code(&e) {
-                // The module list changed during the snapshot (documented), or the process is
-                // still loading: try again, a few times.
-                ERROR_BAD_LENGTH | ERROR_PARTIAL_COPY if self.running() && tries < 20 => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
-                _ if !self.running() => return Err(Error::ProcessExited(pid)),
-                ERROR_ACCESS_DENIED => {
-                    return Err(Error::PermissionDenied {
-                        what: format!("listing the modules of process {pid}"),
-                        hint: permission_hint(pid),
-                    });
-                }
-                _ => {
-                    return Err(Error::Os {
-                        what: format!("CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, {pid})"),
-                        source: e,
-                    });
-                }
-            }
-        };
-        let h = snapshot.as_raw_handle() as HANDLE;
-        let mut entry = MODULEENTRY32W {
-            dwSize: std::mem::size_of::<MODULEENTRY32W>() as u32,
-            ..Default::default()
-        };
-        // SAFETY: `entry` is initialized with its size, as the API requires.
-        let mut more = unsafe { Module32FirstW(h, &mut entry) } != 0;
-        while more {
-            let module = from_wide(&entry.szModule);
-            if module.to_string_lossy().eq_ignore_ascii_case(name) {
-                return Ok(Some(ModuleInfo {
-                    base: entry.modBaseAddr as u64,
-                    size: entry.modBaseSize,
-                    path: PathBuf::from(from_wide(&entry.szExePath)),
-                }));
-            }
-            // SAFETY: as above.
-            more = unsafe { Module32NextW(h, &mut entry) } != 0;
-        }
-        Ok(None)
-    }
 }
 
-fn from_wide(s: &[u16]) -> OsString {
+pub(crate) fn from_wide(s: &[u16]) -> OsString {
     let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
     OsString::from_wide(&s[..end])
 }
@@ -328,25 +253,28 @@ unsafe extern "system" {
     fn DbgUiConnectToDbg() -> i32;
 }
 
-/// What a stop cost, for `-v`.
-#[derive(Debug, Clone, Copy)]
-pub struct StopReport {
-    /// Debug events drained before the attach breakpoint (process, threads, DLLs).
-    pub events: usize,
-    /// From the attach to the attach breakpoint (the JVM is frozen from then on).
-    pub to_stop: Duration,
-    /// How long the JVM was held frozen.
-    pub stopped_for: Duration,
+/// The attach's debug events (one per thread and DLL, then the breakpoint) take 30-80 ms for a
+/// JVM under Wine: the stop timeout (`--stop-timeout`, made for ptrace's thread stops) is raised
+/// to this.
+const MIN_ATTACH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Holds `process` still with a debug attach ([`Stopped::attach`]), waiting at most `timeout`
+/// (at least 2 s) for the attach breakpoint.
+///
+/// # Errors
+/// As [`Stopped::attach`].
+pub fn stop(process: &Process, timeout: Duration) -> Result<Stopped, Error> {
+    Stopped::attach(process, timeout.max(MIN_ATTACH_TIMEOUT))
 }
 
 /// A JVM held still by a debug attach: while the attach breakpoint's debug event is not
 /// continued, every thread of the process is suspended by the system. Released by
-/// [`DebugStop::release`] or on drop (`ContinueDebugEvent` + `DebugActiveProcessStop`); and
+/// [`Stopped::release`] or on drop (`ContinueDebugEvent` + `DebugActiveProcessStop`); and
 /// because `DebugSetProcessKillOnExit(FALSE)` is set before the attach, if `inspect` dies the
 /// system detaches it and the JVM runs on (unlike `SuspendThread`, whose suspensions outlive the
 /// suspender).
 #[derive(Debug)]
-pub struct DebugStop {
+pub struct Stopped {
     pid: u32,
     /// The thread of the pending breakpoint event.
     pending: Option<u32>,
@@ -356,7 +284,7 @@ pub struct DebugStop {
     stopped_at: Instant,
 }
 
-impl DebugStop {
+impl Stopped {
     /// Attaches to `pid` as a debugger and drains the attach's debug events (process, threads,
     /// DLLs) up to its breakpoint, within `bound`; other exceptions are passed back unhandled.
     ///
@@ -407,7 +335,7 @@ impl DebugStop {
                 },
             });
         }
-        let mut stop = DebugStop {
+        let mut stop = Stopped {
             pid,
             pending: None,
             attached: true,
@@ -474,9 +402,12 @@ impl DebugStop {
         let stopped_for = self.stopped_at.elapsed();
         self.detach();
         StopReport {
-            events: self.events,
-            to_stop: self.to_stop,
+            method: StopMethod::DebugAttach {
+                events: self.events,
+                to_stop: self.to_stop,
+            },
             stopped_for,
+            not_stopped: Vec::new(),
         }
     }
 
@@ -493,7 +424,7 @@ impl DebugStop {
     }
 }
 
-impl Drop for DebugStop {
+impl Drop for Stopped {
     fn drop(&mut self) {
         self.detach();
     }
@@ -612,9 +543,9 @@ impl Drop for Unmap {
 /// followed).
 ///
 /// # Errors
-/// [`Error::HsperfFile`] for a broken rule; [`Error::Io`].
-pub fn read_hsperf_file(path: &Path) -> Result<Vec<u8>, Error> {
-    let refuse = |reason: String| Error::HsperfFile {
+/// [`Error::HsperfdataFile`] for a broken rule; [`Error::Io`].
+pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
+    let refuse = |reason: String| Error::HsperfdataFile {
         path: path.to_owned(),
         reason,
     };
@@ -676,4 +607,33 @@ fn read_all(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+/// The JVM's shared PerfData: the named file mapping `hsperfdata_<user>_<pid>`, else its backing
+/// file `%TEMP%\\hsperfdata_<user>\\<pid>`, for each user whose hsperfdata directory has that
+/// file (then `%USERNAME%`); and where it was found, for `-v`.
+///
+/// # Errors
+/// [`Error::NoHsperfdataFile`] (e.g. `-XX:+PerfDisableSharedMem`), [`Error::HsperfdataFile`],
+/// [`Error::Os`].
+pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
+    let pid = process.pid;
+    let (users, tried) = candidate_users(pid);
+    for user in &users {
+        if let Some((name, bytes)) = read_mapping(user, pid)? {
+            return Ok((format!("shared file mapping {name}"), bytes));
+        }
+    }
+    for path in &tried {
+        if path.exists() {
+            let bytes = read_hsperfdata_file(path)?;
+            return Ok((format!("shared file {}", path.display()), bytes));
+        }
+    }
+    Err(Error::NoHsperfdataFile { pid, tried })
+}
+
+/// Windows has no uids: `None`.
+pub fn user_name(_uid: u32) -> Option<String> {
+    None
 }

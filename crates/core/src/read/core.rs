@@ -199,6 +199,14 @@ impl CoreMemory {
 }
 
 impl ReadMemory for CoreMemory {
+    /// The dead process's page size: `AT_PAGESZ` from the core's `NT_AUXV` (aarch64 kernels
+    /// run with 4, 16 or 64 KiB pages), else 4 KiB.
+    fn page_size(&self) -> u64 {
+        self.auxv_value(crate::elf::AT_PAGESZ)
+            .filter(|s| s.is_power_of_two() && (1024..=1 << 20).contains(s))
+            .unwrap_or(super::DEFAULT_PAGE_SIZE)
+    }
+
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let len = buf.len();
         let mut done = 0usize;

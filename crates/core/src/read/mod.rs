@@ -1,24 +1,38 @@
 //! Reading bytes of a target's address space.
 //!
-//! [`ReadMemory`] is the one interface behind which a live Linux process ([`ProcessMemory`]), a
-//! core file and (later) a Windows process sit. The vmStructs walker and the region reader use only
-//! this trait, so they do not know which kind of target they read.
+//! [`ReadMemory`] is the one interface behind which a live process, a core file, and any memory
+//! source an embedder brings sit. The vmStructs walker and the region reader use only this
+//! trait, so they do not know which kind of target they read.
+//!
+//! # The OS seam
+//!
+//! A live process's memory is the one OS-specific part of this stage, in one module chosen
+//! below, exporting `ProcessMemory` (`open(&process::Process)`, [`ReadMemory`], whose
+//! `page_size` is the running kernel's): `linux.rs` (`process_vm_readv`, `/proc/<pid>/mem`),
+//! `windows.rs` (`ReadProcessMemory`), `unsupported.rs` (no live process). [`CoreMemory`] is
+//! portable: a core is read the same on every OS.
 
-#[cfg(target_os = "linux")]
 mod core;
-#[cfg(target_os = "linux")]
-mod process;
-#[cfg(windows)]
-pub mod windows;
+#[cfg(all(feature = "live", target_os = "linux"))]
+#[path = "linux.rs"]
+pub(crate) mod os;
+#[cfg(all(feature = "live", windows))]
+#[path = "windows.rs"]
+pub(crate) mod os;
+#[cfg(not(all(feature = "live", any(target_os = "linux", windows))))]
+#[path = "unsupported.rs"]
+pub(crate) mod os;
 
-#[cfg(target_os = "linux")]
 pub use core::{CoreMemory, machine_name};
+pub(crate) use os::ProcessMemory;
 
-#[cfg(target_os = "linux")]
-pub use process::ProcessMemory;
+/// The page size assumed where neither the target nor the OS says: 4 KiB (x86_64; aarch64
+/// kernels may use 16 or 64 KiB, which a core's `AT_PAGESZ` or the running kernel tells).
+pub const DEFAULT_PAGE_SIZE: u64 = 4096;
 
 /// Why bytes could not be read from a target's address space.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum MemoryError {
     /// No mapping (or no bytes in the dump) covers part of the range.
     #[error("address {addr:#x} (+{len} bytes) is not mapped in the target")]
@@ -58,8 +72,17 @@ pub enum MemoryError {
     },
 }
 
-/// Read-only access to a target's address space. Implementations never write to the target.
+/// Read-only access to a target's address space: a live process, a core, or a source of an
+/// embedder's own (a remote agent, a snapshot); implement [`ReadMemory::read_exact_at`] and, when
+/// the target's pages are not 4 KiB, [`ReadMemory::page_size`]. Implementations never write to
+/// the target.
 pub trait ReadMemory {
+    /// The target's page size in bytes (a power of two): mappings and segments are aligned to
+    /// it. Default [`DEFAULT_PAGE_SIZE`].
+    fn page_size(&self) -> u64 {
+        DEFAULT_PAGE_SIZE
+    }
+
     /// Fills `buf` with the bytes at `addr`, all of them or an error.
     ///
     /// # Errors
@@ -90,7 +113,8 @@ pub trait ReadMemory {
             let want = CHUNK.min(max - out.len());
             let at = addr.wrapping_add(out.len() as u64);
             // Do not cross a page boundary in one read: the next page may be unmapped.
-            let to_page_end = (4096 - (at % 4096)) as usize;
+            let page = self.page_size().max(CHUNK as u64);
+            let to_page_end = (page - (at % page)) as usize;
             let want = want.min(to_page_end);
             match self.read_exact_at(at, &mut chunk[..want]) {
                 Ok(()) => {}

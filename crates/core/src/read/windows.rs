@@ -1,10 +1,12 @@
 //! [`ReadMemory`] over a live Windows process: `ReadProcessMemory` on a handle opened with
-//! `PROCESS_VM_READ` ([`crate::process::windows::Process::open`]). Never `WriteProcessMemory`.
+//! `PROCESS_VM_READ`. Never `WriteProcessMemory`.
 
 use std::os::windows::io::{AsRawHandle, OwnedHandle};
 
 use windows_sys::Win32::Foundation::{ERROR_ACCESS_DENIED, ERROR_PARTIAL_COPY, HANDLE};
 use windows_sys::Win32::System::Diagnostics::Debug::ReadProcessMemory;
+use windows_sys::Win32::System::SystemInformation::{GetSystemInfo, SYSTEM_INFO};
+use windows_sys::Win32::System::Threading::{PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ};
 
 use super::{MemoryError, ReadMemory};
 
@@ -14,10 +16,30 @@ pub struct ProcessMemory {
     handle: OwnedHandle,
 }
 
+/// The system's page size (`GetSystemInfo`'s `dwPageSize`; 4 KiB on x64).
+pub fn page_size() -> u64 {
+    // SAFETY: SYSTEM_INFO is plain data; GetSystemInfo fills it.
+    let mut info: SYSTEM_INFO = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointer.
+    unsafe { GetSystemInfo(&mut info) };
+    Some(u64::from(info.dwPageSize))
+        .filter(|s| s.is_power_of_two())
+        .unwrap_or(super::DEFAULT_PAGE_SIZE)
+}
+
 impl ProcessMemory {
-    /// Reads through `handle`, which must have `PROCESS_VM_READ` access (it is closed on drop).
-    pub fn new(handle: OwnedHandle) -> Self {
-        ProcessMemory { handle }
+    /// Opens `process`'s memory for reading (`PROCESS_VM_READ`). Identity stays with
+    /// `process`: its `check_same` after a read tells whether these bytes were its.
+    ///
+    /// # Errors
+    /// [`crate::Error::PermissionDenied`] with the fix, [`crate::Error::NoSuchProcess`],
+    /// [`crate::Error::Os`].
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+        let handle = crate::process::os::open_handle(
+            process.pid(),
+            PROCESS_VM_READ | PROCESS_QUERY_LIMITED_INFORMATION,
+        )?;
+        Ok(ProcessMemory { handle })
     }
 
     /// The process handle, for other queries on the same process.
@@ -27,6 +49,10 @@ impl ProcessMemory {
 }
 
 impl ReadMemory for ProcessMemory {
+    fn page_size(&self) -> u64 {
+        page_size()
+    }
+
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let len = buf.len();
         let mut done = 0usize;

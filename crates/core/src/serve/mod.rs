@@ -68,7 +68,7 @@ pub fn cause(e: &Error) -> &'static str {
         Error::PerfDataDisabled(_) => "perf_data_disabled",
         Error::NotAccessible { .. } => "starting",
         Error::PerfData(_) => "malformed",
-        Error::NoHsperfFile { .. } | Error::HsperfFile { .. } => "no_file",
+        Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. } => "no_file",
         _ => "other",
     }
 }

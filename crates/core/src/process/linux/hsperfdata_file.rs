@@ -27,9 +27,8 @@ use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 use super::ProcessInfo;
 use crate::Error;
 
-/// Largest hsperfdata file read (HotSpot's default region is 32 KiB; `-XX:PerfDataMemorySize`
-/// raises it).
-pub const MAX_FILE_SIZE: u64 = 64 << 20;
+/// Largest hsperfdata file read: [`crate::perfdata::MAX_REGION`].
+const MAX_FILE_SIZE: u64 = crate::perfdata::MAX_REGION;
 
 /// `inspect -F <pid>` with the pid when known: the way to read a JVM without its file.
 fn forced(pid: Option<i32>) -> String {
@@ -40,7 +39,7 @@ fn forced(pid: Option<i32>) -> String {
 }
 
 fn refuse(path: &Path, reason: impl Into<String>) -> Error {
-    Error::HsperfFile {
+    Error::HsperfdataFile {
         path: path.to_owned(),
         reason: reason.into(),
     }
@@ -83,8 +82,8 @@ fn user_name_in(passwd: &str, uid: u32) -> Option<String> {
 /// Reads the hsperfdata file of process `info` (named by its innermost NSpid).
 ///
 /// # Errors
-/// [`Error::NoHsperfFile`] when no candidate exists (the message says to use `-F`);
-/// [`Error::HsperfFile`] when a file exists but breaks a rule.
+/// [`Error::NoHsperfdataFile`] when no candidate exists (the message says to use `-F`);
+/// [`Error::HsperfdataFile`] when a file exists but breaks a rule.
 pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error> {
     let mut tried = Vec::new();
     let mut denied = None;
@@ -163,7 +162,7 @@ pub fn read_for_process(info: &ProcessInfo) -> Result<(PathBuf, Vec<u8>), Error>
     if let Some(dir) = denied {
         return Err(denied_error(&dir, info));
     }
-    Err(Error::NoHsperfFile {
+    Err(Error::NoHsperfdataFile {
         pid: info.pid,
         tried,
     })
@@ -188,7 +187,7 @@ fn denied_error(path: &Path, info: &ProcessInfo) -> Error {
 /// Reads an hsperfdata file given by path (a copy, or one written by `-XX:+PerfDataSaveToFile`).
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be opened; [`Error::HsperfFile`] when it breaks a rule.
+/// [`Error::Io`] when it cannot be opened; [`Error::HsperfdataFile`] when it breaks a rule.
 pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
     let rules = Rules {
         owner: None,

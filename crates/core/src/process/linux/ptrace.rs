@@ -28,18 +28,21 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use crate::Error;
+use crate::process::{StopMethod, StopReport};
 
 /// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
 const MAX_ROUNDS: usize = 16;
 
-/// A process whose threads are held in ptrace-stop. Dropping it (or [`Frozen::thaw`]) detaches
+/// A process whose threads are held in ptrace-stop. Dropping it (or [`Stopped::release`]) detaches
 /// every thread.
 #[derive(Debug)]
-pub struct Frozen {
+pub struct Stopped {
     threads: Vec<Held>,
     began: Instant,
     old_mask: Option<SigSet>,
-    /// Threads that had not stopped when `freeze` returned (the bound passed).
+    /// The process was in group-stop before (it stays stopped).
+    already_stopped: bool,
+    /// Threads that had not stopped when [`stop`] returned (the timeout passed).
     late: Vec<i32>,
 }
 
@@ -52,17 +55,6 @@ struct Held {
     stopped: bool,
     /// A signal the thread was about to receive when it stopped: given back on detach.
     reinject: Option<Signal>,
-}
-
-/// What the freeze achieved, for `-v` and for warnings.
-#[derive(Debug, Clone, Default)]
-pub struct FreezeReport {
-    /// Threads held.
-    pub threads: usize,
-    /// Threads that did not stop within the bound (read anyway).
-    pub not_stopped: Vec<i32>,
-    /// From the first seize to the last detach.
-    pub stopped_for: Duration,
 }
 
 fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
@@ -97,13 +89,14 @@ fn state_in_stat(stat: &[u8]) -> Option<u8> {
     after.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
-/// Seizes and interrupts every thread of `pid` and waits up to `bound` for them to stop.
+/// Seizes and interrupts every thread of `pid` and waits up to `timeout` for them to stop;
+/// `already_stopped`: the process was in group-stop (reported, it stays stopped).
 ///
 /// # Errors
 /// [`Error::PermissionDenied`] (with the cause and fix) when ptrace is refused,
 /// [`Error::AlreadyTraced`] when a debugger holds the process, [`Error::NoSuchProcess`] when it
 /// is gone; any thread already held is released before the error is returned.
-pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
+pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stopped, Error> {
     let mut block = SigSet::empty();
     for s in [
         Signal::SIGINT,
@@ -120,7 +113,8 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
     let old_mask = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&block), Some(&mut old))
         .ok()
         .map(|_| old);
-    let mut frozen = Frozen {
+    let mut held = Stopped {
+        already_stopped,
         threads: Vec::new(),
         began: Instant::now(),
         old_mask,
@@ -132,7 +126,7 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
     for _ in 0..MAX_ROUNDS {
         // Seize first (it stops nothing), then interrupt the new threads back to back: a thread
         // is held from its interrupt to its detach, so the seizes stay out of every hold.
-        let first_new = frozen.threads.len();
+        let first_new = held.threads.len();
         for tid in list_tasks(pid)? {
             if !seized.insert(tid) {
                 continue;
@@ -147,44 +141,44 @@ pub fn freeze(pid: i32, bound: Duration) -> Result<Frozen, Error> {
                     return Err(Error::Ptrace {
                         op: "PTRACE_SEIZE",
                         tid,
-                        source: e,
+                        source: std::io::Error::from(e),
                     });
                 }
             }
-            frozen.threads.push(Held {
+            held.threads.push(Held {
                 tid,
                 running: is_running(pid, tid),
                 stopped: false,
                 reinject: None,
             });
         }
-        if frozen.threads.is_empty() {
+        if held.threads.is_empty() {
             return Err(Error::NoSuchProcess(pid));
         }
-        frozen.threads[first_new..].sort_by_key(|h| h.running);
+        held.threads[first_new..].sort_by_key(|h| h.running);
         if first_new == 0 {
-            frozen.began = Instant::now(); // the hold starts with the first interrupt
+            held.began = Instant::now(); // the hold starts with the first interrupt
         }
-        for h in &frozen.threads[first_new..] {
+        for h in &held.threads[first_new..] {
             match ptrace::interrupt(Pid::from_raw(h.tid)) {
                 Ok(()) | Err(Errno::ESRCH) => {}
                 Err(e) => {
                     return Err(Error::Ptrace {
                         op: "PTRACE_INTERRUPT",
                         tid: h.tid,
-                        source: e,
+                        source: std::io::Error::from(e),
                     });
                 }
             }
         }
-        let new = frozen.threads.len() - first_new;
-        frozen.wait_for_stops(bound.saturating_sub(frozen.began.elapsed()));
+        let new = held.threads.len() - first_new;
+        held.wait_for_stops(timeout.saturating_sub(held.began.elapsed()));
         if new == 0 {
             break;
         }
     }
-    frozen.late = frozen.not_stopped();
-    Ok(frozen)
+    held.late = held.not_stopped();
+    Ok(held)
 }
 
 fn refused(pid: i32, tid: i32) -> Error {
@@ -204,10 +198,10 @@ fn refused(pid: i32, tid: i32) -> Error {
     }
 }
 
-impl Frozen {
-    /// Polls every thread not yet stopped until all are, or `bound` passes.
-    fn wait_for_stops(&mut self, bound: Duration) {
-        let deadline = Instant::now() + bound;
+impl Stopped {
+    /// Polls every thread not yet stopped until all are, or `timeout` passes.
+    fn wait_for_stops(&mut self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
         let mut spins = 0u32;
         loop {
             let mut pending = false;
@@ -238,7 +232,7 @@ impl Frozen {
         }
     }
 
-    /// Threads that did not reach ptrace-stop within the bound.
+    /// Threads that did not reach ptrace-stop within the timeout.
     pub fn not_stopped(&self) -> Vec<i32> {
         self.threads
             .iter()
@@ -247,16 +241,19 @@ impl Frozen {
             .collect()
     }
 
-    /// Detaches every thread and unblocks the signals blocked by [`freeze`].
-    pub fn thaw(mut self) -> FreezeReport {
-        self.release()
+    /// Detaches every thread and unblocks the signals blocked by [`stop`].
+    pub fn release(mut self) -> StopReport {
+        self.detach_all()
     }
 
-    fn release(&mut self) -> FreezeReport {
-        let mut report = FreezeReport {
-            threads: self.threads.len(),
+    fn detach_all(&mut self) -> StopReport {
+        let mut report = StopReport {
+            method: StopMethod::Ptrace {
+                threads: self.threads.len(),
+                already_stopped: self.already_stopped,
+            },
             not_stopped: std::mem::take(&mut self.late),
-            ..Default::default()
+            stopped_for: Duration::ZERO,
         };
         // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
         // to reach its stop; if it still has not, the kernel detaches it when inspect exits.
@@ -282,10 +279,10 @@ impl Frozen {
     }
 }
 
-impl Drop for Frozen {
+impl Drop for Stopped {
     fn drop(&mut self) {
         if !self.threads.is_empty() || self.old_mask.is_some() {
-            self.release();
+            self.detach_all();
         }
     }
 }

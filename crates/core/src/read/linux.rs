@@ -20,7 +20,25 @@ pub struct ProcessMemory {
     mem: OnceLock<Option<File>>,
 }
 
+/// The running kernel's page size (`sysconf(_SC_PAGESIZE)`): a live process's pages.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf takes a name and returns a value or -1.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size)
+        .ok()
+        .filter(|s| s.is_power_of_two())
+        .unwrap_or(super::DEFAULT_PAGE_SIZE)
+}
+
 impl ProcessMemory {
+    /// A reader for `process`.
+    ///
+    /// # Errors
+    /// None on Linux (permission is checked by each read); the signature is the seam's.
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+        Ok(ProcessMemory::new(process.pid()))
+    }
+
     /// A reader for process `pid` (the pid as this inspector sees it).
     pub fn new(pid: i32) -> Self {
         ProcessMemory {
@@ -58,6 +76,10 @@ impl ProcessMemory {
 }
 
 impl ReadMemory for ProcessMemory {
+    fn page_size(&self) -> u64 {
+        page_size()
+    }
+
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let mut done = 0usize;
         while done < buf.len() {

@@ -1,17 +1,48 @@
-//! Finding libjvm in a live Linux process: its mappings from `/proc/<pid>/maps`, and the files
-//! that can stand for it (which still work when the library was deleted or replaced on disk after
-//! the JVM started, or when the target lives in another mount namespace).
+//! The Linux side of the locate stage (see [`crate::locate`] for the seam): libjvm in a live
+//! process, from its mappings in `/proc/<pid>/maps` and the files that can stand for it (which
+//! still work when the library was deleted or replaced on disk after the JVM started, or when the
+//! target lives in another mount namespace); then the ELF symbol sources.
 
 use std::path::PathBuf;
 
-use procfs::process::{MMapPath, Process};
+use procfs::process::{MMapPath, Process as ProcfsProcess};
 
-use super::{Mapping, Module, strip_deleted};
-use crate::Error;
-use crate::process::process_error;
+use super::cache::SymbolCache;
+use super::{LIBJVM, Located, Mapping, Module, locate_perf_memory, strip_deleted};
+use crate::process::Process;
+use crate::process::os::process_error;
+use crate::read::ProcessMemory;
+use crate::{Error, MemoryError, SymbolCacheUse};
 
-/// The file name HotSpot's library has on Linux.
-pub const LIBJVM: &str = "libjvm.so";
+/// Where `PerfMemory`'s variables are in live process `process`: libjvm from its mappings, then
+/// [`locate_perf_memory`] with the symbol cache as `cache` says.
+///
+/// # Errors
+/// As [`find_in_process`] and [`locate_perf_memory`]; a refused memory read is
+/// [`Error::PermissionDenied`] with the cause and fix.
+pub fn locate_in_process(
+    process: &Process,
+    mem: &ProcessMemory,
+    cache: SymbolCacheUse,
+) -> Result<Located, Error> {
+    let pid = process.pid();
+    let module = find_in_process(pid)?;
+    let cache = match cache {
+        SymbolCacheUse::Off => None,
+        SymbolCacheUse::ReadOnly => SymbolCache::from_env(false),
+        SymbolCacheUse::ReadWrite => SymbolCache::from_env(true),
+    };
+    locate_perf_memory(&module, mem, cache.as_ref()).map_err(|e| match e {
+        Error::Memory {
+            what,
+            source: MemoryError::PermissionDenied { .. },
+        } => Error::PermissionDenied {
+            what: format!("reading {what} from process {pid}"),
+            hint: crate::process::permission_hint(pid),
+        },
+        e => e,
+    })
+}
 
 /// Finds libjvm among the mappings of process `pid`.
 ///
@@ -23,7 +54,7 @@ pub const LIBJVM: &str = "libjvm.so";
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when maps cannot be read, and
 /// [`Error::NotAJvm`] when no libjvm is mapped.
 pub fn find_in_process(pid: i32) -> Result<Module, Error> {
-    let process = Process::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
+    let process = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
     let maps = process
         .maps()
         .map_err(|e| process_error(pid, "read /proc/<pid>/maps", e))?;

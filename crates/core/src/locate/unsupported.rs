@@ -1,0 +1,16 @@
+//! The locate stage where no live backend exists (see [`crate::locate`]).
+
+use super::Located;
+use crate::process::Process;
+use crate::read::ProcessMemory;
+use crate::{Error, SymbolCacheUse};
+
+/// # Errors
+/// Never returns: no `Process` exists on this build.
+pub fn locate_in_process(
+    process: &Process,
+    _mem: &ProcessMemory,
+    _cache: SymbolCacheUse,
+) -> Result<Located, Error> {
+    match *process {}
+}

@@ -1,0 +1,164 @@
+//! What a reading reports besides its counters: [`Detail`]s (for `-v`: the path taken, the
+//! library, the symbol source, addresses, the stop) and [`Warning`]s (shown without `-v`). Each
+//! is typed for embedders and prints as the one line `inspect` shows.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::locate::{LoadedModule, Note};
+use crate::process::StopReport;
+
+/// How the region's bytes were reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadPath {
+    /// A live process's memory (`-F`).
+    Forced {
+        /// The pid.
+        pid: i32,
+        /// Its command name (`comm`, or the executable's file name on Windows).
+        name: String,
+    },
+    /// A live JVM's shared PerfData: where it was found (the hsperfdata file with its owner and
+    /// NSpid, or the Windows file mapping).
+    Shared(String),
+    /// A saved hsperfdata file.
+    File(PathBuf),
+    /// A core file, and the process it is of (pid and command, from `NT_PRPSINFO`) when known.
+    Core {
+        /// The core file.
+        path: PathBuf,
+        /// pid and command of the dead process.
+        process: Option<(i32, String)>,
+    },
+}
+
+impl fmt::Display for ReadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadPath::Forced { pid, name } => {
+                write!(f, "forced read of process {pid} ({name}) memory")
+            }
+            ReadPath::Shared(desc) => f.write_str(desc),
+            ReadPath::File(path) => write!(f, "file {}", path.display()),
+            ReadPath::Core { path, process } => {
+                write!(f, "core file {} of ", path.display())?;
+                match process {
+                    Some((pid, command)) => write!(f, "process {pid} ({command})"),
+                    None => f.write_str("an unknown process"),
+                }
+            }
+        }
+    }
+}
+
+/// One fact about how a reading was taken (`inspect -v` prints each as a line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Detail {
+    /// How the bytes were reached.
+    Path(ReadPath),
+    /// The JVM's library in the target.
+    Module(LoadedModule),
+    /// Where `PerfMemory`'s addresses came from (a symbol table, the cache, `gHotSpotVMStructs`).
+    Symbols(String),
+    /// The run-time addresses of `PerfMemory::_start` and `PerfMemory::_capacity`.
+    Variables {
+        /// `&PerfMemory::_start`.
+        start: u64,
+        /// `&PerfMemory::_capacity`.
+        capacity: u64,
+    },
+    /// Something the locator noticed that did not stop it.
+    Note(Note),
+    /// How long the target was held still, and how.
+    Stopped(StopReport),
+    /// The region: `PerfMemory::_capacity` bytes at `PerfMemory::_start`.
+    Region {
+        /// Its address in the target.
+        start: u64,
+        /// Its size in bytes.
+        capacity: u64,
+    },
+    /// A forced read was refused (ptrace permission) and the hsperfdata file was read instead;
+    /// the refusal's cause and fix.
+    ForcedRefused(String),
+}
+
+impl fmt::Display for Detail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Detail::Path(p) => write!(f, "path: {p}"),
+            Detail::Module(m) => write!(f, "{m}"),
+            Detail::Symbols(s) => write!(f, "symbols: {s}"),
+            Detail::Variables { start, capacity } => write!(
+                f,
+                "&PerfMemory::_start = {start:#x}, &PerfMemory::_capacity = {capacity:#x}"
+            ),
+            Detail::Note(n) => write!(f, "note: {n}"),
+            Detail::Stopped(r) => write!(f, "{r}"),
+            Detail::Region { start, capacity } => {
+                write!(f, "region: {capacity} bytes at {start:#x}")
+            }
+            Detail::ForcedRefused(hint) => write!(f, "forced read refused: {hint}"),
+        }
+    }
+}
+
+/// Something the user should know about a reading even without `-v`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// Threads that did not stop within `--stop-timeout` (uninterruptible sleep): the read went
+    /// ahead, values may be mid-update.
+    ThreadsNotStopped {
+        /// Their thread ids.
+        tids: Vec<i32>,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The core file is shorter than its program headers say.
+    CoreTruncated {
+        /// Its size in bytes.
+        actual: u64,
+        /// The size its headers need.
+        needed: u64,
+    },
+    /// The core's region is not marked accessible: the JVM was still starting.
+    CoreNotAccessible,
+    /// The library opened could not be compared with the one in the core.
+    LibraryNotCompared {
+        /// The library file.
+        path: PathBuf,
+        /// Why (the read error, with its causes).
+        why: String,
+    },
+    /// Something the locator noticed.
+    Note(Note),
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::ThreadsNotStopped { tids, timeout } => write!(
+                f,
+                "threads {tids:?} did not stop within {} ms (uninterruptible?): read anyway, values may be mid-update",
+                timeout.as_millis()
+            ),
+            Warning::CoreTruncated { actual, needed } => write!(
+                f,
+                "the core is truncated ({actual} of {needed} bytes): some memory is missing from it"
+            ),
+            Warning::CoreNotAccessible => f.write_str(
+                "the region is not marked accessible (the JVM was still starting when the core was made): counters may be incomplete",
+            ),
+            Warning::LibraryNotCompared { path, why } => write!(
+                f,
+                "could not compare {} with the library in the core ({why}): if counters look wrong, check it is the JVM's own libjvm",
+                path.display()
+            ),
+            Warning::Note(n) => write!(f, "{n}"),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The forced pipeline (`inspect -F <pid>`), written once over the OS seams: open the process,
+//! its memory, locate the region (no stop), then per reading: stop, read `_start`, `_capacity`
+//! and the region, release, check the pid still names the same process, parse.
+
+use std::cell::Cell;
+use std::time::Instant;
+
+use super::{Detail, ForcedOptions, ReadPath, Reading, Warning, read_region, settled};
+use crate::Error;
+use crate::locate::{self, PerfMemoryVars};
+use crate::perfdata;
+use crate::process::Pid;
+use crate::process::{self, Process};
+use crate::read::{MemoryError, ProcessMemory};
+
+/// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
+///
+/// Everything that needs no stop (the module list, the library's headers and symbols, the
+/// vmStructs walk) happens first; then, with the process held (unless `opts.stop` is false:
+/// ptrace on Linux, a debug attach on Windows), `_start` and `_capacity` are read and the region
+/// is copied in one read; then the process is released and checked again, so a reused pid is
+/// caught.
+///
+/// # Errors
+/// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
+/// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`],
+/// [`Error::Unsupported`] on an OS without a live backend.
+pub fn read_forced(pid: Pid, opts: &ForcedOptions) -> Result<Reading, Error> {
+    ForcedReader::open(pid, opts.clone())?.read(opts, Vec::new())
+}
+
+/// Says what happened when a step on a live process fails: an exiting process fails in odd ways
+/// (EPERM from ptrace, short reads, a vanished module list).
+fn exited_or(pid: i32, e: Error) -> Error {
+    match e {
+        Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
+        _ if process::exited_or_exiting(pid) => Error::ProcessExited(pid),
+        e => e,
+    }
+}
+
+/// Turns a refused memory read into [`Error::PermissionDenied`] with the cause and fix.
+fn permission(pid: i32, e: Error) -> Error {
+    match e {
+        Error::Memory {
+            what,
+            source: MemoryError::PermissionDenied { .. },
+        } => Error::PermissionDenied {
+            what: format!("reading {what} from process {pid}"),
+            hint: process::permission_hint(pid),
+        },
+        e => e,
+    }
+}
+
+/// A live process whose region has been located: [`ForcedReader::read`] re-reads only
+/// `_start`, `_capacity` and the region, so repeated samples skip the module and symbol work.
+pub(super) struct ForcedReader {
+    process: Process,
+    mem: ProcessMemory,
+    vars: PerfMemoryVars,
+    /// `-v` lines about how the region was found (path, library, symbol source, addresses).
+    located_details: Vec<Detail>,
+    /// `_start` and `_capacity` once a read found the region (they never change after).
+    region_at: Cell<Option<(u64, u64)>>,
+}
+
+impl ForcedReader {
+    pub(super) fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
+    }
+
+    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+        let process = Process::open(pid)?;
+        let mem = ProcessMemory::open(&process)?;
+        let located = locate::locate_in_process(&process, &mem, opts.symbol_cache)
+            .map_err(|e| permission(pid, e))?;
+        let mut located_details = vec![
+            Detail::Path(ReadPath::Forced {
+                pid,
+                name: process.name().to_string(),
+            }),
+            Detail::Module(located.module),
+            Detail::Symbols(located.source),
+            Detail::Variables {
+                start: located.vars.start,
+                capacity: located.vars.capacity,
+            },
+        ];
+        located_details.extend(located.notes.into_iter().map(Detail::Note));
+        Ok(ForcedReader {
+            process,
+            mem,
+            vars: located.vars,
+            located_details,
+            region_at: Cell::new(None),
+        })
+    }
+
+    /// One reading with `opts` (its stop and wait; the symbol cache was used by `open`);
+    /// `spare`: the counters of an earlier one, whose allocations the parse reuses.
+    pub(super) fn read(
+        &self,
+        opts: &ForcedOptions,
+        spare: Vec<perfdata::Counter>,
+    ) -> Result<Reading, Error> {
+        let pid = self.process.pid();
+        self.read_inner(opts, spare).map_err(|e| {
+            // A later sample of a reused pid fails in odd ways (the old addresses): say why.
+            match self.process.check_same() {
+                Err(Error::PidReused(p)) => Error::PidReused(p),
+                _ => exited_or(pid, e),
+            }
+        })
+    }
+
+    fn read_inner(
+        &self,
+        opts: &ForcedOptions,
+        mut spare: Vec<perfdata::Counter>,
+    ) -> Result<Reading, Error> {
+        let pid = self.process.pid();
+        let mut details = self.located_details.clone();
+        let began = Instant::now();
+        // A read without stopping may catch the VM mid-write: try again a few times before calling
+        // the bytes malformed.
+        let mut torn_reads_left: u32 = if opts.stop { 0 } else { 3 };
+        loop {
+            let known = self.region_at.get();
+            let stopped = if opts.stop {
+                Some(process::stop(&self.process, opts.stop_timeout)?)
+            } else {
+                None
+            };
+            let region = read_region(&self.vars, &self.mem, known);
+            let report = stopped.map(|s| s.release());
+            let region = region.map_err(|e| permission(pid, e))?;
+            let (start, capacity, bytes) = (region.start, region.capacity, region.bytes);
+            self.process.check_same()?;
+            if bytes.is_some() {
+                self.region_at.set(Some((start, capacity)));
+            }
+            let age = || self.process.age();
+            let parse = |b: &[u8]| perfdata::parse_reusing(b, std::mem::take(&mut spare));
+            let Some((bytes, snapshot)) =
+                settled(bytes, pid, &age, parse, began, opts, &mut torn_reads_left)?
+            else {
+                continue;
+            };
+            let mut warnings = Vec::new();
+            if let Some(r) = report {
+                if !r.not_stopped.is_empty() {
+                    warnings.push(Warning::ThreadsNotStopped {
+                        tids: r.not_stopped.clone(),
+                        timeout: opts.stop_timeout,
+                    });
+                }
+                details.push(Detail::Stopped(r));
+            }
+            details.push(Detail::Region { start, capacity });
+            return Ok(Reading {
+                snapshot,
+                bytes,
+                details,
+                warnings,
+                fallback: None,
+            });
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! The shared pipeline (`inspect <pid>`), written once over the OS seam: the JVM's own shared
+//! PerfData (the hsperfdata file, or on Windows its named file mapping), waited for while the
+//! JVM starts.
+
+use std::time::{Duration, Instant};
+
+use super::{Detail, ForcedOptions, ReadPath, Reading, STARTUP_GRACE, ready, still_starting};
+use crate::Error;
+use crate::perfdata;
+use crate::process::Pid;
+use crate::process::{self, Process};
+
+/// Reads the JVM's shared PerfData by pid (`inspect <pid>`), waiting up to 5 s for a starting
+/// JVM (see [`read_shared_wait`]).
+///
+/// # Errors
+/// As [`read_shared_wait`].
+pub fn read_shared(pid: Pid) -> Result<Reading, Error> {
+    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
+}
+
+/// Reads the JVM's shared PerfData by pid (`inspect <pid>`): on Linux its hsperfdata file, with
+/// HotSpot's safety rules; on Windows the named file mapping `hsperfdata_<user>_<pid>`, else its
+/// backing file. A JVM that is still starting may not have created it yet (waited for while the
+/// process is younger than 2 s) or not yet marked it accessible (waited for up to `wait`, as
+/// jvmstat's `PerfDataBuffer` does).
+///
+/// # Errors
+/// [`Error::NoHsperfdataFile`] (which says to use `-F`), [`Error::HsperfdataFile`] for a file that breaks
+/// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
+/// when the region stayed inaccessible for all of `wait`, [`Error::ProcessExited`],
+/// [`Error::Unsupported`] on an OS without a live backend.
+pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
+    read_shared_inner(pid, wait).map_err(|e| match e {
+        // The JVM deletes its file as it exits: "no file" then means "exited".
+        Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. }
+            if process::exited_or_exiting(pid) =>
+        {
+            Error::ProcessExited(pid)
+        }
+        e => e,
+    })
+}
+
+fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
+    let process = Process::open(pid)?;
+    let began = Instant::now();
+    loop {
+        let (found, bytes) = match process::shared_bytes(&process) {
+            Err(Error::NoHsperfdataFile { .. }) if process.age() < STARTUP_GRACE => {
+                // Too young to conclude there will be none.
+                still_starting(pid, began, wait)?;
+                continue;
+            }
+            r => r?,
+        };
+        let age = || process.age();
+        let Some(snapshot) = ready(perfdata::parse(&bytes), &bytes, pid, &age, began, wait)? else {
+            continue;
+        };
+        return Ok(Reading {
+            snapshot,
+            bytes,
+            details: vec![Detail::Path(ReadPath::Shared(found))],
+            warnings: Vec::new(),
+            fallback: None,
+        });
+    }
+}

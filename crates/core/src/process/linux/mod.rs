@@ -1,0 +1,302 @@
+//! The Linux side of the process stage (see [`crate::process`] for the seam): a process's
+//! identity from `/proc/<pid>/stat` and `status` (procfs), its liveness through a pidfd, stopping
+//! it with ptrace ([`ptrace`]), and hsperfdata files with HotSpot's rules ([`hsperfdata_file`],
+//! `perfMemory_posix.cpp`).
+
+pub mod hsperfdata_file;
+pub mod ptrace;
+
+use std::path::Path;
+use std::time::Duration;
+
+use procfs::Current;
+
+use procfs::ProcError;
+use procfs::process::{Process as ProcfsProcess, StatFlags};
+
+use crate::Error;
+
+/// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
+#[derive(Debug, Clone)]
+pub struct ProcessInfo {
+    /// The pid as this inspector sees it.
+    pub pid: i32,
+    /// `starttime` in clock ticks since boot: with the pid, identifies the process (pids are reused).
+    pub start_time: u64,
+    /// Effective uid (the owner of the JVM's hsperfdata file).
+    pub euid: u32,
+    /// The pid in the process's own (innermost) pid namespace: the last `NSpid` value.
+    pub nspid: i32,
+    /// `State` letter (`R`, `S`, `D`, `T`, `t`, `Z`, ...).
+    pub state: char,
+    /// `TracerPid` (0 when not traced).
+    pub tracer: i32,
+    /// `comm`.
+    pub comm: String,
+}
+
+impl ProcessInfo {
+    /// Reads the process's identity.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`], or [`Error::PermissionDenied`] when `/proc/<pid>` is hidden.
+    pub fn read(pid: i32) -> Result<Self, Error> {
+        if pid <= 0 {
+            return Err(Error::NoSuchProcess(pid));
+        }
+        let p = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
+        let stat = p
+            .stat()
+            .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
+        let status = p
+            .status()
+            .map_err(|e| process_error(pid, "read /proc/<pid>/status", e))?;
+        Ok(ProcessInfo {
+            pid,
+            start_time: stat.starttime,
+            euid: status.euid,
+            nspid: status
+                .nspid
+                .as_ref()
+                .and_then(|v| v.last().copied())
+                .unwrap_or(pid),
+            state: stat.state,
+            tracer: status.tracerpid,
+            comm: stat.comm,
+        })
+    }
+
+    /// Whether the process is in group-stop (`T`), e.g. after SIGSTOP.
+    pub fn is_stopped(&self) -> bool {
+        self.state == 'T'
+    }
+}
+
+/// Checks that `before` still names a live process: same pid, same start time.
+///
+/// # Errors
+/// [`Error::ProcessExited`] or [`Error::PidReused`].
+pub fn check_same_process(before: &ProcessInfo) -> Result<(), Error> {
+    // Only `stat`: `status` of a many-threaded process costs a walk over all its threads.
+    let pid = before.pid;
+    let stat = ProcfsProcess::new(pid)
+        .and_then(|p| p.stat())
+        .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e));
+    match stat {
+        Ok(now) if now.starttime != before.start_time => Err(Error::PidReused(pid)),
+        Ok(now) if !matches!(now.state, 'Z' | 'X' | 'x') => Ok(()),
+        Ok(_) | Err(Error::NoSuchProcess(_)) => Err(Error::ProcessExited(pid)),
+        Err(e) => Err(e),
+    }
+}
+
+/// A pidfd on the process a [`ProcessInfo`] describes (`pidfd_open(2)`, Linux 5.3+), so that
+/// repeated samples can tell cheaply that the very same process is still there: one `poll(2)`
+/// instead of parsing `/proc/<pid>/stat` (which costs about a third of a `--no-stop` sample).
+/// Without pidfds (older kernels, seccomp), [`Liveness::check`] is [`check_same_process`].
+#[derive(Debug)]
+pub struct Liveness(Option<std::os::fd::OwnedFd>);
+
+impl Liveness {
+    /// Opens a pidfd on `info.pid`, then checks that `info` still names that pid's process: the
+    /// pidfd, opened before the check, is then that process's.
+    ///
+    /// # Errors
+    /// As [`check_same_process`].
+    pub fn watch(info: &ProcessInfo) -> Result<Self, Error> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, info.pid, 0) };
+        let fd = i32::try_from(fd)
+            .ok()
+            .filter(|&fd| fd >= 0)
+            // SAFETY: a descriptor the kernel just returned to us, owned by no one else.
+            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) });
+        check_same_process(info)?;
+        Ok(Liveness(fd))
+    }
+
+    /// The same contract as [`check_same_process`]`(info)` (`info` must be the one given to
+    /// [`Liveness::watch`]): a pidfd that does not poll readable means the process has not exited,
+    /// so its pid cannot have been reused; otherwise `/proc` says which of the two happened.
+    ///
+    /// # Errors
+    /// [`Error::ProcessExited`] or [`Error::PidReused`].
+    pub fn check(&self, info: &ProcessInfo) -> Result<(), Error> {
+        use std::os::fd::AsRawFd;
+        if let Some(fd) = &self.0 {
+            let mut p = libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, no wait.
+            if unsafe { libc::poll(&mut p, 1, 0) } == 0 {
+                return Ok(());
+            }
+        }
+        check_same_process(info)
+    }
+}
+
+/// Whether process `pid` is gone, a zombie, or on its way out (`PF_EXITING`, or a user process
+/// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
+/// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
+/// [`Error::ProcessExited`].
+pub fn exited_or_exiting(pid: i32) -> bool {
+    let Ok(process) = ProcfsProcess::new(pid) else {
+        return true;
+    };
+    let Ok(stat) = process.stat() else {
+        return true;
+    };
+    // PF_EXITING and PF_KTHREAD in `flags` (`include/linux/sched.h`): the task is exiting; a
+    // kernel thread has no user mappings, and is not exiting for lack of them.
+    let flags = stat.flags().unwrap_or(StatFlags::empty());
+    if matches!(stat.state, 'Z' | 'X' | 'x') || flags.contains(StatFlags::PF_EXITING) {
+        return true;
+    }
+    !flags.contains(StatFlags::PF_KTHREAD)
+        && process.maps().is_ok_and(|m| m.iter().next().is_none())
+}
+
+/// The name of user `uid` on this host (`/etc/passwd`, or NSS: LDAP and the like); `None` when
+/// the uid has no entry.
+pub fn user_name(uid: u32) -> Option<String> {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+}
+
+/// Maps a procfs error about `pid` to ours.
+pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
+    match e {
+        ProcError::NotFound(_) => Error::NoSuchProcess(pid),
+        ProcError::PermissionDenied(_) => Error::PermissionDenied {
+            what: format!(
+                "{} of process {pid}",
+                what.replace("<pid>", &pid.to_string())
+            ),
+            hint: permission_hint(pid),
+        },
+        ProcError::Io(e, _) if e.raw_os_error() == Some(libc::ESRCH) => Error::NoSuchProcess(pid),
+        other => Error::Io {
+            path: format!("/proc/{pid}").into(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    }
+}
+
+/// Why ptrace-level access to `pid` may be refused, and what fixes it.
+pub fn permission_hint(pid: i32) -> String {
+    let owner = ProcfsProcess::new(pid).and_then(|p| p.uid()).ok();
+    let me = nix::unistd::geteuid().as_raw();
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
+    let mut hint = String::from("Reading another process's memory needs ptrace permission: ");
+    match owner {
+        Some(o) if o != me => hint.push_str(&format!(
+            "process {pid} belongs to uid {o} and you are uid {me}; run inspect as that user or as root (or with CAP_SYS_PTRACE)"
+        )),
+        _ => hint.push_str("run inspect as the JVM's user or as root (or with CAP_SYS_PTRACE)"),
+    }
+    if let Some(s) = scope.as_deref().map(str::trim).filter(|s| *s != "0") {
+        hint.push_str(&format!(
+            "; kernel.yama.ptrace_scope is {s}, which also limits ptrace between processes of the same user (sysctl kernel.yama.ptrace_scope=0, or use root)"
+        ));
+    }
+    hint.push_str(
+        ". In a container, the inspector needs CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE). Without it, `inspect <pid>` (no -F) reads the hsperfdata file, if the JVM shares one.",
+    );
+    hint
+}
+
+/// A live process opened by pid: its identity ([`ProcessInfo`]) and a pidfd that tells cheaply
+/// that the pid still names it.
+#[derive(Debug)]
+pub struct Process {
+    /// What `/proc/<pid>/stat` and `status` said when it was opened.
+    pub info: ProcessInfo,
+    liveness: Liveness,
+}
+
+impl Process {
+    /// Opens process `pid`: reads its identity and watches it.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when `/proc/<pid>` is hidden,
+    /// [`Error::ProcessExited`], [`Error::PidReused`].
+    pub fn open(pid: i32) -> Result<Self, Error> {
+        let info = ProcessInfo::read(pid)?;
+        let liveness = Liveness::watch(&info)?;
+        Ok(Process { info, liveness })
+    }
+
+    /// The pid, as this host sees it.
+    pub fn pid(&self) -> i32 {
+        self.info.pid
+    }
+
+    /// Its `comm`.
+    pub fn name(&self) -> &str {
+        &self.info.comm
+    }
+
+    /// Whether it was in group-stop (SIGSTOP) when opened.
+    pub fn already_stopped(&self) -> bool {
+        self.info.is_stopped()
+    }
+
+    /// How long ago it started (`/proc/uptime` minus its `starttime`).
+    pub fn age(&self) -> Duration {
+        let ticks = procfs::ticks_per_second().max(1);
+        let uptime = procfs::Uptime::current()
+            .map(|u| u.uptime_duration())
+            .unwrap_or_default();
+        uptime.saturating_sub(Duration::from_millis(self.info.start_time * 1000 / ticks))
+    }
+
+    /// Checks that the pid still names this process.
+    ///
+    /// # Errors
+    /// [`Error::ProcessExited`] or [`Error::PidReused`].
+    pub fn check_same(&self) -> Result<(), Error> {
+        self.liveness.check(&self.info)
+    }
+}
+
+/// Holds every thread of `process` in ptrace-stop, waiting at most `timeout` for each
+/// ([`ptrace::stop`]).
+///
+/// # Errors
+/// As [`ptrace::stop`].
+pub fn stop(process: &Process, timeout: Duration) -> Result<ptrace::Stopped, Error> {
+    ptrace::stop(process.pid(), timeout, process.already_stopped())
+}
+
+/// The JVM's hsperfdata file (`/tmp/hsperfdata_<user>/<nspid>`, through the target's mount
+/// namespace first) and a description of where it was found, for `-v`.
+///
+/// # Errors
+/// As [`hsperfdata_file::read_for_process`].
+pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
+    let info = &process.info;
+    let (path, bytes) = hsperfdata_file::read_for_process(info)?;
+    Ok((
+        format!(
+            "shared file {} (uid {}, NSpid {})",
+            path.display(),
+            info.euid,
+            info.nspid
+        ),
+        bytes,
+    ))
+}
+
+/// A saved hsperfdata file, read with the rules of [`hsperfdata_file::read_path`].
+///
+/// # Errors
+/// As [`hsperfdata_file::read_path`].
+pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
+    hsperfdata_file::read_path(path)
+}
