@@ -6,9 +6,12 @@
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/serve_tls.rs);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
+#   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
+#     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
-#     the hostile-file tests plant files in).
+#     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
+#     Tomcat runs: tests/field.rs).
 # Idempotent: what is already there is left alone.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -33,7 +36,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq "${need[@]}"
 fi
 
-for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
+for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
   if ! id -u "$user" >/dev/null 2>&1; then
     echo "setup-test-deps: adding test user $user"
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
@@ -41,3 +44,4 @@ for user in hsinspect-jvm hsinspect-other hsinspect-hostile; do
 done
 
 "$here/fetch-jdks.sh"
+"$here/jdk8-root.sh"

@@ -9,6 +9,11 @@
 //! The arguments are parsed by hand, not by clap: jstat's single-dash long options (`-gcutil`) and
 //! glued values (`-h10`) are the muscle memory this command exists for.
 //!
+//! **Layout.** The columns, widths and alignments are those of the jstat of the target JVM's own
+//! JDK (its `java.vm.specification.version`: JDK 8's for a JDK 8 region, 11's for 11, 17's for
+//! 17 and later: [`stat::Layout`]), so scripts that read jstat's columns by position keep
+//! working; `--jstat <N>` prints JDK N's jstat's layout whatever the target.
+//!
 //! `-t` (Timestamp, seconds): for a live target, the JVM's uptime when the sample was taken (wall
 //! clock now − `sun.rt.createVmBeginTime`); for a saved file or a core, the region's own uptime,
 //! `sun.os.hrt.ticks / sun.os.hrt.frequency` (what JDK 17's jstat prints; `-` for a JDK 25 region,
@@ -22,7 +27,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
-use hsinspect::stat::{self, Cell, View};
+use hsinspect::stat::{self, Cell, Layout, View};
 use hsinspect::{ForcedOptions, Sampler, Source};
 
 use crate::output::{self, OutputFormat};
@@ -55,6 +60,8 @@ jstat's views, byte for byte, of any target inspect reads.
   -t           Timestamp column first: a live JVM's uptime at the sample; for a file or a core the
                region's own uptime (sun.os.hrt.ticks / sun.os.hrt.frequency, `-` on JDK 25+)
   -h<lines>    repeat the header every <lines> samples
+  --jstat <N>  print JDK N's jstat's layout (8, 11, 17, ...); by default the layout of the
+               target JVM's own JDK (JDK 8's jstat has no CGC/CGCT columns and narrower ones)
   -F           read the JVM's memory (works with -XX:+PerfDisableSharedMem, hung JVMs)
   --no-stop    with -F: never stop the JVM's threads
   --format     text (jstat's table, the default), json (JSON Lines: one object a sample, the
@@ -76,6 +83,8 @@ struct Command {
     timestamp: bool,
     header_every: u64,
     format: OutputFormat,
+    /// `--jstat`: a layout chosen on the command line instead of the target's.
+    layout: Option<Layout>,
     source: Source,
     schedule: Schedule,
     verbose: bool,
@@ -93,6 +102,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let mut verbose = false;
     let mut header_every = 0u64;
     let mut format = OutputFormat::Text;
+    let mut layout = None;
     let (mut core, mut exe, mut sysroot) = (None, None, None);
     let mut stop_timeout = ForcedOptions::default().stop_timeout;
     let mut wait = ForcedOptions::default().wait_accessible;
@@ -137,6 +147,15 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                     "prometheus" => OutputFormat::Prometheus,
                     other => bail!("--format {other:?}: give text, json or prometheus"),
                 }
+            }
+            "--jstat" => {
+                let v = val(&mut it)?;
+                let major = stat::java_major(&v)
+                    .filter(|m| *m >= 1 && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+                    .with_context(|| {
+                        format!("--jstat {v:?}: give a JDK's major version (8, 11, 17, ...)")
+                    })?;
+                layout = Some(Layout::of_major(major));
             }
             "--core" => core = Some(PathBuf::from(val(&mut it)?)),
             "--exe" => exe = Some(PathBuf::from(val(&mut it)?)),
@@ -225,6 +244,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
         timestamp,
         header_every,
         format,
+        layout,
         source,
         schedule,
         verbose,
@@ -248,7 +268,12 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
         }
         Parsed::Run(cmd) => cmd,
     };
-    let mut view = View::new(&cmd.option, cmd.timestamp)?;
+    // The layout is the target's (known from the first sample) unless --jstat chose one.
+    let mut view: Option<View> = match cmd.layout {
+        Some(layout) => Some(View::with_layout(&cmd.option, cmd.timestamp, layout)?),
+        None => None,
+    };
+    let (option, timestamp) = (cmd.option.clone(), cmd.timestamp);
     let pid = cmd.source.pid();
     let mut sampler = Sampler::new(cmd.source);
     let stdout = io::stdout();
@@ -262,6 +287,17 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("inspect: {d}");
             }
         }
+        let view = match &mut view {
+            Some(v) => v,
+            None => view.insert(
+                View::with_layout(
+                    &option,
+                    timestamp,
+                    Layout::of_snapshot(&sample.reading.snapshot),
+                )
+                .map_err(io::Error::other)?,
+            ),
+        };
         let uptime = pid.and_then(|_| live_uptime(sample));
         let cells = view.cells(&sample.reading.snapshot, uptime);
         match format {
@@ -279,7 +315,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{}", view.row(&cells))
             }
             OutputFormat::Json => {
-                let line = json_line(&view, &cells, pid, sample);
+                let line = json_line(view, &cells, pid, sample);
                 writeln!(out, "{line}")
             }
             OutputFormat::Prometheus => {

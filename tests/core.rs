@@ -18,6 +18,11 @@ use common::*;
 /// Starts the test program with the smallest address space that still runs: a core of it is
 /// ~400 MB instead of ~2 GB (gdb dumps reserved memory too: heap, class space, malloc arenas).
 fn small_jvm(java_home: &Path) -> Jvm {
+    small_jvm_with(java_home, &[])
+}
+
+/// [`small_jvm`] with `extra` JVM flags.
+fn small_jvm_with(java_home: &Path, extra: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
         .args([
@@ -26,8 +31,9 @@ fn small_jvm(java_home: &Path) -> Jvm {
             "-XX:TieredStopAtLevel=1",
             "-XX:ReservedCodeCacheSize=16m",
             "-XX:CompressedClassSpaceSize=16m",
-            "-cp",
         ])
+        .args(extra)
+        .arg("-cp")
         .arg(test_classes())
         .args(["Target", "0"])
         .stdin(Stdio::piped())
@@ -439,4 +445,84 @@ fn build_id_of(path: &Path) -> Option<Vec<u8>> {
         .filter_map(Result::ok)
         .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
         .map(|n| n.desc.to_vec())
+}
+
+/// Dumps `jvm` with `/proc/<pid>/coredump_filter` set to `filter` (gcore honours it, as the
+/// kernel does), restoring the JVM's own value after.
+fn gcore_with_filter(jvm: &Jvm, filter: u32, dir: &Path) -> PathBuf {
+    let path = format!("/proc/{}/coredump_filter", jvm.pid);
+    let old = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{filter:#x}")).unwrap();
+    let core = gcore(jvm.pid, dir);
+    std::fs::write(&path, format!("0x{}", old.trim())).unwrap();
+    core
+}
+
+/// Issue 16: a libjvm without `.symtab` (found through vmStructs, whose type and field names are
+/// in libjvm's read-only data) at each `coredump_filter` an operator meets: 0x33 (the kernel's
+/// default, what every JVM inherits), 0x37, 0x3b (JDK 11+'s own, and what our advice said) and
+/// 0x3f, for a region in the shared hsperfdata mapping and one in anonymous memory
+/// (`-XX:+PerfDisableSharedMem`). Bytes the core lacks of libjvm are read from the libjvm file
+/// once its build-id matches the core's; a region the core cannot hold is explained with the bit.
+#[test]
+fn stripped_libjvm_cores_at_every_common_coredump_filter() {
+    let tmp = scratch_dir("stripped-cores");
+    let home = jdk_copy(&jdk17(), tmp.path());
+    let lib = home.join("lib/server/libjvm.so");
+    run_ok(Command::new("strip").arg("--strip-all").arg(&lib));
+    for hidden in [false, true] {
+        let flags: &[&str] = if hidden {
+            &["-XX:+PerfDisableSharedMem"]
+        } else {
+            &[]
+        };
+        let jvm = small_jvm_with(&home, flags);
+        let pid = jvm.pid.to_string();
+        for filter in [0x33u32, 0x37, 0x3b, 0x3f] {
+            let dir = core_dir();
+            // The reference: jcmd where the JVM shares its region, else forced reads.
+            let reference = || {
+                if hidden {
+                    counters(&inspect_ok(&["-F", &pid]))
+                } else {
+                    jcmd_counters(&jvm.java_home, jvm.pid)
+                }
+            };
+            let before = reference();
+            let core = gcore_with_filter(&jvm, filter, dir.path());
+            let after = reference();
+            let core_s = core.to_str().unwrap();
+            let region_in_core = hidden || filter & 0x8 != 0;
+            if !region_in_core {
+                let err = inspect_err(&["--core", core_s]);
+                assert!(
+                    err.contains("is not in the core") && err.contains("bit 3"),
+                    "filter {filter:#x}: {err}"
+                );
+                continue;
+            }
+            let out = inspect(&["-v", "--core", core_s]);
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(
+                out.status.success(),
+                "filter {filter:#x}, hidden {hidden}: {stderr}"
+            );
+            assert!(stderr.contains("gHotSpotVMStructs"), "{stderr}");
+            // Without bit 2 the strings came from the file, and -v says so; with it, from the core.
+            let from_file = stderr.contains("not in the core: ");
+            assert_eq!(from_file, filter & 0x4 == 0, "filter {filter:#x}: {stderr}");
+            if from_file {
+                assert!(
+                    stderr.contains(lib.to_str().unwrap()) || stderr.contains("map_files"),
+                    "{stderr}"
+                );
+            }
+            let ours = counters(&String::from_utf8(out.stdout).unwrap());
+            let compared = assert_matches_reference(&ours, &before, &after);
+            assert!(
+                compared > 100,
+                "filter {filter:#x}: only {compared} compared"
+            );
+        }
+    }
 }

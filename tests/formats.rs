@@ -60,14 +60,18 @@ fn json_record(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn prometheus_output_of_every_capture_passes_promtool() {
-    // The captures, and the regions derived from them (big-endian, a tail being written, an
-    // entry of an unknown type).
-    for file in captures().into_iter().chain(regions("testdata/derived")) {
+    // The captures, the regions derived from them (big-endian, a tail being written, an entry
+    // of an unknown type), and the stat regions of JDK 8, 11, 17, 21 and 25 with every collector.
+    for file in captures()
+        .into_iter()
+        .chain(regions("testdata/derived"))
+        .chain(regions("testdata/stat"))
+    {
         let page = inspect_ok(&["--format", "prometheus", file.to_str().unwrap()]);
         prom::check_metrics(&page, &file.display().to_string());
         let (samples, types) = prom::parse(&page);
         assert!(
-            samples.len() > 150,
+            samples.len() > 100,
             "{}: {} samples",
             file.display(),
             samples.len()
@@ -80,6 +84,50 @@ fn prometheus_output_of_every_capture_passes_promtool() {
             );
         }
     }
+}
+
+/// Every counter of every saved region (JDK 8, 11, 17, 21 and 25; Serial, Parallel, CMS, G1,
+/// ZGC, Shenandoah) gets a family name without a word promtool's lint rejects (an abbreviated
+/// unit such as JDK 8's `sun.rt._sync_PrivateB` would give: `_b`), checked without promtool.
+#[test]
+fn every_jdks_counter_names_are_free_of_lint_words() {
+    use hsinspect::format::prometheus::LINT_WORDS;
+    let mut majors = std::collections::BTreeSet::new();
+    let mut names = 0;
+    for file in captures().into_iter().chain(regions("testdata/stat")) {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        majors.insert(stem.split('-').next().unwrap().to_owned());
+        let snapshot = hsinspect::perfdata::parse(&std::fs::read(&file).unwrap()).unwrap();
+        let frequency = snapshot.long("sun.os.hrt.frequency");
+        for c in &snapshot.counters {
+            let m = mapping(&c.name, c.units, c.variability, frequency);
+            let bad: Vec<&str> = m
+                .family
+                .split('_')
+                .filter(|w| LINT_WORDS.contains(w))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{stem}: {} -> {} has {bad:?}",
+                c.name,
+                m.family
+            );
+            names += 1;
+        }
+    }
+    let want: std::collections::BTreeSet<String> = ["jdk8", "jdk11", "jdk17", "jdk21", "jdk25"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(majors, want, "regions of every JDK in the matrix");
+    let privateb = mapping(
+        "sun.rt._sync_PrivateB",
+        Units::None,
+        Variability::Monotonic,
+        None,
+    );
+    assert_eq!(privateb.family, "hotspot_sun_rt_sync_privateb_total");
+    assert!(names > 3000, "{names} names");
 }
 
 #[test]

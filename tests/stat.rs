@@ -1,6 +1,8 @@
-//! `inspect stat` against JDK 17's jstat: every option on every captured region byte for byte,
-//! sampling (count, interval, header repeat) on files, and the JSON output against the text.
-//! Live targets are in tests/stat_live.rs.
+//! `inspect stat` against jstat: every option on every captured region byte for byte (in JDK
+//! 17's layout against JDK 17's jstat; in the region's own JDK's layout against JDK 11's jstat
+//! and JDK 8's jstat outputs saved in testdata/stat/jdk8-golden/), sampling (count, interval,
+//! header repeat) on files, and the JSON output against the text. Live targets are in
+//! tests/stat_live.rs and tests/jdk8.rs.
 
 mod common;
 mod prom;
@@ -40,6 +42,9 @@ fn regions() -> Vec<PathBuf> {
         "jdk25-serial",
         "jdk21-serial",
         "jdk17-parallel",
+        "jdk8-parallel",
+        "jdk8-g1",
+        "jdk8-cms",
     ] {
         assert!(
             names.iter().any(|n| n == needed),
@@ -112,7 +117,11 @@ fn every_option_on_every_region_is_byte_identical_to_jstat() {
     on_two_threads(&cases, |(region, option, t)| {
         let flag = format!("-{option}");
         let args: Vec<&str> = if *t { vec![&flag, "-t"] } else { vec![&flag] };
-        let ours = inspect_stat(&args, region, &[]);
+        // JDK 8 and 11 regions get their own JDK's layout by default (the tests below): here
+        // JDK 17's is asked for, as JDK 17's jstat prints it for every region.
+        let mut ours_args = args.clone();
+        ours_args.extend(["--jstat", "17"]);
+        let ours = inspect_stat(&ours_args, region, &[]);
         let theirs = jstat_file(&args, region, &[]);
         assert_eq!(
             ours,
@@ -121,6 +130,77 @@ fn every_option_on_every_region_is_byte_identical_to_jstat() {
             region.display()
         );
         assert_eq!(ours.lines().count(), 2);
+    });
+}
+
+/// JDK 8's layout by default on JDK 8 regions: every option on every JDK 8 region (Parallel,
+/// Serial, G1, CMS) equals what JDK 8's jstat printed for it (testdata/stat/jdk8-golden/, written
+/// by scripts/capture-stat-testdata.sh; tests/jdk8.rs checks them against JDK 8's jstat again).
+/// Needs no JDK.
+#[test]
+fn jdk8_regions_print_jdk8_jstats_layout() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat/jdk8-golden");
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let golden = e.unwrap().path();
+        let name = golden.file_name().unwrap().to_string_lossy().into_owned();
+        let (region, option) = name.rsplit_once('.').unwrap();
+        let region = dir.parent().unwrap().join(format!("{region}.hsperf"));
+        let want = std::fs::read_to_string(&golden).unwrap();
+        // `<region>.t-<option>`: with -t.
+        let mut args = match option.strip_prefix("t-") {
+            Some(o) => vec![format!("-{o}"), "-t".to_owned()],
+            None => vec![format!("-{option}")],
+        };
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let ours = inspect_stat(&argv, &region, &[]);
+        assert_eq!(ours, want, "inspect stat {argv:?} {}", region.display());
+        // --jstat 8 asks for the same layout explicitly.
+        args.extend(["--jstat".to_owned(), "8".to_owned()]);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let explicit = inspect_stat(&argv, &region, &[]);
+        assert_eq!(explicit, want, "{argv:?} {}", region.display());
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 56,
+        "twelve options, and two with -t, on four JDK 8 regions"
+    );
+    // And a JDK 17 region in JDK 8's layout: no CGC/CGCT, GCT without collector 2.
+    let r17 = dir.parent().unwrap().join("jdk17-g1.hsperf");
+    let gcutil = inspect_stat(&["-gcutil", "--jstat", "8"], &r17, &[]);
+    assert!(!gcutil.contains("CGC"), "{gcutil}");
+}
+
+/// JDK 11's layout by default on JDK 11 regions, against JDK 11's own jstat, every option.
+#[test]
+#[ignore = "needs the JDK 11 runtime: run scripts/test.sh"]
+fn jdk11_regions_print_jdk11_jstats_layout() {
+    let jstat11 = jdk(11).join("bin/jstat");
+    let mut cases = Vec::new();
+    for region in regions() {
+        let name = region.file_stem().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("jdk11-") {
+            for o in jstat_options() {
+                cases.push((region.clone(), o));
+            }
+        }
+    }
+    assert_eq!(cases.len(), 24, "twelve options on two JDK 11 regions");
+    on_two_threads(&cases, |(region, option)| {
+        let flag = format!("-{option}");
+        let ours = inspect_stat(&[&flag], region, &[]);
+        let theirs = String::from_utf8(
+            run_ok(Command::new(&jstat11).arg(&flag).arg(format!(
+                "file://{}",
+                region.canonicalize().unwrap().display()
+            )))
+            .stdout,
+        )
+        .unwrap();
+        assert_eq!(ours, theirs, "inspect stat {flag} {}", region.display());
+        let explicit = inspect_stat(&[&flag, "--jstat", "11"], region, &[]);
+        assert_eq!(explicit, theirs, "--jstat 11 {flag} {}", region.display());
     });
 }
 
@@ -227,6 +307,11 @@ fn bad_arguments_fail_cleanly() {
             vec!["stat", "-gcutil", "--format", "xml", r],
             "give text, json or prometheus",
         ),
+        (
+            vec!["stat", "-gcutil", "--jstat", "eight", r],
+            "give a JDK's major version",
+        ),
+        (vec!["stat", "-gcutil", "--jstat"], "--jstat needs a value"),
     ] {
         let out = inspect(&args);
         let err = inspect_err(&out);
@@ -263,8 +348,14 @@ fn prometheus_output_is_the_views_counters_as_the_listing_names_them() {
                 assert_eq!(all_types.get(family), Some(t), "{what}: TYPE of {family}");
             }
             // Exactly the counters the view reads: one sample for each of its numeric counters
-            // the region has (strings such as GC causes and method names are not exported).
-            let view = hsinspect::stat::View::new(option, false).unwrap();
+            // the region has (strings such as GC causes and method names are not exported), in
+            // the layout of the region's JDK.
+            let view = hsinspect::stat::View::with_layout(
+                option,
+                false,
+                hsinspect::stat::Layout::of_snapshot(&snapshot),
+            )
+            .unwrap();
             let numeric = view
                 .counter_names()
                 .iter()

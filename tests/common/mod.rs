@@ -661,8 +661,23 @@ pub fn start_in_own_namespaces(extra: &[&str]) -> Jvm {
 
 /// Starts the test program on JDK 17 as the test user `user` (setpriv, no supplementary groups).
 pub fn start_as_user(user: &str, extra: &[&str]) -> Jvm {
+    start_as_user_with_umask(user, extra, None)
+}
+
+/// [`start_as_user`] with the file mode mask `umask` (e.g. 0o027, as `catalina.sh` runs Tomcat).
+pub fn start_as_user_with_umask(user: &str, extra: &[&str], umask: Option<u32>) -> Jvm {
     require_user(user);
     let mut cmd = Command::new("setpriv");
+    if let Some(mask) = umask {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask only sets this (forked) process's file mode mask before exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::umask(mask as libc::mode_t);
+                Ok(())
+            });
+        }
+    }
     cmd.args([
         &format!("--reuid={user}"),
         &format!("--regid={user}"),

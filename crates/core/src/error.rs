@@ -42,6 +42,19 @@ pub enum Error {
     /// No process has this pid.
     #[error("no process with pid {0}")]
     NoSuchProcess(i32),
+    /// The number is a thread of a process, not a process (`top -H`, `jstack` and `ps -L` show
+    /// thread ids).
+    #[error(
+        "{tid} is a thread of process {pid} ({comm}), not a process: give the process's pid (`inspect {pid}`, or `inspect -F {pid}`)"
+    )]
+    ThreadOfProcess {
+        /// The number given: a thread id.
+        tid: i32,
+        /// The process the thread belongs to (its thread group id).
+        pid: i32,
+        /// That process's command name.
+        comm: String,
+    },
     /// The process exited while it was being read.
     #[error("process {0} exited while it was being read")]
     ProcessExited(i32),

@@ -125,6 +125,40 @@ pub fn java_home_of(libjvm: &Path) -> Option<&Path> {
     libjvm.parent()?.parent()?.parent()
 }
 
+/// Whether a command line is a JVM's, from what every user may read of another user's process
+/// (`/proc/<pid>/cmdline`): a `java`, `javaw` or `jsvc` launcher, or HotSpot's own options
+/// (`-XX:`, `-Xmx`, `-Xms`, `-Xss`), or a class path or jar (`-cp`, `-classpath`,
+/// `--class-path`, `-jar`) with a `-D` property. Used only where `/proc/<pid>/maps` cannot be
+/// read.
+pub fn looks_like_jvm(argv: &[String]) -> bool {
+    let Some(exe) = argv.first() else {
+        return false;
+    };
+    let name = Path::new(exe)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if matches!(name, "java" | "javaw" | "jsvc") {
+        return true;
+    }
+    let hotspot_option = |a: &String| {
+        a.starts_with("-XX:")
+            || a.starts_with("-Xmx")
+            || a.starts_with("-Xms")
+            || a.starts_with("-Xss")
+    };
+    let class_path =
+        |a: &String| matches!(a.as_str(), "-cp" | "-classpath" | "--class-path" | "-jar");
+    argv.iter().any(hotspot_option)
+        || (argv.iter().any(class_path) && argv.iter().any(|a| a.starts_with("-D")))
+}
+
+/// The JDK home of a `java` launcher path (`<home>/bin/java`): its parent's parent.
+pub fn java_home_of_launcher(exe: &Path) -> Option<&Path> {
+    let bin = exe.parent()?;
+    (bin.file_name()? == "bin").then_some(bin.parent()?)
+}
+
 /// `JAVA_RUNTIME_VERSION` (else `JAVA_VERSION`) from the text of a JDK's `release` file (written by
 /// the JDK build, `make/ReleaseFile.gmk`): the same string as `java.vm.version` for OpenJDK builds.
 pub fn release_version(release: &str) -> Option<String> {

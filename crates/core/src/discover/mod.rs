@@ -5,13 +5,18 @@
 //! executable: `java`, or a product launcher that embeds the VM through `JNI_CreateJavaVM`. A
 //! process merely named `java` is not one. When `/proc/<pid>/maps` cannot be read (another user's
 //! process, as an unprivileged user), a process is still known to be a JVM when an hsperfdata file
-//! of its pid, owned by its user, is in this host's `/tmp/hsperfdata_<user>/` (the directory
-//! HotSpot makes is world-listable, `perfMemory_posix.cpp`); the other unreadable processes are
-//! counted in [`Scan::not_inspected`], with the reason. Kernel threads, zombies and processes that
+//! of its pid, owned by its user, is in this host's `/tmp/hsperfdata_<user>/` (HotSpot makes the
+//! directory world-listable, `perfMemory_posix.cpp`, unless a umask such as Tomcat's 0027 closes
+//! it), or when its command line, which every user may read, is a JVM's
+//! ([`launcher::looks_like_jvm`]); such a JVM is listed as [`Readable::Neither`] with the reason
+//! and the fix. An unreadable process whose command line is readable and not a JVM's is not one
+//! to warn about; the rest (command line unreadable too, e.g. `hidepid`) are counted in
+//! [`Scan::not_inspected`], with the reason. Kernel threads, zombies and processes that
 //! exit or whose pid is reused during the scan are left out ([`Scan::vanished`] counts the last).
 //!
 //! **What is said about it** ([`JvmInfo`]). The main class (or jar) and the VM version come from
-//! the PerfData strings (`sun.rt.javaCommand`, `java.property.java.vm.version`), read from the
+//! the PerfData strings (`sun.rt.javaCommand`; `java.property.java.vm.version`, or on JDK 8
+//! `java.property.java.version`: [`java_version`]), read from the
 //! hsperfdata file when there is one, else from the process's memory *without stopping it*
 //! ([`crate::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
 //! `release` file. Whether each way of reading works is [`Readable`]; when neither does, the
@@ -107,7 +112,9 @@ pub struct JvmInfo {
     /// `sun.rt.javaCommand`); empty for a JVM embedded through `JNI_CreateJavaVM`, which sets
     /// none, and when nothing could be read.
     pub main: String,
-    /// `java.vm.version` (e.g. `17.0.15+6-Debian-1deb12u1`); empty when unknown.
+    /// The Java version ([`java_version`]): `java.vm.version` on JDK 9 and later (e.g.
+    /// `17.0.15+6-Debian-1deb12u1`), `java.version` on JDK 8 (e.g. `1.8.0_504`); from a `release`
+    /// file, its `JAVA_RUNTIME_VERSION`. Empty when unknown.
     pub jvm_version: String,
     /// Seconds since the process started (`starttime` of `/proc/<pid>/stat`), to 10 ms.
     pub uptime_s: f64,
@@ -283,6 +290,14 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
             if uid.is_some_and(|uid| files.has(pid, uid)) && same_pid_inside(process) {
                 return candidate(None);
             }
+            // What everyone may read of another user's process: its command line. A JVM by it
+            // is listed (unreadable, with the reason and the fix); a process whose command line
+            // is readable and is not a JVM's is no JVM to warn about.
+            match cmdline_of(process) {
+                Some(argv) if launcher::looks_like_jvm(&argv) => return candidate(None),
+                Some(argv) if !argv.is_empty() => return Examined::NotAJvm,
+                _ => {}
+            }
             let me = nix::unistd::geteuid().as_raw();
             let reason = match e {
                 ProcError::PermissionDenied(_) if uid.is_some_and(|u| u != me) && me != 0 => {
@@ -296,6 +311,18 @@ fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examine
             Examined::NotInspected(NotInspected { pid, uid, reason })
         }
     }
+}
+
+/// `/proc/<pid>/cmdline` as arguments; `None` when it cannot be read (`hidepid`), empty for a
+/// process that has none (a kernel thread, a zombie).
+fn cmdline_of(process: &Process) -> Option<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{}/cmdline", process.pid())).ok()?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
 }
 
 /// libjvm's path from `/proc/<pid>/maps`, reading only as far as its first line (the kernel
@@ -516,7 +543,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
     let (described, info_from) = match (&file, &forced) {
         (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
         (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
-        _ => match from_cmdline(c) {
+        _ => match from_cmdline(c, info.nspid == c.pid) {
             Some(d) => (d, InfoSource::Cmdline),
             None => (Described::default(), InfoSource::None),
         },
@@ -562,32 +589,58 @@ fn string_counter(snapshot: &Snapshot, name: &str) -> Option<String> {
     }
 }
 
-/// What jps reads (`MonitoredVmUtil`): `sun.rt.javaCommand`, `java.property.java.vm.version`,
-/// `java.rt.vmArgs`.
+/// What jps reads (`MonitoredVmUtil`): `sun.rt.javaCommand`, `java.rt.vmArgs`; the version is
+/// [`java_version`]'s.
 fn from_perfdata(snapshot: &Snapshot) -> Described {
     let command = string_counter(snapshot, "sun.rt.javaCommand").unwrap_or_default();
     Described {
         main: launcher::jps_main(&command).to_string(),
-        version: string_counter(snapshot, "java.property.java.vm.version").unwrap_or_default(),
+        version: java_version(
+            string_counter(snapshot, "java.property.java.version").as_deref(),
+            string_counter(snapshot, "java.property.java.vm.version").as_deref(),
+        ),
         main_args: launcher::jps_main_args(&command).map(String::from),
         jvm_flags: string_counter(snapshot, "java.rt.vmArgs").filter(|s| !s.is_empty()),
     }
 }
 
+/// The Java version shown for a JVM (`inspect list`'s VERSION, `serve`'s `jvm_version` label) from
+/// its PerfData strings `java.property.java.version` (`java`) and `java.property.java.vm.version`
+/// (`vm`): `vm` when it is `java` plus a build suffix, as on JDK 9 and later (`17.0.15+6-Debian-1deb12u1`
+/// for `17.0.15`: JEP 223 gives both one scheme), else `java` (JDK 8, where `java.vm.version` is
+/// HotSpot's own numbering, `25.504-b01`, and `java.version` is `1.8.0_504`), else `vm`, else
+/// empty.
+pub fn java_version(java: Option<&str>, vm: Option<&str>) -> String {
+    match (java.filter(|j| !j.is_empty()), vm.filter(|v| !v.is_empty())) {
+        (Some(j), Some(v)) if v.starts_with(j) => v.to_string(),
+        (Some(j), _) => j.to_string(),
+        (None, Some(v)) => v.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
 /// From `/proc/<pid>/cmdline` (readable for every process) when it is a `java` launcher's, and
-/// the version from the `release` file of the JDK whose libjvm is mapped (through
-/// `/proc/<pid>/root`, so a container's JDK).
-fn from_cmdline(c: &Candidate) -> Option<Described> {
+/// the version from the `release` file of the JDK whose libjvm is mapped, or whose `bin/java` it
+/// runs (through `/proc/<pid>/root`, so a container's JDK; another user's `/proc/<pid>/root` is
+/// closed, and then the host's path is read, only for a process in this pid namespace,
+/// `host_ns`: not in a container).
+fn from_cmdline(c: &Candidate, host_ns: bool) -> Option<Described> {
     let raw = std::fs::read(format!("/proc/{}/cmdline", c.pid)).ok()?;
     let argv: Vec<String> = raw
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
+    let launcher_home = || {
+        argv.first()
+            .map(Path::new)
+            .and_then(launcher::java_home_of_launcher)
+    };
     let version = c
         .libjvm
         .as_deref()
         .and_then(launcher::java_home_of)
+        .or_else(launcher_home)
         .and_then(|home| {
             let rel = home.strip_prefix("/").unwrap_or(home);
             std::fs::read_to_string(
@@ -596,6 +649,11 @@ fn from_cmdline(c: &Candidate) -> Option<Described> {
                     .join("release"),
             )
             .ok()
+            .or_else(|| {
+                host_ns
+                    .then(|| std::fs::read_to_string(home.join("release")).ok())
+                    .flatten()
+            })
         })
         .and_then(|text| launcher::release_version(&text))
         .unwrap_or_default();
@@ -635,7 +693,10 @@ fn why_neither(
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
-        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. })) => {
+        // Still starting, but readable once started: not when the maps are closed to this user.
+        (Some(Error::NotAccessible { .. }), _) | (_, Some(Error::NotAccessible { .. }))
+            if c.libjvm.is_some() || me == 0 || !other_user =>
+        {
             "the JVM is still starting (its PerfData is not accessible yet): list again".into()
         }
         _ if c.libjvm.is_none() && me == 0 => "its /proc/<pid>/maps is not readable even to root (a security module's or container's policy, or no CAP_SYS_PTRACE)".into(),
@@ -691,6 +752,28 @@ mod tests {
             what: "x".into(),
             hint: "y".into(),
         }
+    }
+
+    /// The version of real regions: JDK 8's Java version, not HotSpot's `25.504-b01`; JDK 9+'s
+    /// `java.vm.version` as jps and jcmd's `VM.version` show it.
+    #[test]
+    fn version_of_captured_regions() {
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+        for (file, want) in [
+            ("stat/jdk8-parallel.hsperf", "1.8.0_504"),
+            ("stat/jdk8-cms.hsperf", "1.8.0_504"),
+            ("stat/jdk11-parallel.hsperf", "11.0.13+8"),
+            ("captures/jdk17-serial.hsperf", "17.0.15+6-Debian-1deb12u1"),
+            ("captures/jdk21-g1.hsperf", "21.0.8+9-LTS"),
+            ("stat/jdk25-g1.hsperf", "25.0.2+10-LTS"),
+        ] {
+            let buf = std::fs::read(testdata.join(file)).unwrap();
+            let snapshot = crate::perfdata::parse(&buf).unwrap();
+            assert_eq!(from_perfdata(&snapshot).version, want, "{file}");
+        }
+        assert_eq!(java_version(None, Some("17.0.1+12")), "17.0.1+12");
+        assert_eq!(java_version(Some(""), Some("")), "");
+        assert_eq!(java_version(Some("1.8.0_1"), None), "1.8.0_1");
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! 2. The other segments are turned to snake_case (`loadedClasses` → `loaded_classes`,
 //!    `_sync_ContendedLockAttempts` → `sync_contended_lock_attempts`; any character outside
 //!    `[a-z0-9]` becomes `_`, runs of `_` are folded), joined with `_`, and prefixed with
-//!    `hotspot_`: `sun.gc.collector.0.time` → `hotspot_sun_gc_collector_time`.
+//!    `hotspot_`: `sun.gc.collector.0.time` → `hotspot_sun_gc_collector_time`. A word promtool's
+//!    lint reads as an abbreviated unit or a metric type ([`LINT_WORDS`]: `b`, `ms`, `s`,
+//!    `counter`, ...) is joined to the word before it: JDK 8's `sun.rt._sync_PrivateB` →
+//!    `hotspot_sun_rt_sync_privateb_total`.
 //! 3. Units become base units with the unit as a suffix (Prometheus's naming rules): Ticks are
 //!    divided by the JVM's `sun.os.hrt.frequency` and get `_seconds` (raw ticks and `_ticks`
 //!    when the region has no usable frequency); Bytes get `_bytes`; Hertz `_hertz`; a suffix
@@ -104,7 +107,7 @@ pub fn mapping(
     frequency: Option<i64>,
 ) -> Mapping {
     let (stem, labels, pattern) = split_indices(name);
-    let mut family = format!("{PREFIX}{stem}");
+    let mut family = join_lint_words(&format!("{PREFIX}{stem}"));
     let frequency = frequency.filter(|f| *f > 0);
     let mut divisor = None;
     let suffix = match units {
@@ -182,6 +185,57 @@ fn split_indices(name: &str) -> (String, Vec<(String, String)>, String) {
         }
     }
     (stem, labels, pattern.join("."))
+}
+
+/// Words of a metric name that promtool's lint (`promlint`, client_golang
+/// `testutil/promlint/validations`) rejects when they stand alone between `_`s or at the end:
+/// the abbreviated units it discourages ("metric names should not contain abbreviated units") and
+/// the metric types ("metric name should not include type").
+pub const LINT_WORDS: &[&str] = &[
+    "s",
+    "ms",
+    "us",
+    "ns",
+    "sec",
+    "b",
+    "kb",
+    "mb",
+    "gb",
+    "tb",
+    "pb",
+    "m",
+    "h",
+    "d",
+    "counter",
+    "gauge",
+    "histogram",
+    "summary",
+];
+
+/// Joins each word of a snake_case stem that is in [`LINT_WORDS`] to the word before it (to the
+/// word after it when it is the first), so no such word stands alone: JDK 8's
+/// `sun.rt._sync_PrivateB` is `sync_privateb`, not `sync_private_b` (which promtool reads as "B",
+/// bytes). HotSpot names no unit this way: its units are the counter's `Units`.
+fn join_lint_words(stem: &str) -> String {
+    if !stem.split('_').any(|w| LINT_WORDS.contains(&w)) {
+        return stem.to_string();
+    }
+    let mut words: Vec<String> = Vec::new();
+    let mut carry = String::new();
+    for w in stem.split('_') {
+        if LINT_WORDS.contains(&w) {
+            match words.last_mut() {
+                Some(prev) => prev.push_str(w),
+                None => carry.push_str(w),
+            }
+        } else {
+            words.push(format!("{}{w}", std::mem::take(&mut carry)));
+        }
+    }
+    if !carry.is_empty() {
+        words.push(carry);
+    }
+    words.join("_")
 }
 
 /// `camelCase` and `ACRONYMWord` to `snake_case`; every character outside `[A-Za-z0-9]` becomes
@@ -565,6 +619,19 @@ mod tests {
             m.family,
             "hotspot_sun_rt_sync_contended_lock_attempts_total"
         );
+        assert_eq!(
+            mapping(
+                "sun.rt._sync_PrivateB",
+                Units::None,
+                Variability::Monotonic,
+                None
+            )
+            .family,
+            "hotspot_sun_rt_sync_privateb_total"
+        );
+        assert_eq!(join_lint_words("b_x_ms_counter_y"), "bxmscounter_y");
+        assert_eq!(join_lint_words("hotspot_s"), "hotspots");
+        assert_eq!(join_lint_words("private_a"), "private_a");
         assert_eq!(snake("URLClassPath"), "url_class_path");
         assert_eq!(snake("appClassLoadTime"), "app_class_load_time");
         assert_eq!(
@@ -600,9 +667,18 @@ mod tests {
             "_._._",
             "A.B.C",
             "sun.gc.generation.0.agetable.bytes.99999999999999999999999",
+            "s",
+            "ms.b",
+            "x.1.kB.gauge",
+            "sun.rt._sync_PrivateB",
         ] {
             let m = mapping(name, Units::Ticks, Variability::Monotonic, Some(1000));
             assert!(valid(&m.family), "{name:?} -> {}", m.family);
+            assert!(
+                !m.family.split('_').any(|w| LINT_WORDS.contains(&w)),
+                "{name:?} -> {}",
+                m.family
+            );
             for (l, _) in &m.labels {
                 assert!(valid(l), "{name:?} -> label {l}");
             }

@@ -31,7 +31,7 @@ pub fn read_core(
     exe: Option<&Path>,
     sysroot: Option<&Path>,
 ) -> Result<Reading, Error> {
-    let core = CoreMemory::open(core_path)?;
+    let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
     if let Some((actual, needed)) = core.truncated() {
         warnings.push(Warning::CoreTruncated { actual, needed });
@@ -40,6 +40,8 @@ pub fn read_core(
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
         None => libjvm_from_link_map(&core, exe, sysroot)?,
     };
+    back_with_library(&mut core, &module);
+    let core = core;
     let located = locate::locate_perf_memory(&module, &core, None).map_err(|e| match e {
         Error::BuildIdMismatch {
             path,
@@ -109,6 +111,9 @@ pub fn read_core(
             ),
         ));
     };
+    for (file, bytes) in core.backed_reads() {
+        details.push(Detail::CoreBytesFromFile { file, bytes });
+    }
     details.push(Detail::Region { start, capacity });
     let snapshot = perfdata::parse(&bytes)?;
     if !snapshot.prologue.accessible {
@@ -121,6 +126,57 @@ pub fn read_core(
         warnings,
         fallback: None,
     })
+}
+
+/// Lets the core read the bytes it lacks of libjvm's mappings (its code and read-only data,
+/// left out unless bit 2 of `coredump_filter` is set; the vmStructs walk reads type and field
+/// names there) from the first candidate file whose build-id equals the one in the core's copy
+/// of libjvm's ELF headers (kept by default: bit 4). Without such a file, the error of a missing
+/// byte will say which file to give and how.
+fn back_with_library(core: &mut CoreMemory, module: &locate::Module) {
+    let path = &module.path;
+    let fix = format!(
+        "give the JVM's own {} with --sysroot <dir> (at its path under dir) or --exe <that libjvm.so>",
+        path.display()
+    );
+    let Some(memory_id) = locate::LoadedImage::read(module, &*core).and_then(|i| i.build_id) else {
+        core.note_unbacked(
+            path,
+            "its file was not read for the bytes the core lacks: the core has no copy of libjvm's ELF headers and build-id (bit 4, 0x10, of /proc/<pid>/coredump_filter, set by default), so no file can be checked against it; for the next core keep bit 4, or set bit 2 (0x4) so the dumper writes libjvm's read-only data itself".to_string(),
+        );
+        return;
+    };
+    let mut tried = Vec::new();
+    for candidate in &module.candidates {
+        let Ok(elf) = ElfFile::open(candidate) else {
+            continue;
+        };
+        match elf.build_id() {
+            Some(id) if id == memory_id => {
+                if core.back_with(path, candidate).is_ok() {
+                    return;
+                }
+            }
+            Some(id) => tried.push(format!(
+                "{} is build-id {}",
+                candidate.display(),
+                crate::elf::hex(&id)
+            )),
+            None => tried.push(format!("{} has no build-id", candidate.display())),
+        }
+    }
+    let found = if tried.is_empty() {
+        "no copy of it is here".to_string()
+    } else {
+        tried.join(", ")
+    };
+    core.note_unbacked(
+        path,
+        format!(
+            "its file could not stand in: the core's libjvm is build-id {} and {found}; {fix}",
+            crate::elf::hex(&memory_id)
+        ),
+    );
 }
 
 /// The library file opened must be the one the core's process ran. The build-id check in

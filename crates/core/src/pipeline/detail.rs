@@ -74,6 +74,14 @@ pub enum Detail {
     Note(Note),
     /// How long the target was held still, and how.
     Stopped(StopReport),
+    /// Bytes a core lacked (left out by `coredump_filter`) were read from this file, whose
+    /// build-id matches the core's copy of the object.
+    CoreBytesFromFile {
+        /// The file read.
+        file: PathBuf,
+        /// How many bytes it gave.
+        bytes: u64,
+    },
     /// The region: `PerfMemory::_capacity` bytes at `PerfMemory::_start`.
     Region {
         /// Its address in the target.
@@ -98,6 +106,11 @@ impl fmt::Display for Detail {
             ),
             Detail::Note(n) => write!(f, "note: {n}"),
             Detail::Stopped(r) => write!(f, "{r}"),
+            Detail::CoreBytesFromFile { file, bytes } => write!(
+                f,
+                "not in the core: {bytes} bytes read from {} (its build-id matches the core's)",
+                file.display()
+            ),
             Detail::Region { start, capacity } => {
                 write!(f, "region: {capacity} bytes at {start:#x}")
             }

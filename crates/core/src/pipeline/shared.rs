@@ -38,6 +38,8 @@ pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
         {
             Error::ProcessExited(pid)
         }
+        // No file because no JVM: say that, not "-XX:+PerfDisableSharedMem".
+        e @ Error::NoHsperfdataFile { .. } => process::not_a_jvm(pid).unwrap_or(e),
         e => e,
     })
 }

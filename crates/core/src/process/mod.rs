@@ -16,6 +16,7 @@
 //! | `shared_bytes(&Process)` | the JVM's shared PerfData (hsperfdata file or mapping) and where it was found |
 //! | `read_hsperfdata_file(path)` | a saved hsperfdata file, with the platform's file rules |
 //! | `permission_hint(pid)` | what to do when the OS refuses access to a process |
+//! | `not_a_jvm(pid)` | `Some(Error::NotAJvm)` when the process surely maps no JVM (so a missing hsperfdata file is not blamed on `-XX:+PerfDisableSharedMem`) |
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //!
 //! A new OS is one more module here (and one in `read/` and `locate/`).
@@ -41,8 +42,8 @@ pub(crate) mod os;
 pub(crate) mod os;
 
 pub(crate) use os::{
-    Process, exited_or_exiting, permission_hint, read_hsperfdata_file, shared_bytes, stop,
-    user_name,
+    Process, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file, shared_bytes,
+    stop, user_name,
 };
 
 /// How a stop held the target, for `-v` (`--stop-timeout` bounds it).
@@ -56,6 +57,12 @@ pub enum StopMethod {
         threads: usize,
         /// The process was in group-stop (SIGSTOP) before, and stays stopped.
         already_stopped: bool,
+        /// The longest any one thread was held: from its `PTRACE_INTERRUPT` to its detach.
+        longest_hold: Duration,
+        /// The longest a thread that was running (`R`) when seized was held: running threads
+        /// are interrupted last and released first, so this is what a thread doing work sees.
+        /// `None` when no thread was running.
+        longest_running_hold: Option<Duration>,
     },
     /// Windows: a debug attach (`DebugActiveProcess`) whose breakpoint event suspends every
     /// thread until it is continued.
@@ -68,6 +75,11 @@ pub enum StopMethod {
 }
 
 /// What a stop of a live process cost: how, for how long, and which threads it could not stop.
+///
+/// Two measures: [`StopReport::stopped_for`] is the whole stop, from the first thread held to
+/// the last one released (what `-v` prints first); a thread is held for less, from its own
+/// interrupt to its own release ([`StopMethod::Ptrace`]'s `longest_hold`, and
+/// `longest_running_hold` for the threads that were doing work).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopReport {
     /// How the threads were held.
@@ -85,15 +97,28 @@ impl std::fmt::Display for StopReport {
             StopMethod::Ptrace {
                 threads,
                 already_stopped,
-            } => write!(
-                f,
-                "stopped {threads} threads for {ms:.3} ms{}",
-                if *already_stopped {
-                    " (the process was already stopped and stays stopped)"
-                } else {
-                    ""
+                longest_hold,
+                longest_running_hold,
+            } => {
+                write!(
+                    f,
+                    "stopped {threads} threads for {ms:.3} ms{}: each thread held at most {:.3} ms",
+                    if *already_stopped {
+                        " (the process was already stopped and stays stopped)"
+                    } else {
+                        ""
+                    },
+                    longest_hold.as_secs_f64() * 1e3
+                )?;
+                match longest_running_hold {
+                    Some(r) => write!(
+                        f,
+                        ", a running thread at most {:.3} ms",
+                        r.as_secs_f64() * 1e3
+                    ),
+                    None => f.write_str(", no thread was running"),
                 }
-            ),
+            }
             StopMethod::DebugAttach { events, to_stop } => write!(
                 f,
                 "stopped by a debug attach for {ms:.3} ms ({events} debug events, {:.3} ms to the attach breakpoint)",

@@ -125,3 +125,8 @@ pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
         .map_err(|e| Error::io(path, e))?;
     Ok(bytes)
 }
+
+/// No live process: `None`.
+pub fn not_a_jvm(_pid: i32) -> Option<Error> {
+    None
+}

@@ -637,3 +637,9 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
 pub fn user_name(_uid: u32) -> Option<String> {
     None
 }
+
+/// Whether a process is not a JVM is not told here yet: `None` (the module list is the locate
+/// stage's).
+pub fn not_a_jvm(_pid: i32) -> Option<Error> {
+    None
+}

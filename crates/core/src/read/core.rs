@@ -49,6 +49,24 @@ pub struct CoreMemory {
     process: Option<CoreProcess>,
     auxv: Vec<(u64, u64)>,
     needed_len: u64,
+    /// Files that stand for mapped objects whose bytes the core lacks ([`CoreMemory::back_with`]).
+    backing: Vec<Backing>,
+    /// Mapped objects that could not be backed, and why (for the error of a missing byte).
+    unbacked: Vec<(PathBuf, String)>,
+}
+
+/// A file whose identity with a mapped object of the core was checked, read for the bytes the
+/// dumper left out of that object's mappings.
+#[derive(Debug)]
+struct Backing {
+    /// The path the process mapped (as `NT_FILE` names it, without ` (deleted)`).
+    mapped: PathBuf,
+    /// The file read instead.
+    opened: PathBuf,
+    file: File,
+    len: u64,
+    /// Bytes read from it so far.
+    used: std::cell::Cell<u64>,
 }
 
 /// A name for an ELF `e_machine` value, for messages.
@@ -120,7 +138,80 @@ impl CoreMemory {
             process: notes.process,
             auxv: notes.auxv,
             needed_len,
+            backing: Vec::new(),
+            unbacked: Vec::new(),
         })
+    }
+
+    /// Reads the bytes the core lacks of every mapping of `mapped` (a path as `NT_FILE` names
+    /// it) from `opened`, a file the caller has checked to be the very object the process mapped
+    /// (its build-id equals the one in the core): read-only file-backed mappings (a library's
+    /// code and read-only data) are left out of cores unless bit 2 of `coredump_filter` is set,
+    /// and their bytes are the file's. Never used for writable or shared data.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when `opened` cannot be opened.
+    pub fn back_with(&mut self, mapped: &Path, opened: &Path) -> Result<(), Error> {
+        let file = File::open(opened).map_err(|e| Error::io(opened, e))?;
+        let len = file.metadata().map_err(|e| Error::io(opened, e))?.len();
+        self.backing.push(Backing {
+            mapped: mapped.to_owned(),
+            opened: opened.to_owned(),
+            file,
+            len,
+            used: std::cell::Cell::new(0),
+        });
+        Ok(())
+    }
+
+    /// Records why `mapped` could not be backed by a file: the error of a byte the core lacks
+    /// there names the file and the fix.
+    pub fn note_unbacked(&mut self, mapped: &Path, why: String) {
+        self.unbacked.push((mapped.to_owned(), why));
+    }
+
+    /// The files read for bytes the core lacks, and how many bytes each gave: `(file, bytes)`.
+    pub fn backed_reads(&self) -> Vec<(PathBuf, u64)> {
+        self.backing
+            .iter()
+            .filter(|b| b.used.get() > 0)
+            .map(|b| (b.opened.clone(), b.used.get()))
+            .collect()
+    }
+
+    /// Copies into `out` bytes at `at` from the backing file of the `NT_FILE` mapping covering
+    /// `at`, at most up to that mapping's end; how many were copied (0 when none applies).
+    fn read_backing(&self, at: u64, out: &mut [u8]) -> usize {
+        let Some(f) = self.file_at(at) else {
+            return 0;
+        };
+        let mapped = crate::locate::strip_deleted(&f.path);
+        let Some(b) = self.backing.iter().find(|b| b.mapped == mapped) else {
+            return 0;
+        };
+        let Some(off) = f.offset.checked_add(at - f.start) else {
+            return 0;
+        };
+        let n = (out.len() as u64)
+            .min(f.end - at)
+            .min(b.len.saturating_sub(off)) as usize;
+        if n == 0 || crate::elf::read_exact_at(&b.file, &mut out[..n], off).is_err() {
+            return 0;
+        }
+        b.used.set(b.used.get() + n as u64);
+        n
+    }
+
+    /// Why the bytes of a mapping of `mapped` were not taken from its file, when that was tried.
+    fn unbacked_why(&self, at: u64) -> String {
+        let Some(f) = self.file_at(at) else {
+            return String::new();
+        };
+        let mapped = crate::locate::strip_deleted(&f.path);
+        match self.unbacked.iter().find(|(p, _)| *p == mapped) {
+            Some((_, why)) => format!("; {why}"),
+            None => String::new(),
+        }
     }
 
     /// The core file's path.
@@ -188,11 +279,12 @@ impl CoreMemory {
             addr,
             len,
             why: format!(
-                "{at:#x} lies in {what} ({:#x}-{:#x}) of which the core holds only the first {} of {} bytes (the dumper left the rest out, as /proc/<pid>/coredump_filter told it)",
+                "{at:#x} lies in {what} ({:#x}-{:#x}) of which the core holds only the first {} of {} bytes (the dumper left the rest out, as /proc/<pid>/coredump_filter told it){}",
                 seg.vaddr,
                 seg.vaddr + seg.memsz,
                 seg.filesz,
-                seg.memsz
+                seg.memsz,
+                self.unbacked_why(at)
             ),
         }
     }
@@ -215,13 +307,19 @@ impl ReadMemory for CoreMemory {
                 return Err(MemoryError::Unmapped { addr, len });
             };
             let Some(seg) = self.segment_at(at) else {
+                let n = self.read_backing(at, &mut buf[done..]);
+                if n > 0 {
+                    done += n;
+                    continue;
+                }
                 return Err(match self.file_at(at) {
                     Some(f) => MemoryError::NotDumped {
                         addr,
                         len,
                         why: format!(
-                            "{at:#x} lies in a mapping of {} that the core does not hold",
-                            f.path.display()
+                            "{at:#x} lies in a mapping of {} that the core does not hold{}",
+                            f.path.display(),
+                            self.unbacked_why(at)
                         ),
                     },
                     None => MemoryError::Unmapped { addr, len },
@@ -230,7 +328,27 @@ impl ReadMemory for CoreMemory {
             let into = at - seg.vaddr;
             let n = ((len - done) as u64).min(seg.memsz - into);
             if into + n > seg.filesz {
-                return Err(self.not_dumped(addr, len, at, seg));
+                // The part the core holds first, then the rest from the file, if backed.
+                let held = seg.filesz.saturating_sub(into).min(n) as usize;
+                if held == 0 {
+                    let from_file = self.read_backing(at, &mut buf[done..done + n as usize]);
+                    if from_file > 0 {
+                        done += from_file;
+                        continue;
+                    }
+                    return Err(self.not_dumped(addr, len, at, seg));
+                }
+                let n = held as u64;
+                let Some(bytes) = seg
+                    .offset
+                    .checked_add(into)
+                    .and_then(|off| slice(&self.map, off, n))
+                else {
+                    return Err(self.not_dumped(addr, len, at, seg));
+                };
+                buf[done..done + held].copy_from_slice(bytes);
+                done += held;
+                continue;
             }
             let Some(bytes) = seg
                 .offset

@@ -1,6 +1,7 @@
 //! jstat's views (`jstat -gcutil`, `-class`, ...) of a [`Snapshot`]: the option table as data
-//! ([`OPTIONS`], from JDK 17's `jstat_options`), one small expression evaluator ([`expr`]), and a
-//! formatter that prints jstat's exact bytes ([`View`]).
+//! ([`OPTIONS`], from JDK 17's `jstat_options`, and JDK 8's and 11's layouts as their differences:
+//! [`Layout`]), one small expression evaluator ([`expr`]), and a formatter that prints jstat's
+//! exact bytes ([`View`]).
 //!
 //! The rules are jstat's (JDK 17/21/25 `src/jdk.jcmd/share/classes/sun/tools/jstat/`):
 //!
@@ -24,7 +25,9 @@ use thiserror::Error;
 use crate::perfdata::{Counter, Snapshot};
 pub use expr::{Expr, Val};
 pub use number::NumberFormat;
-pub use options::{OPTIONS, TIMESTAMP};
+pub use options::{GCT_JDK8, NARROW, OPTIONS, TIMESTAMP};
+
+use std::sync::LazyLock;
 
 /// Errors of this module.
 #[derive(Debug, Error, PartialEq)]
@@ -143,9 +146,113 @@ pub struct StatOption {
     pub columns: &'static [ColumnSpec],
 }
 
-/// The option named `name` (without the dash).
+/// Whose jstat a view's layout is: `jstat_options` changed its columns twice. The twelve options
+/// and what each column computes are the same in all three; columns, widths and alignments differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// JDK 8's jstat (also JDK 9 and 10's): no `CGC`/`CGCT`, `GCT` = young + full time, the
+    /// narrow widths of [`NARROW`].
+    Jdk8,
+    /// JDK 11's jstat: `CGC`/`CGCT` added, the narrow widths of [`NARROW`].
+    Jdk11,
+    /// JDK 17's jstat (also 21's and 25's): [`OPTIONS`] as written.
+    Jdk17,
+}
+
+impl Layout {
+    /// The layout of JDK `major`'s jstat: JDK 8's up to 10, JDK 11's for 11 to 14, JDK 17's from
+    /// 15 on. Checked on JDK 8, 11, 17, 21 and 25, not on 9, 10 or 12 to 16: the 8 → 11 step is
+    /// placed at 11 (CGC is new in its file), the 11 → 17 step at 15 from the year JDK 17's file
+    /// was last changed (2020).
+    pub fn of_major(major: u32) -> Layout {
+        match major {
+            0..=10 => Layout::Jdk8,
+            11..=14 => Layout::Jdk11,
+            _ => Layout::Jdk17,
+        }
+    }
+
+    /// The layout of the jstat of the JDK that wrote `snapshot`, by its
+    /// `java.property.java.vm.specification.version` (`1.8`, `11`, `17`); JDK 17's when the
+    /// region does not say.
+    pub fn of_snapshot(snapshot: &Snapshot) -> Layout {
+        match snapshot
+            .get("java.property.java.vm.specification.version")
+            .map(|c| &c.value)
+        {
+            Some(crate::perfdata::Value::String(v)) => {
+                java_major(v).map_or(Layout::Jdk17, Layout::of_major)
+            }
+            _ => Layout::Jdk17,
+        }
+    }
+
+    /// The JDK whose jstat this is, as `--jstat` takes it: `8`, `11` or `17`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Jdk8 => "8",
+            Layout::Jdk11 => "11",
+            Layout::Jdk17 => "17",
+        }
+    }
+
+    /// The twelve views in this layout, in `jstat_options` order.
+    pub fn options(self) -> &'static [StatOption] {
+        static JDK8: LazyLock<Vec<StatOption>> = LazyLock::new(|| older_layout(true));
+        static JDK11: LazyLock<Vec<StatOption>> = LazyLock::new(|| older_layout(false));
+        match self {
+            Layout::Jdk8 => &JDK8,
+            Layout::Jdk11 => &JDK11,
+            Layout::Jdk17 => OPTIONS,
+        }
+    }
+}
+
+/// The major version in a Java version string: `1.8` and `1.8.0_504` → 8, `11`, `17.0.15` → 17.
+pub fn java_major(version: &str) -> Option<u32> {
+    let v = version.strip_prefix("1.").unwrap_or(version);
+    let digits: &str = &v[..v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len())];
+    digits.parse().ok()
+}
+
+/// JDK 11's views (`jdk8` false) or JDK 8's (`jdk8` true) from JDK 17's: [`NARROW`]'s widths
+/// and alignments; for JDK 8 also without `CGC`/`CGCT` and with [`GCT_JDK8`]. Built once per
+/// process (the column lists live as long as the program, as [`OPTIONS`]'s do).
+fn older_layout(jdk8: bool) -> Vec<StatOption> {
+    OPTIONS
+        .iter()
+        .map(|o| {
+            let columns: Vec<ColumnSpec> = o
+                .columns
+                .iter()
+                .filter(|c| !(jdk8 && matches!(c.title(), "CGC" | "CGCT")))
+                .map(|c| {
+                    let mut c = if jdk8 && c.title() == "GCT" {
+                        GCT_JDK8
+                    } else {
+                        *c
+                    };
+                    if let Some(&(_, _, width, align)) = NARROW
+                        .iter()
+                        .find(|(opt, header, ..)| *opt == o.name && *header == c.header)
+                    {
+                        c.width = width;
+                        c.align = align;
+                    }
+                    c
+                })
+                .collect();
+            StatOption {
+                name: o.name,
+                columns: columns.leak(),
+            }
+        })
+        .collect()
+}
+
+/// The option named `name` (without the dash), in JDK 17's layout.
 pub fn find_option(name: &str) -> Option<&'static StatOption> {
-    OPTIONS.iter().find(|o| o.name == name)
+    Layout::Jdk17.options().iter().find(|o| o.name == name)
 }
 
 /// What `jstat -options` prints: one `-<name>` line per option, sorted by name
@@ -180,6 +287,7 @@ struct Column {
 #[derive(Debug, Clone)]
 pub struct View {
     option: &'static StatOption,
+    layout: Layout,
     columns: Vec<Column>,
     /// Whether the first column is the Timestamp.
     timestamp: bool,
@@ -195,7 +303,19 @@ impl View {
     /// # Errors
     /// [`StatError::UnknownOption`]; the others only for a broken table (tested).
     pub fn new(name: &str, timestamp: bool) -> Result<View, StatError> {
-        let option = find_option(name).ok_or_else(|| StatError::UnknownOption(name.to_owned()))?;
+        View::with_layout(name, timestamp, Layout::Jdk17)
+    }
+
+    /// [`View::new`] in the given jstat layout.
+    ///
+    /// # Errors
+    /// As [`View::new`].
+    pub fn with_layout(name: &str, timestamp: bool, layout: Layout) -> Result<View, StatError> {
+        let option = layout
+            .options()
+            .iter()
+            .find(|o| o.name == name)
+            .ok_or_else(|| StatError::UnknownOption(name.to_owned()))?;
         let specs = timestamp
             .then_some(&TIMESTAMP)
             .into_iter()
@@ -217,11 +337,17 @@ impl View {
         let hints = vec![0; names.len()];
         Ok(View {
             option,
+            layout,
             columns,
             timestamp,
             names,
             hints,
         })
+    }
+
+    /// Whose jstat this view prints.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// Every counter name the view's expressions use (the Timestamp column's too, with `-t`),
@@ -331,9 +457,51 @@ mod tests {
 
     #[test]
     fn every_column_of_the_table_compiles() {
-        for o in OPTIONS {
-            View::new(o.name, true).unwrap_or_else(|e| panic!("-{}: {e}", o.name));
+        for layout in [Layout::Jdk8, Layout::Jdk11, Layout::Jdk17] {
+            for o in layout.options() {
+                View::with_layout(o.name, true, layout)
+                    .unwrap_or_else(|e| panic!("-{} ({layout:?}): {e}", o.name));
+            }
         }
+    }
+
+    /// Every row of [`NARROW`] names a column of JDK 17's views (no typo leaves one unchanged),
+    /// and JDK 8's views are JDK 11's without the two concurrent-collection columns.
+    #[test]
+    fn older_layouts_are_differences_from_jdk17() {
+        for (option, header, ..) in NARROW {
+            assert!(
+                find_option(option).is_some_and(|o| o.columns.iter().any(|c| c.header == *header)),
+                "{option} {header}"
+            );
+        }
+        let titles = |l: Layout, name: &str| -> Vec<&str> {
+            l.options()
+                .iter()
+                .find(|o| o.name == name)
+                .unwrap()
+                .columns
+                .iter()
+                .map(|c| c.title())
+                .collect()
+        };
+        for o in OPTIONS {
+            let mut eleven = titles(Layout::Jdk11, o.name);
+            assert_eq!(eleven, titles(Layout::Jdk17, o.name));
+            eleven.retain(|t| !matches!(*t, "CGC" | "CGCT"));
+            assert_eq!(eleven, titles(Layout::Jdk8, o.name));
+        }
+        let gcutil8 = View::with_layout("gcutil", false, Layout::Jdk8).unwrap();
+        assert_eq!(
+            gcutil8.header(),
+            "  S0     S1     E      O      M     CCS    YGC     YGCT    FGC    FGCT     GCT   "
+        );
+        assert_eq!(Layout::of_major(8), Layout::Jdk8);
+        assert_eq!(Layout::of_major(11), Layout::Jdk11);
+        assert_eq!(Layout::of_major(25), Layout::Jdk17);
+        assert_eq!(java_major("1.8"), Some(8));
+        assert_eq!(java_major("17.0.15"), Some(17));
+        assert_eq!(java_major("x"), None);
     }
 
     #[test]

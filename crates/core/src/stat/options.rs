@@ -3,6 +3,13 @@
 //! (`src/jdk.jcmd/share/classes/sun/tools/jstat/resources/jstat_options`), written here in our
 //! own form. JDK 17, 21 and 25 ship the same definitions.
 //!
+//! The older layouts are written as their differences from JDK 17's ([`NARROW`], [`GCT_JDK8`]):
+//! JDK 11's `jstat_options` (same path) has the same columns with the narrower widths and
+//! centred alignments of [`NARROW`]; JDK 8's (jdk8u
+//! `jdk/src/share/classes/sun/tools/jstat/resources/jstat_options`, in its `lib/tools.jar`) is
+//! JDK 11's without the `CGC`/`CGCT` columns and with `GCT` summing two collectors
+//! ([`GCT_JDK8`]). Checked by reading each JDK's file and by the tests against each JDK's jstat.
+//!
 //! Each column is: header (with jstat's `^` alignment marks), the data expression over counter
 //! names, scale, alignment, minimum width, number format, and whether missing counters count as 0
 //! (`required`).
@@ -189,6 +196,15 @@ const CGCT: ColumnSpec = col(
     Sec,
     Right,
     9,
+    "0.000",
+);
+/// JDK 8's `GCT`: young plus full collection time (no concurrent collector 2), not `required`.
+pub const GCT_JDK8: ColumnSpec = col(
+    "^GCT^",
+    "(sun.gc.collector.0.time + sun.gc.collector.1.time)/sun.os.hrt.frequency",
+    Sec,
+    Right,
+    8,
     "0.000",
 );
 const GCT: ColumnSpec = col("^GCT^", "(sun.gc.collector.0.time + sun.gc.collector.1.time + sun.gc.collector.2.time)/sun.os.hrt.frequency", Sec, Right, 9, "0.000").required();
@@ -555,3 +571,97 @@ pub static OPTIONS: &[StatOption] = &[
         ],
     },
 ];
+
+/// Columns of JDK 17's views (option, header) that JDK 8's and JDK 11's jstat print narrower or
+/// centred: (option, header, width, alignment) as their `jstat_options` give them. JDK 17 widened
+/// the size columns (`S0C` 6 → 11, `EC` 8 → 12, ...) and the time columns (8 → 9) and right-aligns
+/// `-gc`'s. The `CGC`/`CGCT` rows apply to JDK 11 only (JDK 8 has no such columns).
+pub static NARROW: &[(&str, &str, usize, super::Align)] = {
+    use super::Align::Center;
+    &[
+        ("gc", "^S0C^", 6, Center),
+        ("gc", "^S1C^", 6, Center),
+        ("gc", "^S0U^", 6, Center),
+        ("gc", "^S1U^", 6, Center),
+        ("gc", "^EC^", 8, Center),
+        ("gc", "^EU^", 8, Center),
+        ("gc", "^OC^", 10, Center),
+        ("gc", "^OU^", 10, Center),
+        ("gc", "^MC^", 6, Center),
+        ("gc", "^MU^", 6, Center),
+        ("gc", "^CCSC^", 6, Center),
+        ("gc", "^CCSU^", 6, Center),
+        ("gc", "^YGCT^", 8, Right),
+        ("gc", "^FGC^", 5, Center),
+        ("gc", "^FGCT^", 8, Right),
+        ("gc", "^CGC^", 5, Center),
+        ("gc", "^CGCT^", 8, Right),
+        ("gc", "^GCT^", 8, Right),
+        ("gccapacity", "^NGCMN^", 8, Right),
+        ("gccapacity", "^NGCMX^", 8, Right),
+        ("gccapacity", "^NGC^", 8, Right),
+        ("gccapacity", "^S0C^", 6, Right),
+        ("gccapacity", "^S1C", 6, Right),
+        ("gccapacity", "^EC^", 8, Right),
+        ("gccapacity", "^OGCMN^", 10, Right),
+        ("gccapacity", "^OGCMX^", 10, Right),
+        ("gccapacity", "^OGC^", 10, Right),
+        ("gccapacity", "^OC^", 10, Right),
+        ("gccapacity", "^MCMN^", 8, Right),
+        ("gccapacity", "^MCMX^", 8, Right),
+        ("gccapacity", "^MC^", 8, Right),
+        ("gccapacity", "^CCSMN^", 8, Right),
+        ("gccapacity", "^CCSMX^", 8, Right),
+        ("gccapacity", "^CCSC^", 8, Right),
+        ("gccause", "^YGCT^", 8, Right),
+        ("gccause", "^FGCT^", 8, Right),
+        ("gccause", "^CGCT^", 8, Right),
+        ("gccause", "^GCT^", 8, Right),
+        ("gcnew", "^S0C^", 6, Right),
+        ("gcnew", "^S1C^", 6, Right),
+        ("gcnew", "^S0U^", 6, Right),
+        ("gcnew", "^S1U^", 6, Right),
+        ("gcnew", "^DSS^", 6, Right),
+        ("gcnew", "^EC^", 8, Right),
+        ("gcnew", "^EU^", 8, Right),
+        ("gcnew", "^YGCT^", 8, Right),
+        ("gcnewcapacity", "^NGCMN^", 10, Right),
+        ("gcnewcapacity", "^NGCMX^", 10, Right),
+        ("gcnewcapacity", "^NGC^", 10, Right),
+        ("gcnewcapacity", "^S0CMX^", 8, Right),
+        ("gcnewcapacity", "^S0C^", 8, Right),
+        ("gcnewcapacity", "^S1CMX^", 8, Right),
+        ("gcnewcapacity", "^S1C^", 8, Right),
+        ("gcnewcapacity", "^ECMX^", 10, Right),
+        ("gcnewcapacity", "^EC^", 10, Right),
+        ("gcnewcapacity", "^YGC^", 5, Right),
+        ("gcold", "^MC^", 8, Right),
+        ("gcold", "^MU^", 8, Right),
+        ("gcold", "^CCSC^", 8, Right),
+        ("gcold", "^CCSU^", 8, Right),
+        ("gcold", "^OC^", 11, Right),
+        ("gcold", "^OU^", 11, Right),
+        ("gcold", "^FGCT^", 8, Right),
+        ("gcold", "^CGCT^", 8, Right),
+        ("gcold", "^GCT^", 8, Right),
+        ("gcoldcapacity", "^OGCMN^", 11, Right),
+        ("gcoldcapacity", "^OGCMX^", 11, Right),
+        ("gcoldcapacity", "^OGC^", 11, Right),
+        ("gcoldcapacity", "^OC^", 11, Right),
+        ("gcoldcapacity", "^YGC^", 5, Right),
+        ("gcoldcapacity", "^FGCT^", 8, Right),
+        ("gcoldcapacity", "^CGCT^", 8, Right),
+        ("gcoldcapacity", "^GCT^", 8, Right),
+        ("gcmetacapacity", "^CCSMN^", 10, Right),
+        ("gcmetacapacity", "^CCSMX^", 10, Right),
+        ("gcmetacapacity", "^CCSC^", 10, Right),
+        ("gcmetacapacity", "^YGC^", 5, Right),
+        ("gcmetacapacity", "^FGCT^", 8, Right),
+        ("gcmetacapacity", "^CGCT^", 8, Right),
+        ("gcmetacapacity", "^GCT^", 8, Right),
+        ("gcutil", "^YGCT^", 8, Right),
+        ("gcutil", "^FGCT^", 8, Right),
+        ("gcutil", "^CGCT^", 8, Right),
+        ("gcutil", "^GCT^", 8, Right),
+    ]
+};

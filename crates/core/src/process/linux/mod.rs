@@ -188,16 +188,24 @@ pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
     }
 }
 
-/// Why ptrace-level access to `pid` may be refused, and what fixes it.
+/// Why ptrace-level access to `pid` may be refused, and what fixes it. The way around it
+/// (`inspect <pid>`, the hsperfdata file) is offered only when that file is readable for this
+/// user.
 pub fn permission_hint(pid: i32) -> String {
     let owner = ProcfsProcess::new(pid).and_then(|p| p.uid()).ok();
     let me = nix::unistd::geteuid().as_raw();
     let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
     let mut hint = String::from("Reading another process's memory needs ptrace permission: ");
     match owner {
-        Some(o) if o != me => hint.push_str(&format!(
-            "process {pid} belongs to uid {o} and you are uid {me}; run inspect as that user or as root (or with CAP_SYS_PTRACE)"
-        )),
+        Some(o) if o != me => {
+            let who = match user_name(o) {
+                Some(name) => format!("uid {o} ({name})"),
+                None => format!("uid {o}"),
+            };
+            hint.push_str(&format!(
+                "process {pid} belongs to {who} and you are uid {me}; run inspect as that user or as root (or with CAP_SYS_PTRACE)"
+            ))
+        }
         _ => hint.push_str("run inspect as the JVM's user or as root (or with CAP_SYS_PTRACE)"),
     }
     if let Some(s) = scope.as_deref().map(str::trim).filter(|s| *s != "0") {
@@ -206,8 +214,16 @@ pub fn permission_hint(pid: i32) -> String {
         ));
     }
     hint.push_str(
-        ". In a container, the inspector needs CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE). Without it, `inspect <pid>` (no -F) reads the hsperfdata file, if the JVM shares one.",
+        ". In a container, the inspector needs CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE).",
     );
+    let file_readable = ProcessInfo::read(pid)
+        .ok()
+        .is_some_and(|info| hsperfdata_file::read_for_process(&info).is_ok());
+    if file_readable {
+        hint.push_str(&format!(
+            " Without it, `inspect {pid}` (no -F) reads the JVM's hsperfdata file, which is readable for you."
+        ));
+    }
     hint
 }
 
@@ -228,6 +244,20 @@ impl Process {
     /// [`Error::ProcessExited`], [`Error::PidReused`].
     pub fn open(pid: i32) -> Result<Self, Error> {
         let info = ProcessInfo::read(pid)?;
+        // `/proc/<tid>` exists for every thread too (unlisted): a thread id is not a process.
+        if let Ok(status) = ProcfsProcess::new(pid).and_then(|p| p.status())
+            && status.tgid != pid
+        {
+            let comm = ProcfsProcess::new(status.tgid)
+                .and_then(|p| p.stat())
+                .map(|s| s.comm)
+                .unwrap_or_else(|_| info.comm.clone());
+            return Err(Error::ThreadOfProcess {
+                tid: pid,
+                pid: status.tgid,
+                comm,
+            });
+        }
         let liveness = Liveness::watch(&info)?;
         Ok(Process { info, liveness })
     }
@@ -291,6 +321,22 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
         ),
         bytes,
     ))
+}
+
+/// [`Error::NotAJvm`] when process `pid` maps no libjvm (its `/proc/<pid>/maps` is readable and
+/// has no `libjvm.so`); `None` when it does, or when that cannot be told.
+pub fn not_a_jvm(pid: i32) -> Option<Error> {
+    let process = ProcfsProcess::new(pid).ok()?;
+    let maps = process.maps().ok()?;
+    let jvm = maps.iter().any(|m| {
+        matches!(&m.pathname, procfs::process::MMapPath::Path(p)
+            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::locate::LIBJVM)))
+    });
+    if jvm || maps.iter().next().is_none() {
+        return None;
+    }
+    let comm = process.stat().map(|s| s.comm).unwrap_or_default();
+    Some(Error::NotAJvm { pid, comm })
 }
 
 /// A saved hsperfdata file, read with the rules of [`hsperfdata_file::read_path`].

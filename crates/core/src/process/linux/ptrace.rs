@@ -55,6 +55,8 @@ struct Held {
     stopped: bool,
     /// A signal the thread was about to receive when it stopped: given back on detach.
     reinject: Option<Signal>,
+    /// When `PTRACE_INTERRUPT` was sent to it: its hold runs from here to its detach.
+    interrupted_at: Option<Instant>,
 }
 
 fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
@@ -150,6 +152,7 @@ pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stoppe
                 running: is_running(pid, tid),
                 stopped: false,
                 reinject: None,
+                interrupted_at: None,
             });
         }
         if held.threads.is_empty() {
@@ -159,7 +162,8 @@ pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stoppe
         if first_new == 0 {
             held.began = Instant::now(); // the hold starts with the first interrupt
         }
-        for h in &held.threads[first_new..] {
+        for h in &mut held.threads[first_new..] {
+            h.interrupted_at = Some(Instant::now());
             match ptrace::interrupt(Pid::from_raw(h.tid)) {
                 Ok(()) | Err(Errno::ESRCH) => {}
                 Err(e) => {
@@ -247,14 +251,8 @@ impl Stopped {
     }
 
     fn detach_all(&mut self) -> StopReport {
-        let mut report = StopReport {
-            method: StopMethod::Ptrace {
-                threads: self.threads.len(),
-                already_stopped: self.already_stopped,
-            },
-            not_stopped: std::mem::take(&mut self.late),
-            stopped_for: Duration::ZERO,
-        };
+        let threads = self.threads.len();
+        let mut not_stopped = std::mem::take(&mut self.late);
         // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
         // to reach its stop; if it still has not, the kernel detaches it when inspect exits.
         if self.threads.iter().any(|h| !h.stopped) {
@@ -265,13 +263,30 @@ impl Stopped {
         let (mut first, rest): (Vec<Held>, Vec<Held>) =
             self.threads.drain(..).partition(|h| h.running);
         first.reverse();
+        let (mut longest, mut longest_running) = (Duration::ZERO, None::<Duration>);
         for h in first.into_iter().chain(rest) {
             let r = ptrace::detach(Pid::from_raw(h.tid), h.reinject);
-            if r.is_err() && !h.stopped && !report.not_stopped.contains(&h.tid) {
-                report.not_stopped.push(h.tid);
+            if let Some(at) = h.interrupted_at {
+                let held = at.elapsed();
+                longest = longest.max(held);
+                if h.running {
+                    longest_running = Some(longest_running.unwrap_or_default().max(held));
+                }
+            }
+            if r.is_err() && !h.stopped && !not_stopped.contains(&h.tid) {
+                not_stopped.push(h.tid);
             }
         }
-        report.stopped_for = self.began.elapsed();
+        let report = StopReport {
+            method: StopMethod::Ptrace {
+                threads,
+                already_stopped: self.already_stopped,
+                longest_hold: longest,
+                longest_running_hold: longest_running,
+            },
+            not_stopped,
+            stopped_for: self.began.elapsed(),
+        };
         if let Some(mask) = self.old_mask.take() {
             let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&mask), None);
         }
