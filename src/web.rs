@@ -130,7 +130,10 @@ impl Web {
                 };
                 Ok(Arc::clone(&loaded.policy))
             }
-            Ok(None) => Ok(Arc::clone(&loaded.policy)),
+            Ok(None) => {
+                loaded.reported = None; // back to the last good file: a new failure is news
+                Ok(Arc::clone(&loaded.policy))
+            }
             Err(e) => {
                 if loaded.reported.as_ref() != Some(&e) {
                     eprintln!("inspect serve: refusing connections until this is fixed: {e}");
