@@ -2,6 +2,7 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
+#   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/serve_tls.rs);
@@ -28,6 +29,7 @@ command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
 command -v curl >/dev/null || need+=(curl)                            # serve over TLS
 command -v openssl >/dev/null || need+=(openssl)                      # serve's TLS versions
+command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"

@@ -1,4 +1,4 @@
-//! `inspect list` and `inspect serve` where they do not exist: on Windows (not available yet) and
+//! `inspect list`, `inspect serve` and `inspect top` where they do not exist: on Windows (not available yet) and
 //! on any other OS or build without the live backend (both scan Linux's `/proc` for JVMs). Each
 //! says how to do without it, and exits with status 2.
 
@@ -47,6 +47,30 @@ pub mod serve {
         anyhow::bail!(
             "`inspect serve` is not available on Windows yet (it finds JVMs by scanning Linux's \
              /proc): sample one JVM with `inspect -F <pid> --interval 15s --format prometheus`"
+        )
+    }
+}
+
+/// `inspect top` on Windows and without the live backend.
+pub mod top {
+    use std::process::ExitCode;
+
+    /// The arguments of `inspect top` (none are used here).
+    #[derive(Debug, Default, clap::Args)]
+    pub struct TopArgs {}
+
+    /// Refuses with what works instead.
+    pub fn run(_args: &TopArgs) -> anyhow::Result<ExitCode> {
+        if !cfg!(all(windows, feature = "live")) {
+            eprintln!(
+                "inspect: `inspect top` is not supported on {}: it reads live JVMs",
+                std::env::consts::OS
+            );
+            return Ok(ExitCode::from(2));
+        }
+        anyhow::bail!(
+            "`inspect top` is not available on Windows yet (it finds JVMs by scanning Linux's \
+             /proc): watch one JVM with `inspect stat -gcutil -F <pid> 1s`"
         )
     }
 }

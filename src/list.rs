@@ -86,7 +86,7 @@ fn report_not_inspected(scan: &Scan) {
 
 /// `s` with backslashes and control characters escaped (`\n`, `\t`, `\r`, `\xNN`, `\u{NNNN}`), so
 /// one JVM is always one line and a command line cannot move the terminal's cursor.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -105,7 +105,7 @@ fn escape(s: &str) -> String {
 }
 
 /// `3d04h`, `2h05m`, `4m12s`, `12s`.
-fn uptime(seconds: f64) -> String {
+pub(crate) fn uptime(seconds: f64) -> String {
     let s = seconds as u64;
     match s {
         0..60 => format!("{s}s"),
@@ -117,7 +117,7 @@ fn uptime(seconds: f64) -> String {
 
 /// The main column: the main class (short unless `-l`), else `[comm]` for a JVM that names none
 /// (one embedded through `JNI_CreateJavaVM`, or one nothing could be read from).
-fn main_column(jvm: &JvmInfo, long: bool) -> String {
+pub(crate) fn main_column(jvm: &JvmInfo, long: bool) -> String {
     if jvm.main.is_empty() {
         return format!("[{}]", escape(&jvm.comm));
     }

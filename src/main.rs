@@ -1,7 +1,7 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`; `elsewhere.rs` for what other OSes lack); the plain
+//! its own file (`stat.rs`, `list.rs`, `serve.rs`, `top/`; `elsewhere.rs` for what other OSes lack); the plain
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
@@ -16,12 +16,14 @@ mod serve;
 mod stat;
 mod target;
 #[cfg(all(target_os = "linux", feature = "live"))]
+mod top;
+#[cfg(all(target_os = "linux", feature = "live"))]
 mod web;
-// `list` and `serve` scan /proc: elsewhere they say how to do without them.
+// `list`, `serve` and `top` scan /proc: elsewhere they say how to do without them.
 #[cfg(not(all(target_os = "linux", feature = "live")))]
 mod elsewhere;
 #[cfg(not(all(target_os = "linux", feature = "live")))]
-use elsewhere::{list, serve};
+use elsewhere::{list, serve, top};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -139,6 +141,8 @@ enum Command {
     List(list::ListArgs),
     /// A Prometheus exporter for every JVM on this host.
     Serve(serve::ServeArgs),
+    /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
+    Top(top::TopArgs),
 }
 
 fn main() -> ExitCode {
@@ -147,6 +151,7 @@ fn main() -> ExitCode {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
         Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Top(args)) => top::run(args),
         None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
         None => run(&cli),
     };

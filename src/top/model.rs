@@ -1,0 +1,357 @@
+//! The JVMs `inspect top` shows and their samples: found by [`discover::scan`] (at start, then
+//! at most every `--rescan` seconds and only when `/proc` has pids the last scan did not see with
+//! as many threads as a JVM has, or a JVM could not be read), each re-read every refresh by its own [`Sampler`] (the memory without
+//! a stop where ptrace is allowed, else the hsperfdata file: never a stop, never a write), with
+//! CPU time and RSS from `/proc/<pid>/stat`.
+//!
+//! A JVM that exits or stops being readable stays one refresh, marked with why ([`State::Gone`]),
+//! then goes. A JVM the scan found but cannot read (another user's, `-XX:-UsePerfData`, ...)
+//! stays listed with the reason and fix `inspect list` gives ([`State::Unreadable`]).
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::time::{Duration, Instant, SystemTime};
+
+use hsinspect::discover::{self, JvmInfo, Readable, ScanOptions};
+use hsinspect::{Error, ForcedOptions, Reading, Sampler, Source, SymbolCacheUse};
+
+use super::metrics::{Counters, Figures, Point};
+
+/// How many samples each JVM's history keeps (the detail view's sparklines).
+pub const HISTORY: usize = 600;
+
+/// What is known of a JVM now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    /// Sampled this refresh.
+    Live,
+    /// Found, but its PerfData cannot be read: why, and the fix (as `inspect list` says).
+    Unreadable(String),
+    /// Exited, or its read failed this refresh: why. Removed at the next refresh.
+    Gone(String),
+}
+
+impl State {
+    /// `live`, `unreadable`, `exited` or `failed`: the JSON `state`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::Live => "live",
+            State::Unreadable(_) => "unreadable",
+            State::Gone(why) if why == EXITED => "exited",
+            State::Gone(_) => "failed",
+        }
+    }
+
+    /// The reason, for the states that have one.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            State::Live => None,
+            State::Unreadable(r) | State::Gone(r) => Some(r),
+        }
+    }
+}
+
+const EXITED: &str = "exited";
+
+/// One point of a JVM's history.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HistoryPoint {
+    /// Eden, old and whole heap used, bytes (0 where the JVM has no such space).
+    pub eden_used: u64,
+    /// Old space used, bytes.
+    pub old_used: u64,
+    /// Heap used, bytes.
+    pub heap_used: u64,
+    /// GC% of the interval.
+    pub gc_percent: f64,
+    /// Allocation, MiB/s.
+    pub alloc_mib_per_s: f64,
+    /// Live threads.
+    pub threads: u64,
+}
+
+/// One JVM on screen.
+pub struct Tracked {
+    /// What the scan said of it (its reading dropped).
+    pub info: JvmInfo,
+    /// Live, unreadable or gone.
+    pub state: State,
+    sampler: Option<Sampler>,
+    /// `/proc/<pid>/stat`, held open and re-read with `pread` (one system call a sample; a
+    /// reused pid is another file, so an exited process's reads fail rather than lie).
+    stat: Option<std::fs::File>,
+    /// When the process started, on [`Host`]'s monotonic clock (seconds).
+    started_at: f64,
+    last: Option<Point>,
+    /// The last reading (its raw bytes dropped): the detail view's jstat figures.
+    pub reading: Option<Reading>,
+    /// The row's figures, from the last two samples (the first: since the JVM started).
+    pub figures: Figures,
+    /// The last [`HISTORY`] samples.
+    pub history: VecDeque<HistoryPoint>,
+    /// When the last reading was taken.
+    pub taken: SystemTime,
+}
+
+impl Tracked {
+    fn new(info: JvmInfo, no_cache: bool, started_at: f64) -> Tracked {
+        let pid = info.pid;
+        let source = match info.readable {
+            Readable::Neither => None,
+            // The file alone: ptrace is not allowed.
+            Readable::File => Some(Source::Shared {
+                pid,
+                wait: Duration::ZERO,
+            }),
+            // The memory, never stopping the JVM: one process_vm_readv a sample.
+            Readable::Forced | Readable::Both => Some(Source::Forced {
+                pid,
+                opts: ForcedOptions {
+                    stop: false,
+                    wait_accessible: Duration::ZERO,
+                    symbol_cache: if no_cache {
+                        SymbolCacheUse::Off
+                    } else {
+                        SymbolCacheUse::ReadOnly
+                    },
+                    ..ForcedOptions::default()
+                },
+            }),
+        };
+        let state = match (&source, &info.reason) {
+            (None, Some(reason)) => State::Unreadable(reason.clone()),
+            (None, None) => State::Unreadable("cannot be read".into()),
+            (Some(_), _) => State::Live,
+        };
+        Tracked {
+            stat: std::fs::File::open(format!("/proc/{pid}/stat")).ok(),
+            sampler: source.map(Sampler::new),
+            info: JvmInfo {
+                reading: None,
+                ..info
+            },
+            state,
+            started_at,
+            last: None,
+            reading: None,
+            figures: Figures::default(),
+            history: VecDeque::new(),
+            taken: SystemTime::now(),
+        }
+    }
+
+    /// Seconds since the process started, at `now` on the host's clock.
+    pub fn uptime_s(&self, now: f64) -> f64 {
+        (now - self.started_at).max(0.0)
+    }
+
+    /// Takes one sample at `at` (host clock seconds).
+    fn sample(&mut self, at: f64) {
+        let Some(sampler) = &mut self.sampler else {
+            return;
+        };
+        let mut reading = match sampler.sample() {
+            Ok(r) => r,
+            Err(e) => {
+                self.state = State::Gone(match e {
+                    Error::ProcessExited(_) | Error::NoSuchProcess(_) | Error::PidReused(_) => {
+                        EXITED.to_string()
+                    }
+                    e => e.to_string(),
+                });
+                return;
+            }
+        };
+        reading.bytes = Vec::new();
+        let (cpu_s, rss) = proc_figures(self.stat.as_ref());
+        let point = Point {
+            at,
+            counters: Counters::of(&reading.snapshot),
+            cpu_s,
+            rss,
+        };
+        let from = match self.last.take() {
+            Some(p) => p,
+            None => Point::origin(&point, (at - self.started_at).max(0.0)),
+        };
+        self.figures = Figures::between(&from, &point);
+        let f = &self.figures;
+        let bytes = |b: Option<i64>| b.unwrap_or(0).max(0) as u64;
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(HistoryPoint {
+            eden_used: bytes(point.counters.eden_used),
+            old_used: bytes(point.counters.old_used),
+            heap_used: bytes(point.counters.heap_used),
+            gc_percent: f.gc_percent.unwrap_or(0.0),
+            alloc_mib_per_s: f.alloc_mib_per_s.unwrap_or(0.0),
+            threads: bytes(point.counters.threads),
+        });
+        self.last = Some(point);
+        self.taken = SystemTime::now();
+        if let Some(old) = self.reading.replace(reading) {
+            sampler.recycle(old);
+        }
+    }
+}
+
+/// `utime + stime` in seconds and the RSS in bytes, from the process's `/proc/<pid>/stat`
+/// (`utime`, `stime` in clock ticks, `rss` in pages), read again from offset 0.
+fn proc_figures(stat: Option<&std::fs::File>) -> (Option<f64>, Option<u64>) {
+    use procfs::FromRead;
+    use std::os::unix::fs::FileExt;
+    let Some(file) = stat else {
+        return (None, None);
+    };
+    let mut buf = [0u8; 2048];
+    let stat = match file.read_at(&mut buf, 0) {
+        Ok(n) if n < buf.len() => procfs::process::Stat::from_read(&buf[..n]).ok(),
+        _ => None,
+    };
+    match stat {
+        Some(s) => (
+            Some((s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64),
+            Some(s.rss * procfs::page_size()),
+        ),
+        None => (None, None),
+    }
+}
+
+/// Options of the model.
+#[derive(Debug, Clone, Copy)]
+pub struct HostOptions {
+    /// Shortest time between two scans of `/proc` for new JVMs.
+    pub rescan: Duration,
+    /// Do not use the symbol cache.
+    pub no_cache: bool,
+}
+
+/// Every JVM on the host, sampled.
+pub struct Host {
+    opts: HostOptions,
+    /// The JVMs by pid.
+    pub jvms: BTreeMap<i32, Tracked>,
+    /// The pids of `/proc` when it was last scanned.
+    seen: HashSet<i32>,
+    last_scan: Option<Instant>,
+    clock: Instant,
+    /// How many scans of `/proc` were made.
+    pub scans: u64,
+    /// The processes the last scan could not look into, by reason (as `inspect list` says).
+    pub not_inspected: Vec<(String, usize)>,
+}
+
+impl Host {
+    /// A model with no JVM yet: the first [`Host::refresh`] scans.
+    pub fn new(opts: HostOptions) -> Host {
+        Host {
+            opts,
+            jvms: BTreeMap::new(),
+            seen: HashSet::new(),
+            last_scan: None,
+            clock: Instant::now(),
+            scans: 0,
+            not_inspected: Vec::new(),
+        }
+    }
+
+    /// Seconds on the model's monotonic clock.
+    pub fn now(&self) -> f64 {
+        self.clock.elapsed().as_secs_f64()
+    }
+
+    /// One refresh: drops what was marked gone, scans `/proc` when due, samples every JVM.
+    ///
+    /// # Errors
+    /// Only when `/proc` cannot be listed.
+    pub fn refresh(&mut self) -> anyhow::Result<()> {
+        self.jvms.retain(|_, j| !matches!(j.state, State::Gone(_)));
+        self.rescan_if_due()?;
+        for jvm in self.jvms.values_mut() {
+            let at = self.clock.elapsed().as_secs_f64();
+            jvm.sample(at);
+        }
+        Ok(())
+    }
+
+    /// Scans at start, and later when `--rescan` has passed and either `/proc` holds a pid the
+    /// last scan did not see or a JVM could not be read (it may be readable now).
+    fn rescan_if_due(&mut self) -> anyhow::Result<()> {
+        let due = self
+            .last_scan
+            .is_none_or(|t| t.elapsed() >= self.opts.rescan);
+        if !due {
+            return Ok(());
+        }
+        let pids = proc_pids()?;
+        let unreadable = self
+            .jvms
+            .values()
+            .any(|j| matches!(j.state, State::Unreadable(_)));
+        // A new JVM has at least its VM thread, GC, compiler, signal dispatcher, finalizer and
+        // reference handler threads: new processes with fewer threads (compilers, shells) are
+        // no reason to scan. One still starting stays new until the next scan.
+        let new = pids
+            .iter()
+            .filter(|p| !self.seen.contains(p))
+            .any(|p| threads(*p).is_some_and(|n| n >= MIN_JVM_THREADS));
+        if self.last_scan.is_some() && !new && !unreadable {
+            return Ok(());
+        }
+        let scan = discover::scan(&ScanOptions {
+            no_symbol_cache: self.opts.no_cache,
+            ..ScanOptions::default()
+        })?;
+        self.scans += 1;
+        // The scan's peak is far above what top keeps between scans: give the free pages back.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        self.last_scan = Some(Instant::now());
+        self.seen = pids;
+        self.not_inspected = scan.not_inspected_by_reason();
+        let now = self.now();
+        // An unreadable JVM has no sampler to notice its exit: the scan does.
+        let found: HashSet<i32> = scan.jvms.iter().map(|j| j.pid).collect();
+        for (pid, jvm) in &mut self.jvms {
+            if matches!(jvm.state, State::Unreadable(_)) && !found.contains(pid) {
+                jvm.state = State::Gone(EXITED.to_string());
+            }
+        }
+        for info in scan.jvms {
+            let keep = self
+                .jvms
+                .get(&info.pid)
+                .is_some_and(|j| !matches!(j.state, State::Unreadable(_)));
+            if !keep {
+                let started_at = now - info.uptime_s;
+                self.jvms
+                    .insert(info.pid, Tracked::new(info, self.opts.no_cache, started_at));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fewest threads a started JVM has (`-Xint -XX:+UseSerialGC` has about ten).
+const MIN_JVM_THREADS: i64 = 6;
+
+/// The number of threads of process `pid` (`/proc/<pid>/stat`), `None` when it is gone.
+fn threads(pid: i32) -> Option<i64> {
+    use procfs::FromRead;
+    let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    procfs::process::Stat::from_read(&bytes[..])
+        .ok()
+        .map(|s| s.num_threads)
+}
+
+/// The pids in `/proc` now (one `getdents` pass; nothing opened per process).
+fn proc_pids() -> anyhow::Result<HashSet<i32>> {
+    use anyhow::Context;
+    Ok(std::fs::read_dir("/proc")
+        .context("listing /proc")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect())
+}
