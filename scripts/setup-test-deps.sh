@@ -5,7 +5,8 @@
 #   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
 #   * podman and runc (tests/image.rs builds and runs deploy/Containerfile's image);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
-#     systemd-analyze and python3-yaml (the deploy/ checks);
+#     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
+#     tests/serve_tls.rs);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
 #     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
@@ -27,6 +28,8 @@ command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
+command -v curl >/dev/null || need+=(curl)                            # serve over TLS
+command -v openssl >/dev/null || need+=(openssl)                      # serve's TLS versions
 command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v podman >/dev/null || need+=(podman)     # tests/image.rs: the FROM scratch image

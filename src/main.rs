@@ -17,6 +17,8 @@ mod stat;
 mod target;
 #[cfg(all(target_os = "linux", feature = "live"))]
 mod top;
+#[cfg(all(target_os = "linux", feature = "live"))]
+mod web;
 // `list`, `serve` and `top` scan /proc: elsewhere they say how to do without them.
 #[cfg(not(all(target_os = "linux", feature = "live")))]
 mod elsewhere;

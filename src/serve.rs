@@ -1,6 +1,7 @@
 //! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
 
 use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -9,14 +10,26 @@ use hsinspect::format::prometheus;
 use hsinspect::serve::{Exporter, Selection, index_page};
 
 use crate::http;
+use crate::web::Web;
 
 /// The arguments of `inspect serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// Address and port to listen on. Loopback by default: give `0.0.0.0:<port>` (or a host
     /// address) for Prometheus on another machine.
-    #[arg(long, default_value = "127.0.0.1:9779", value_name = "ADDR:PORT")]
+    #[arg(
+        long,
+        visible_alias = "web.listen-address",
+        default_value = "127.0.0.1:9779",
+        value_name = "ADDR:PORT"
+    )]
     pub listen: SocketAddr,
+
+    /// TLS and Basic authentication from a Prometheus exporter-toolkit web configuration file
+    /// (tls_server_config, basic_auth_users, http_server_config.headers), as node_exporter
+    /// takes it. Read again for each connection: new users and certificates need no restart.
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
 
     /// Export only this JVM (host pid); repeat for more.
     #[arg(long = "pid", value_name = "PID")]
@@ -60,18 +73,33 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         users: args.users.clone(),
         main,
     };
+    let web = match &args.web_config_file {
+        Some(path) => Some(Arc::new(
+            Web::open(path).map_err(|e| anyhow::anyhow!("--web.config.file: {e}"))?,
+        )),
+        None => None,
+    };
     let listener = TcpListener::bind(args.listen)
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr().context("listening socket")?;
-    eprintln!("inspect serve: http://{addr}/metrics");
-    if !addr.ip().is_loopback() {
+    let scheme = if web.as_ref().is_some_and(|w| w.speaks_tls()) {
+        "https"
+    } else {
+        "http"
+    };
+    eprintln!("inspect serve: {scheme}://{addr}/metrics");
+    let open = match &web {
+        None => Some("no authentication"),
+        Some(w) => w.unauthenticated(),
+    };
+    if let Some(open) = open.filter(|_| !addr.ip().is_loopback()) {
         eprintln!(
             "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
-             main class and user (no authentication)"
+             main class and user ({open})"
         );
     }
     let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
-    serve_until_signalled(listener, exporter).context("serving")?;
+    serve_until_signalled(listener, exporter, web).context("serving")?;
     eprintln!("inspect serve: stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -128,7 +156,11 @@ fn block_stop_signals() -> std::io::Result<()> {
 /// Serves `exporter` on `listener` until SIGTERM or SIGINT, then returns once the requests in
 /// progress were answered. The signals are blocked in every thread ([`block_stop_signals`]) and
 /// taken by one thread with `sigwait`, so no handler runs inside a scrape.
-fn serve_until_signalled(listener: TcpListener, exporter: Arc<Exporter>) -> std::io::Result<()> {
+fn serve_until_signalled(
+    listener: TcpListener,
+    exporter: Arc<Exporter>,
+    web: Option<Arc<Web>>,
+) -> std::io::Result<()> {
     use nix::sys::signal::Signal;
     use std::sync::atomic::{AtomicBool, Ordering};
     block_stop_signals()?;
@@ -145,5 +177,5 @@ fn serve_until_signalled(listener: TcpListener, exporter: Arc<Exporter>) -> std:
         });
     }
     let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
-    http::run(listener, handler, stop)
+    http::run(listener, handler, web, stop)
 }
