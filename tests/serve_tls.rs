@@ -700,6 +700,7 @@ fn silent_half_handshaken_and_trickling_tls_clients_are_dropped_within_the_bound
 }
 
 #[test]
+#[ignore = "10,000 TLS scrapes take minutes: run scripts/test.sh"]
 fn memory_and_fds_flat_over_10000_tls_scrapes() {
     let pki = Pki::new();
     let serve = Serve::start(Some(&config_tls_only(&pki)));
