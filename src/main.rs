@@ -153,7 +153,7 @@ enum Command {
     /// (inspect-stat(1), ...) into a directory.
     #[command(hide = true)]
     Manpage {
-        /// Write inspect.1 and inspect-<subcommand>.1 here instead of printing inspect.1.
+        /// Write inspect.1 and `inspect-<subcommand>.1` here instead of printing inspect.1.
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
