@@ -848,6 +848,30 @@ fn small_terminal_no_color_and_sigterm() {
     tmux.wait("exit", Duration::from_secs(5), |s| s.contains("EXIT=0"));
 }
 
+/// A terminal that goes away under `inspect top` (an SSH connection dropped, the tmux session
+/// killed) ends it within a refresh: nothing is left spinning on the host.
+#[test]
+#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+fn a_lost_terminal_ends_it() {
+    let _turn = turn();
+    let serial = idle("-XX:+UseSerialGC", &[]);
+    let tmux = Tmux::new(100, 30, &[]);
+    tmux.line(&format!("{} top -d 0.5", bin()));
+    tmux.wait("the JVM", Duration::from_secs(30), |s| {
+        row_of(s, serial.pid).is_some()
+    });
+    let top = tmux.foreground_pid();
+    drop(tmux); // kill-server: the pane's terminal is gone
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while process_state(top).is_some_and(|s| s != 'Z') {
+        assert!(
+            Instant::now() < deadline,
+            "inspect top ({top}) still runs 10 s after its terminal went away"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Needs nothing: no terminal is needed to be told to use `-b`.
 #[test]
 fn without_a_terminal_it_says_to_use_batch_mode() {

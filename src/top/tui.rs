@@ -92,6 +92,34 @@ pub fn run(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCod
     result.map(|()| ExitCode::SUCCESS)
 }
 
+/// What the terminal has for us within a wait.
+enum Input {
+    /// Bytes to read (or the wait passed): crossterm may be asked for an event.
+    Ready,
+    /// The terminal hung up (an SSH connection dropped, a tmux session killed, the terminal
+    /// emulator closed), with or without a SIGHUP reaching us: nothing can be shown and nobody
+    /// can quit, so the view ends. (crossterm's own poll would spin on the end-of-file a hung-up
+    /// terminal reads as, and never return.)
+    Gone,
+}
+
+/// Waits up to `wait` for input on stdin (the terminal crossterm reads) with one `poll(2)`.
+fn wait_for_input(wait: Duration) -> Input {
+    let mut p = libc::pollfd {
+        fd: libc::STDIN_FILENO,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd.
+    let ready = unsafe { libc::poll(&mut p, 1, ms) };
+    if ready > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Input::Gone
+    } else {
+        Input::Ready
+    }
+}
+
 /// Raw mode off, the main screen back, the cursor shown.
 fn restore() {
     ratatui::restore();
@@ -117,7 +145,18 @@ fn event_loop(
                 break;
             }
             let wait = (next - now).min(Duration::from_millis(100));
-            if event::poll(wait)? {
+            // Our own poll first: crossterm is asked only when the terminal is still there
+            // (its buffered events, then the bytes that arrived).
+            if let Input::Gone = wait_for_input(Duration::ZERO) {
+                return Ok(());
+            }
+            if !event::poll(Duration::ZERO)? {
+                if let Input::Gone = wait_for_input(wait) {
+                    return Ok(());
+                }
+                continue;
+            }
+            {
                 match event::read()? {
                     Event::Key(key) if key.kind != KeyEventKind::Release => {
                         if !on_key(ui, host, key) {
