@@ -34,9 +34,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_list  # noqa: E402  (start_jvms, stop, IDLE_JAVA, SetupError)
 import bench_serve  # noqa: E402  (get, sample, status_kib)
-import bench  # noqa: E402  (run_once)
+from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+    DEFAULT_JDK, IDLE_JAVA, SetupError, run_once, start_jvms, stop)
 
 REPO = Path(__file__).resolve().parent.parent
 MUSL = "x86_64-unknown-linux-musl"
@@ -56,9 +56,9 @@ ENVS = {}  # build name -> the environment of its runs (--env)
 def run_ok(argv, tmp, name):
     """(wall s, cpu s) of one run of build `name`; raises when it fails."""
     out = os.path.join(tmp, name + ".out")
-    wall, ru, status, err = bench.run_once(argv, out, ENVS.get(name))
+    wall, ru, status, err = run_once(argv, out, ENVS.get(name))
     if status != 0:
-        raise bench_list.SetupError(f"{' '.join(argv)} failed ({status}): {err.strip()[:300]}")
+        raise SetupError(f"{' '.join(argv)} failed ({status}): {err.strip()[:300]}")
     return wall, ru.ru_utime + ru.ru_stime
 
 
@@ -113,7 +113,7 @@ def scrapes(builds, runs, pids):
             _, page = bench_serve.get(ports[n])  # warm
             missing = [p for p in pids if f'pid="{p}"' not in page]
             if missing:
-                raise bench_list.SetupError(f"{n}: the page misses JVMs {missing}")
+                raise SetupError(f"{n}: the page misses JVMs {missing}")
         walls = {n: [] for n, _ in builds}
         internal = {n: [] for n, _ in builds}
         for _ in range(runs):
@@ -139,19 +139,19 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--samples", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--jdk", default=bench_list.DEFAULT_JDK)
+    ap.add_argument("--jdk", default=DEFAULT_JDK)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     try:
         builds = [tuple(b.split("=", 1)) for b in args.build] or build_default()
         if len(builds) < 2:
-            raise bench_list.SetupError("give at least two --build NAME=PATH")
+            raise SetupError("give at least two --build NAME=PATH")
         for n, exe in builds:
             if not os.access(exe, os.X_OK):
-                raise bench_list.SetupError(f"{n}: no executable at {exe}")
+                raise SetupError(f"{n}: no executable at {exe}")
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "BenchIdle.java"
-            src.write_text(bench_list.IDLE_JAVA)
+            src.write_text(IDLE_JAVA)
             subprocess.run([f"{args.jdk}/bin/javac", "-d", tmp, str(src)], check=True)
             # a private symbol cache: every build starts from the same (warmed) state
             os.environ["HSINSPECT_CACHE_DIR"] = os.path.join(tmp, "cache")
@@ -159,7 +159,7 @@ def main(argv=None):
                 name, _, kv = e.partition(":")
                 var, _, value = kv.partition("=")
                 ENVS.setdefault(name, dict(os.environ))[var] = value
-            jvms = bench_list.start_jvms(args.jdk, tmp, args.jvms)
+            jvms = start_jvms(args.jdk, tmp, args.jvms)
             try:
                 pid = jvms[0].pid
                 shots = one_shots(builds, pid, args.runs, tmp)
@@ -168,8 +168,8 @@ def main(argv=None):
                                      stop=True)
                 scrape = scrapes(builds, args.runs, {p.pid for p in jvms})
             finally:
-                bench_list.stop(jvms)
-    except (bench_list.SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
+                stop(jvms)
+    except (SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
         print(f"bench_musl: {e}", file=sys.stderr)
         return 2
 

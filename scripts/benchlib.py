@@ -1,7 +1,7 @@
 """What the benchmark scripts share (bench.py, bench_core.py, bench_list.py, bench_serve.py,
-bench_stat.py, bench_top.py, windows/bench.py): running one command and measuring exactly that
-child, its peak RSS, percentiles, the release build of `inspect`, idle JVMs to measure against,
-and the error for a missing precondition.
+bench_stat.py, bench_top.py, bench_musl.py, windows/bench.py): running one command and measuring
+exactly that child, its peak RSS, percentiles, the release build of `inspect`, idle JVMs to
+measure against, and the error for a missing precondition.
 
 Python 3 standard library only. Import it with the scripts directory on sys.path:
 

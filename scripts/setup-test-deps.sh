@@ -23,6 +23,7 @@ need=()
 command -v gdb >/dev/null || need+=(gdb)
 command -v strip >/dev/null && command -v objcopy >/dev/null || need+=(binutils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need+=(util-linux)
+command -v ip >/dev/null || need+=(iproute2)                           # fast-tier-runner.sh: loopback up
 command -v useradd >/dev/null || need+=(passwd)
 command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/list.rs
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
