@@ -575,8 +575,9 @@ fn not_a_jvm_no_such_pid_and_exit_during_read() {
     let sp = sleeper.id().to_string();
     let err = inspect_err(&inspect(&["-F", &sp]));
     assert!(err.contains("is not a HotSpot JVM"), "{err}");
+    // The file path says the same, not "no hsperfdata file ... use -F" (issue 23).
     let err = inspect_err(&inspect(&[&sp]));
-    assert!(err.contains("no hsperfdata file"), "{err}");
+    assert!(err.contains("is not a HotSpot JVM"), "{err}");
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     // A pid that does not exist (the reaped sleeper's, unless reused meanwhile).
