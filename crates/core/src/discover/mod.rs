@@ -731,6 +731,7 @@ mod tests {
             pid: 4242,
             start_time: 1,
             euid,
+            tgid: 4242,
             nspid,
             state: 'S',
             tracer: 0,

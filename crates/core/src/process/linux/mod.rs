@@ -25,6 +25,9 @@ pub struct ProcessInfo {
     pub start_time: u64,
     /// Effective uid (the owner of the JVM's hsperfdata file).
     pub euid: u32,
+    /// The thread group id (`Tgid`): the process's pid; differs from `pid` when `pid` names one
+    /// of its threads (`/proc/<tid>` exists for every thread, unlisted).
+    pub tgid: i32,
     /// The pid in the process's own (innermost) pid namespace: the last `NSpid` value.
     pub nspid: i32,
     /// `State` letter (`R`, `S`, `D`, `T`, `t`, `Z`, ...).
@@ -55,6 +58,7 @@ impl ProcessInfo {
             pid,
             start_time: stat.starttime,
             euid: status.euid,
+            tgid: status.tgid,
             nspid: status
                 .nspid
                 .as_ref()
@@ -245,16 +249,14 @@ impl Process {
     pub fn open(pid: i32) -> Result<Self, Error> {
         let info = ProcessInfo::read(pid)?;
         // `/proc/<tid>` exists for every thread too (unlisted): a thread id is not a process.
-        if let Ok(status) = ProcfsProcess::new(pid).and_then(|p| p.status())
-            && status.tgid != pid
-        {
-            let comm = ProcfsProcess::new(status.tgid)
+        if info.tgid != pid {
+            let comm = ProcfsProcess::new(info.tgid)
                 .and_then(|p| p.stat())
                 .map(|s| s.comm)
                 .unwrap_or_else(|_| info.comm.clone());
             return Err(Error::ThreadOfProcess {
                 tid: pid,
-                pid: status.tgid,
+                pid: info.tgid,
                 comm,
             });
         }
