@@ -14,7 +14,7 @@ mod common;
 mod prom;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -22,30 +22,9 @@ use common::*;
 use prom::Prometheus;
 use serde_json::Value;
 
-const MUSL: &str = "x86_64-unknown-linux-musl";
 const IMAGE: &str = "localhost/hsinspect:test";
 const HOW: &str =
     "install podman and runc with scripts/setup-test-deps.sh (apt-get install podman runc)";
-
-/// The static binary: `$HSINSPECT_STATIC_BIN`, else the musl release build in this target dir.
-fn static_bin() -> PathBuf {
-    let path = std::env::var_os("HSINSPECT_STATIC_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
-                .parent()
-                .and_then(Path::parent)
-                .unwrap();
-            target_dir.join(MUSL).join("release/inspect")
-        });
-    assert!(
-        path.is_file(),
-        "no static binary at {}: build it with `rustup target add {MUSL} && cargo build --release \
-         --target {MUSL}` (scripts/test.sh does), or set HSINSPECT_STATIC_BIN",
-        path.display()
-    );
-    path
-}
 
 /// podman with private vfs storage in a temp dir.
 struct Podman {

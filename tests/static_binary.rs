@@ -12,34 +12,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
 use serde_json::Value;
-
-const MUSL: &str = "x86_64-unknown-linux-musl";
-
-/// The static binary: `$HSINSPECT_STATIC_BIN`, else the musl release build in this target dir.
-fn static_bin() -> PathBuf {
-    let path = std::env::var_os("HSINSPECT_STATIC_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            // CARGO_BIN_EXE_inspect is <target dir>/<profile>/inspect
-            let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
-                .parent()
-                .and_then(Path::parent)
-                .unwrap();
-            target_dir.join(MUSL).join("release/inspect")
-        });
-    assert!(
-        path.is_file(),
-        "no static binary at {}: build it with `rustup target add {MUSL} && cargo build --release \
-         --target {MUSL}` (scripts/test.sh does), or set HSINSPECT_STATIC_BIN",
-        path.display()
-    );
-    path
-}
 
 /// An empty root: the binary as /inspect, and /proc (the host's, bind-mounted at run time).
 struct EmptyRoot {

@@ -691,3 +691,27 @@ pub fn start_as_user_with_umask(user: &str, extra: &[&str], umask: Option<u32>) 
     .stderr(Stdio::inherit());
     Jvm::spawn(cmd, &jdk17())
 }
+
+/// The target of the static release binary.
+pub const MUSL: &str = "x86_64-unknown-linux-musl";
+
+/// The static binary: `$HSINSPECT_STATIC_BIN`, else the musl release build in this target dir.
+pub fn static_bin() -> PathBuf {
+    let path = std::env::var_os("HSINSPECT_STATIC_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            // CARGO_BIN_EXE_inspect is <target dir>/<profile>/inspect
+            let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
+                .parent()
+                .and_then(Path::parent)
+                .unwrap();
+            target_dir.join(MUSL).join("release/inspect")
+        });
+    assert!(
+        path.is_file(),
+        "no static binary at {}: build it with `rustup target add {MUSL} && cargo build --release \
+         --target {MUSL}` (scripts/test.sh does), or set HSINSPECT_STATIC_BIN",
+        path.display()
+    );
+    path
+}
