@@ -291,21 +291,36 @@ where
 }
 
 fn is_transient(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(
-            libc::ECONNABORTED
-                | libc::EINTR
-                | libc::EMFILE
-                | libc::ENFILE
-                | libc::ENOBUFS
-                | libc::ENOMEM
-                | libc::EPROTO
+    #[cfg(unix)]
+    let transient = [
+        libc::ECONNABORTED,
+        libc::EINTR,
+        libc::EMFILE,
+        libc::ENFILE,
+        libc::ENOBUFS,
+        libc::ENOMEM,
+        libc::EPROTO,
+    ];
+    // Winsock's codes for the same conditions.
+    #[cfg(windows)]
+    let transient = {
+        use windows_sys::Win32::Networking::WinSock::{
+            WSAECONNABORTED, WSAECONNRESET, WSAEINTR, WSAEMFILE, WSAENOBUFS,
+        };
+        [
+            WSAECONNABORTED,
+            WSAECONNRESET,
+            WSAEINTR,
+            WSAEMFILE,
+            WSAENOBUFS,
+        ]
+    };
+    e.raw_os_error()
+        .is_some_and(|code| transient.contains(&code))
+        || matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted
         )
-    ) || matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted
-    )
 }
 
 /// Wakes an accept loop blocked on `addr` (after its stop flag was set) by connecting to it.

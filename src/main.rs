@@ -5,24 +5,27 @@
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod http;
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod output;
 mod sampling;
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod serve;
 mod stat;
 mod target;
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod top;
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod web;
-// `list`, `serve` and `top` scan /proc: elsewhere they say how to do without them.
-#[cfg(not(all(target_os = "linux", feature = "live")))]
+#[cfg(all(windows, feature = "live"))]
+mod winservice;
+// `list`, `serve` and `top` find JVMs on Linux and Windows: elsewhere they say how to do
+// without them.
+#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
 mod elsewhere;
-#[cfg(not(all(target_os = "linux", feature = "live")))]
+#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
 use elsewhere::{list, serve, top};
 
 use std::io::{self, BufWriter, Write};

@@ -13,7 +13,7 @@ use crate::http;
 use crate::web::Web;
 
 /// The arguments of `inspect serve`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     /// Address and port to listen on. Loopback by default: give `0.0.0.0:<port>` (or a host
     /// address) for Prometheus on another machine.
@@ -46,14 +46,65 @@ pub struct ServeArgs {
     /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
     #[arg(long)]
     pub no_cache: bool,
+
+    /// Windows: install `inspect serve` with the other options given here as the Windows
+    /// service `hsinspect` (LocalSystem, started at boot: every JVM of every user and service is
+    /// read), then exit. Needs an elevated prompt; start it with `sc.exe start hsinspect`.
+    #[cfg(windows)]
+    #[arg(long, conflicts_with = "uninstall_service")]
+    pub install_service: bool,
+
+    /// Windows: stop and remove the Windows service `hsinspect`, then exit.
+    #[cfg(windows)]
+    #[arg(long, conflicts_with_all = ["listen", "web_config_file", "pids", "users", "main", "no_cache"])]
+    pub uninstall_service: bool,
+
+    /// Windows: run under the service control manager (what the installed service runs).
+    #[cfg(windows)]
+    #[arg(long, hide = true)]
+    pub service: bool,
 }
 
-/// Runs `inspect serve` until SIGTERM or SIGINT.
+/// Runs `inspect serve` until SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's
+/// close, or the service's stop control).
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(windows)]
+    {
+        if args.install_service {
+            return crate::winservice::install();
+        }
+        if args.uninstall_service {
+            return crate::winservice::uninstall();
+        }
+        if args.service {
+            return crate::winservice::run(args);
+        }
+    }
+    serve(args, Stop::Console)
+}
+
+/// What stops a [`serve`].
+pub enum Stop {
+    /// SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's close or logoff).
+    Console,
+    /// Windows: the service's stop control; the flag is set by the service's control handler,
+    /// which then wakes the accept loop at the address sent back here.
+    #[cfg(windows)]
+    Service {
+        /// Set when the service is asked to stop.
+        flag: Arc<std::sync::atomic::AtomicBool>,
+        /// Where the listening address goes once bound.
+        addr: std::sync::mpsc::Sender<SocketAddr>,
+    },
+}
+
+/// Serves until `stop` says so.
+pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
     block_stop_signals().context("blocking SIGTERM/SIGINT")?;
     // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
     // which keeps freed pages: two arenas keep the exporter's memory flat and small.
-    #[cfg(target_env = "gnu")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
@@ -99,7 +150,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
-    serve_until_signalled(listener, exporter, web).context("serving")?;
+    let flag = match stop {
+        Stop::Console => watch_console(addr).context("catching the stop signals")?,
+        #[cfg(windows)]
+        Stop::Service { flag, addr: tx } => {
+            let _ = tx.send(addr);
+            flag
+        }
+    };
+    let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
+    http::run(listener, handler, web, flag).context("serving")?;
     eprintln!("inspect serve: stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -135,6 +195,7 @@ fn handle(exporter: &Exporter, req: &http::Request) -> http::Response {
 }
 
 /// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
+#[cfg(unix)]
 fn stop_signals() -> nix::sys::signal::SigSet {
     use nix::sys::signal::{SigSet, Signal};
     let mut signals = SigSet::empty();
@@ -146,26 +207,24 @@ fn stop_signals() -> nix::sys::signal::SigSet {
 
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
 /// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
-/// early waits for [`serve_until_signalled`] instead of killing the process half-started).
+/// early waits for [`watch_console`] instead of killing the process half-started).
+#[cfg(unix)]
 fn block_stop_signals() -> std::io::Result<()> {
     use nix::sys::signal::{SigmaskHow, pthread_sigmask};
     pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
         .map_err(std::io::Error::from)
 }
 
-/// Serves `exporter` on `listener` until SIGTERM or SIGINT, then returns once the requests in
-/// progress were answered. The signals are blocked in every thread ([`block_stop_signals`]) and
-/// taken by one thread with `sigwait`, so no handler runs inside a scrape.
-fn serve_until_signalled(
-    listener: TcpListener,
-    exporter: Arc<Exporter>,
-    web: Option<Arc<Web>>,
-) -> std::io::Result<()> {
+/// A flag set on SIGTERM or SIGINT, after which the accept loop on `addr` is woken: the
+/// requests in progress are answered, then serve returns. The signals are blocked in every
+/// thread ([`block_stop_signals`]) and taken by one thread with `sigwait`, so no handler runs
+/// inside a scrape.
+#[cfg(unix)]
+fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
     use nix::sys::signal::Signal;
     use std::sync::atomic::{AtomicBool, Ordering};
     block_stop_signals()?;
     let signals = stop_signals();
-    let addr = listener.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
@@ -176,6 +235,33 @@ fn serve_until_signalled(
             http::wake(addr);
         });
     }
-    let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
-    http::run(listener, handler, web, stop)
+    Ok(stop)
+}
+
+/// What the console control handler stops: the flag, and the address to wake.
+#[cfg(windows)]
+static CONSOLE_STOP: std::sync::OnceLock<(Arc<std::sync::atomic::AtomicBool>, SocketAddr)> =
+    std::sync::OnceLock::new();
+
+/// Windows: a flag set on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown
+/// (`SetConsoleCtrlHandler`; the handler runs on a thread of its own, sets the flag and wakes
+/// the accept loop on `addr`).
+#[cfg(windows)]
+fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
+    unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
+        if let Some((flag, addr)) = CONSOLE_STOP.get() {
+            flag.store(true, Ordering::SeqCst);
+            http::wake(*addr);
+        }
+        1
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let _ = CONSOLE_STOP.set((Arc::clone(&stop), addr));
+    // SAFETY: a handler that only touches a static set above and a socket.
+    if unsafe { SetConsoleCtrlHandler(Some(on_ctrl), 1) } == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(stop)
 }

@@ -98,7 +98,7 @@ fn parse_delay(s: &str) -> anyhow::Result<Duration> {
 pub fn run(args: &TopArgs) -> anyhow::Result<ExitCode> {
     // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
     // which keeps freed pages (as in `serve`).
-    #[cfg(target_env = "gnu")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
@@ -157,7 +157,18 @@ fn batch(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCode>
     }
 }
 
+/// The local time of day, `HH:MM:SS` (Windows: `GetLocalTime`).
+#[cfg(windows)]
+fn clock() -> String {
+    // SAFETY: zero is a valid SYSTEMTIME; GetLocalTime fills it.
+    let mut t: windows_sys::Win32::Foundation::SYSTEMTIME = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid out-pointer.
+    unsafe { windows_sys::Win32::System::SystemInformation::GetLocalTime(&mut t) };
+    format!("{:02}:{:02}:{:02}", t.wHour, t.wMinute, t.wSecond)
+}
+
 /// The local time of day, `HH:MM:SS`.
+#[cfg(unix)]
 fn clock() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -76,8 +76,9 @@ pub struct Tracked {
     /// Live, unreadable or gone.
     pub state: State,
     sampler: Option<Sampler>,
-    /// `/proc/<pid>/stat`, held open and re-read with `pread` (one system call a sample; a
-    /// reused pid is another file, so an exited process's reads fail rather than lie).
+    /// Linux: `/proc/<pid>/stat`, held open and re-read with `pread` (one system call a sample;
+    /// a reused pid is another file, so an exited process's reads fail rather than lie).
+    #[cfg(target_os = "linux")]
     stat: Option<std::fs::File>,
     /// When the process started, on [`Host`]'s monotonic clock (seconds).
     started_at: f64,
@@ -123,6 +124,7 @@ impl Tracked {
             (Some(_), _) => State::Live,
         };
         Tracked {
+            #[cfg(target_os = "linux")]
             stat: std::fs::File::open(format!("/proc/{pid}/stat")).ok(),
             sampler: source.map(Sampler::new),
             info: JvmInfo {
@@ -162,7 +164,13 @@ impl Tracked {
             }
         };
         reading.bytes = Vec::new();
+        #[cfg(target_os = "linux")]
         let (cpu_s, rss) = proc_figures(self.stat.as_ref());
+        #[cfg(windows)]
+        let (cpu_s, rss) = match hsinspect::process_usage(self.info.pid) {
+            Ok(u) => (Some(u.cpu_seconds), Some(u.resident_bytes)),
+            Err(_) => (None, None),
+        };
         let point = Point {
             at,
             counters: Counters::of(&reading.snapshot),
@@ -196,7 +204,9 @@ impl Tracked {
 }
 
 /// `utime + stime` in seconds and the RSS in bytes, from the process's `/proc/<pid>/stat`
-/// (`utime`, `stime` in clock ticks, `rss` in pages), read again from offset 0.
+/// (`utime`, `stime` in clock ticks, `rss` in pages), read again from offset 0. (Windows:
+/// [`hsinspect::process_usage`]'s CPU time and working set.)
+#[cfg(target_os = "linux")]
 fn proc_figures(stat: Option<&std::fs::File>) -> (Option<f64>, Option<u64>) {
     use procfs::FromRead;
     use std::os::unix::fs::FileExt;
@@ -283,7 +293,7 @@ impl Host {
         if !due {
             return Ok(());
         }
-        let pids = proc_pids()?;
+        let (pids, threads) = proc_pids()?;
         let unreadable = self
             .jvms
             .values()
@@ -304,7 +314,7 @@ impl Host {
         })?;
         self.scans += 1;
         // The scan's peak is far above what top keeps between scans: give the free pages back.
-        #[cfg(target_env = "gnu")]
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
         // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
         unsafe {
             libc::malloc_trim(0);
@@ -338,20 +348,32 @@ impl Host {
 /// The fewest threads a started JVM has (`-Xint -XX:+UseSerialGC` has about ten).
 const MIN_JVM_THREADS: i64 = 6;
 
-/// The number of threads of process `pid` (`/proc/<pid>/stat`), `None` when it is gone.
-fn threads(pid: i32) -> Option<i64> {
-    use procfs::FromRead;
-    let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-    procfs::process::Stat::from_read(&bytes[..])
-        .ok()
-        .map(|s| s.num_threads)
-}
-
-/// The pids in `/proc` now (one `getdents` pass; nothing opened per process).
-fn proc_pids() -> anyhow::Result<HashSet<i32>> {
+/// The pids in `/proc` now (one `getdents` pass; nothing opened per process), and how to learn
+/// a pid's thread count: `/proc/<pid>/stat`, `None` when it is gone.
+#[cfg(target_os = "linux")]
+fn proc_pids() -> anyhow::Result<(HashSet<i32>, impl Fn(i32) -> Option<i64>)> {
     use anyhow::Context;
-    Ok(std::fs::read_dir("/proc")
+    let pids = std::fs::read_dir("/proc")
         .context("listing /proc")?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect())
+        .collect();
+    let threads = |pid: i32| {
+        use procfs::FromRead;
+        let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+        procfs::process::Stat::from_read(&bytes[..])
+            .ok()
+            .map(|s| s.num_threads)
+    };
+    Ok((pids, threads))
+}
+
+/// Windows: the pids of one toolhelp process snapshot, with their thread counts.
+#[cfg(windows)]
+fn proc_pids() -> anyhow::Result<(HashSet<i32>, impl Fn(i32) -> Option<i64>)> {
+    let all: std::collections::HashMap<i32, i64> = hsinspect::discover::processes()?
+        .into_iter()
+        .map(|p| (p.pid, i64::from(p.threads)))
+        .collect();
+    let pids = all.keys().copied().collect();
+    Ok((pids, move |pid| all.get(&pid).copied()))
 }

@@ -27,10 +27,12 @@ use super::table::{self, ALL, Column, PRIORITY, Sort};
 /// Set by SIGTERM, SIGINT or SIGHUP.
 static STOP: AtomicBool = AtomicBool::new(false);
 
+#[cfg(unix)]
 extern "C" fn on_stop_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
+#[cfg(unix)]
 fn catch_stop_signals() -> anyhow::Result<()> {
     use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
     let action = SigAction::new(
@@ -41,6 +43,22 @@ fn catch_stop_signals() -> anyhow::Result<()> {
     for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { sigaction(s, &action) }?;
+    }
+    Ok(())
+}
+
+/// Windows: the console's Ctrl-C, Ctrl-Break (in raw mode Ctrl-C is a key, `q`'s twin), close,
+/// logoff and shutdown events set the flag (`SetConsoleCtrlHandler`).
+#[cfg(windows)]
+fn catch_stop_signals() -> anyhow::Result<()> {
+    unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
+        STOP.store(true, Ordering::SeqCst);
+        1
+    }
+    // SAFETY: the handler only stores to an atomic.
+    if unsafe { windows_sys::Win32::System::Console::SetConsoleCtrlHandler(Some(on_ctrl), 1) } == 0
+    {
+        return Err(std::io::Error::last_os_error().into());
     }
     Ok(())
 }
@@ -100,10 +118,23 @@ enum Input {
     /// emulator closed), with or without a SIGHUP reaching us: nothing can be shown and nobody
     /// can quit, so the view ends. (crossterm's own poll would spin on the end-of-file a hung-up
     /// terminal reads as, and never return.)
+    #[cfg_attr(
+        windows,
+        allow(dead_code, reason = "a Windows console does not hang up")
+    )]
     Gone,
 }
 
+/// Windows: crossterm's own poll of the console input (a console does not hang up as a
+/// terminal does; a closed console is the close event of [`catch_stop_signals`]).
+#[cfg(windows)]
+fn wait_for_input(wait: Duration) -> Input {
+    let _ = event::poll(wait);
+    Input::Ready
+}
+
 /// Waits up to `wait` for input on stdin (the terminal crossterm reads) with one `poll(2)`.
+#[cfg(unix)]
 fn wait_for_input(wait: Duration) -> Input {
     let mut p = libc::pollfd {
         fd: libc::STDIN_FILENO,

@@ -53,8 +53,9 @@
 //!    (JSON Lines, Prometheus text exposition) with their allow-list of exportable strings.
 //!
 //! [`pipeline`] strings the steps together for each kind of target; errors are [`Error`]s.
-//! `discover` (Linux, feature `discover`) finds every JVM on the host (`inspect list`, `serve`)
-//! with one scan of `/proc` and those pipelines; `serve` (feature `serve`) builds the Prometheus
+//! `discover` (Linux and Windows, feature `discover`) finds every JVM on the host (`inspect
+//! list`, `serve`, `top`) with one scan of `/proc` (Linux) or a toolhelp snapshot (Windows) and
+//! those pipelines; `serve` (feature `serve`) builds the Prometheus
 //! page of them all (the HTTP side is the `inspect` CLI's).
 //!
 //! Each stage that touches the OS (`process`, `locate`, `read`) has one seam module per OS
@@ -64,7 +65,7 @@
 
 #![warn(missing_docs)]
 
-#[cfg(all(target_os = "linux", feature = "discover"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "discover"))]
 pub mod discover;
 pub(crate) mod elf;
 pub mod error;
@@ -74,7 +75,7 @@ pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
 pub mod read;
-#[cfg(all(target_os = "linux", feature = "serve"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
 

@@ -106,7 +106,6 @@ pub fn parse_java_cmdline(argv: &[String]) -> Option<LauncherCommand> {
 /// ending in `/libjvm.so`, or in `/libjvm.so (deleted)` after a package upgrade replaced it).
 /// A plain byte search: cheap enough to run on every process of the host.
 pub fn libjvm_in_maps(maps: &[u8]) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
     // Only whole lines: a read may stop in the middle of one.
     let whole = &maps[..maps.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
     whole.split(|b| *b == b'\n').find_map(|line| {
@@ -116,7 +115,16 @@ pub fn libjvm_in_maps(maps: &[u8]) -> Option<PathBuf> {
         }
         // The path is the sixth field; it starts at the first '/' after the inode.
         let start = line.iter().position(|b| *b == b'/')?;
-        Some(PathBuf::from(std::ffi::OsStr::from_bytes(&line[start..])))
+        let path = &line[start..];
+        #[cfg(unix)]
+        let path = {
+            use std::os::unix::ffi::OsStrExt;
+            PathBuf::from(std::ffi::OsStr::from_bytes(path))
+        };
+        // (Elsewhere only for the unit tests: `maps` is Linux's.)
+        #[cfg(not(unix))]
+        let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
+        Some(path)
     })
 }
 

@@ -84,7 +84,7 @@ pub struct ModuleInfo {
 ///
 /// # Errors
 /// [`Error::PermissionDenied`], [`Error::ProcessExited`], [`Error::Os`].
-fn find_module(process: &Process, name: &str) -> Result<Option<ModuleInfo>, Error> {
+pub(crate) fn find_module(process: &Process, name: &str) -> Result<Option<ModuleInfo>, Error> {
     let pid = process.pid();
     let mut tries = 0;
     let snapshot = loop {

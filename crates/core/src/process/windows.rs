@@ -610,15 +610,23 @@ fn read_all(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// The JVM's shared PerfData: the named file mapping `hsperfdata_<user>_<pid>`, else its backing
-/// file `%TEMP%\\hsperfdata_<user>\\<pid>`, for each user whose hsperfdata directory has that
-/// file (then `%USERNAME%`); and where it was found, for `-v`.
+/// file `%TEMP%\\hsperfdata_<user>\\<pid>`, for the user owning the process's token
+/// ([`token_user`]), each user whose hsperfdata directory has that file, then `%USERNAME%`; and
+/// where it was found, for `-v`.
 ///
 /// # Errors
 /// [`Error::NoHsperfdataFile`] (e.g. `-XX:+PerfDisableSharedMem`), [`Error::HsperfdataFile`],
 /// [`Error::Os`].
 pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     let pid = process.pid;
-    let (users, tried) = candidate_users(pid);
+    let (mut users, tried) = candidate_users(pid);
+    // The token's user first: its mapping is found whatever temp directory its file is in
+    // (another user's profile, a service account's).
+    if let Some(owner) = token_user(process)
+        && !users.contains(&owner)
+    {
+        users.insert(0, owner);
+    }
     for user in &users {
         if let Some((name, bytes)) = read_mapping(user, pid)? {
             return Ok((format!("shared file mapping {name}"), bytes));
@@ -644,10 +652,234 @@ pub fn not_a_jvm(_pid: i32) -> Option<Error> {
     None
 }
 
-/// Not read on Windows yet: [`Error::Unsupported`].
-pub fn usage(_pid: i32) -> Result<super::ProcessUsage, Error> {
-    Err(Error::Unsupported {
-        what: "reading a process's resource usage",
-        os: std::env::consts::OS,
+/// What process `pid` uses now ([`super::ProcessUsage`]), from the process's own accounting:
+/// `GetProcessTimes` (user + kernel time; the creation time), `GetProcessMemoryInfo`
+/// (`PROCESS_MEMORY_COUNTERS_EX`: the working set is the resident size; `PrivateUsage`, the
+/// commit charge, is the virtual size: what Windows charges the process for, as Task Manager's
+/// "Commit size" shows it, not the reserved address space), `GetProcessHandleCount` as the open
+/// descriptors (Windows has handles, not file descriptors: every kernel object the process holds
+/// open, files and sockets among them) with no limit (`max_fds` `None`: Windows sets no per-process
+/// soft limit), and the thread count of a toolhelp process snapshot. One handle opened with
+/// `PROCESS_QUERY_LIMITED_INFORMATION` (granted for other users' processes too, except protected
+/// ones).
+///
+/// # Errors
+/// [`Error::NoSuchProcess`], [`Error::PermissionDenied`], [`Error::Os`].
+pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+    use windows_sys::Win32::System::ProcessStatus::{
+        GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS, PROCESS_MEMORY_COUNTERS_EX,
+    };
+    use windows_sys::Win32::System::Threading::GetProcessHandleCount;
+    let handle = open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION)?;
+    let h = handle.as_raw_handle() as HANDLE;
+    if !still_active(h) {
+        return Err(Error::NoSuchProcess(pid));
+    }
+    let mut t = [FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    }; 4];
+    let [created, exited, kernel, user] = &mut t;
+    // SAFETY: four valid out-pointers.
+    if unsafe { GetProcessTimes(h, created, exited, kernel, user) } == 0 {
+        return Err(Error::Os {
+            what: format!("GetProcessTimes({pid})"),
+            source: last_error(),
+        });
+    }
+    // SAFETY: zero is a valid PROCESS_MEMORY_COUNTERS_EX; `cb` says which struct it is.
+    let mut mem: PROCESS_MEMORY_COUNTERS_EX = unsafe { std::mem::zeroed() };
+    mem.cb = std::mem::size_of::<PROCESS_MEMORY_COUNTERS_EX>() as u32;
+    // SAFETY: the EX struct starts with PROCESS_MEMORY_COUNTERS and `cb` is its size.
+    let ok = unsafe {
+        GetProcessMemoryInfo(h, (&raw mut mem).cast::<PROCESS_MEMORY_COUNTERS>(), mem.cb)
+    };
+    if ok == 0 {
+        return Err(Error::Os {
+            what: format!("GetProcessMemoryInfo({pid})"),
+            source: last_error(),
+        });
+    }
+    let mut handles = 0u32;
+    // SAFETY: valid out-pointer.
+    let open_fds =
+        (unsafe { GetProcessHandleCount(h, &mut handles) } != 0).then_some(u64::from(handles));
+    let threads = processes()?
+        .into_iter()
+        .find(|p| p.pid == pid)
+        .map_or(0, |p| u64::from(p.threads));
+    Ok(super::ProcessUsage {
+        cpu_seconds: (filetime(t[2]) + filetime(t[3])) as f64 / 1e7,
+        start_time_seconds: unix_seconds(filetime(t[0])),
+        resident_bytes: mem.WorkingSetSize as u64,
+        virtual_bytes: mem.PrivateUsage as u64,
+        open_fds,
+        max_fds: None,
+        threads,
     })
+}
+
+/// 100 ns units since 1601-01-01 (a `FILETIME`) as seconds since the Unix epoch.
+pub(crate) fn unix_seconds(filetime: u64) -> f64 {
+    /// 1601-01-01 to 1970-01-01 in 100 ns units.
+    const EPOCH_DIFFERENCE: u64 = 116_444_736_000_000_000;
+    filetime.saturating_sub(EPOCH_DIFFERENCE) as f64 / 1e7
+}
+
+/// One process of a toolhelp process snapshot.
+#[derive(Debug, Clone)]
+pub struct ProcessEntry {
+    /// Its process id.
+    pub pid: i32,
+    /// Its thread count.
+    pub threads: u32,
+    /// The file name of its executable (`szExeFile`).
+    pub exe: String,
+}
+
+/// Every process now, from one toolhelp snapshot (`TH32CS_SNAPPROCESS`), in snapshot order.
+///
+/// # Errors
+/// [`Error::Os`] when the snapshot cannot be taken.
+pub fn processes() -> Result<Vec<ProcessEntry>, Error> {
+    use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+        CreateToolhelp32Snapshot, PROCESSENTRY32W, Process32FirstW, Process32NextW,
+        TH32CS_SNAPPROCESS,
+    };
+    // SAFETY: plain call; checked below.
+    let h = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) };
+    if h == INVALID_HANDLE_VALUE {
+        return Err(Error::Os {
+            what: "CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS)".into(),
+            source: last_error(),
+        });
+    }
+    // SAFETY: a valid handle that we own.
+    let snapshot = unsafe { OwnedHandle::from_raw_handle(h as _) };
+    let h = snapshot.as_raw_handle() as HANDLE;
+    // SAFETY: zero is a valid PROCESSENTRY32W; dwSize set as the API requires.
+    let mut entry: PROCESSENTRY32W = unsafe { std::mem::zeroed() };
+    entry.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
+    let mut out = Vec::new();
+    // SAFETY: `entry` is initialized with its size.
+    let mut more = unsafe { Process32FirstW(h, &mut entry) } != 0;
+    while more {
+        out.push(ProcessEntry {
+            pid: entry.th32ProcessID as i32,
+            threads: entry.cntThreads,
+            exe: from_wide(&entry.szExeFile).to_string_lossy().into_owned(),
+        });
+        // SAFETY: as above.
+        more = unsafe { Process32NextW(h, &mut entry) } != 0;
+    }
+    Ok(out)
+}
+
+/// The account name (without its domain) of the user that owns `process`'s token (`TokenUser`,
+/// `LookupAccountSidW`): the `<user>` of HotSpot's `hsperfdata_<user>_<pid>` mapping, which
+/// HotSpot takes from the same token. `None` when the token cannot be opened (another user's or
+/// a service's process, without an elevated prompt) or the SID names no account.
+pub fn token_user(process: &Process) -> Option<String> {
+    use windows_sys::Win32::Security::{
+        GetTokenInformation, LookupAccountSidW, TOKEN_QUERY, TOKEN_USER, TokenUser,
+    };
+    use windows_sys::Win32::System::Threading::OpenProcessToken;
+    let mut token: HANDLE = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the handle is ours to close.
+    if unsafe { OpenProcessToken(process.handle(), TOKEN_QUERY, &mut token) } == 0 {
+        return None;
+    }
+    // SAFETY: a handle we own.
+    let token = unsafe { OwnedHandle::from_raw_handle(token as _) };
+    // TOKEN_USER plus its SID: 8-byte aligned, big enough for any SID.
+    let mut buf = [0u64; 64];
+    let mut len = 0u32;
+    // SAFETY: the buffer holds `size_of_val(&buf)` bytes.
+    let ok = unsafe {
+        GetTokenInformation(
+            token.as_raw_handle() as HANDLE,
+            TokenUser,
+            buf.as_mut_ptr().cast(),
+            std::mem::size_of_val(&buf) as u32,
+            &mut len,
+        )
+    };
+    if ok == 0 {
+        return None;
+    }
+    // SAFETY: GetTokenInformation(TokenUser) wrote a TOKEN_USER at the start of `buf`.
+    let user = unsafe { &*buf.as_ptr().cast::<TOKEN_USER>() };
+    let mut name = [0u16; 256];
+    let mut domain = [0u16; 256];
+    let (mut name_len, mut domain_len) = (name.len() as u32, domain.len() as u32);
+    let mut kind = 0;
+    // SAFETY: buffers of the lengths given; the SID points into `buf`, alive here.
+    let ok = unsafe {
+        LookupAccountSidW(
+            std::ptr::null(),
+            user.User.Sid,
+            name.as_mut_ptr(),
+            &mut name_len,
+            domain.as_mut_ptr(),
+            &mut domain_len,
+            &mut kind,
+        )
+    };
+    (ok != 0).then(|| from_wide(&name).to_string_lossy().into_owned())
+}
+
+/// Enables `SeDebugPrivilege` in this process's token when the token holds it (an elevated
+/// prompt of an administrator: the privilege is there, disabled), so that service JVMs and other
+/// users' JVMs can be opened as Windows' own tools do; a no-op otherwise. Only this process's
+/// own token is changed. Returns whether the privilege is now enabled.
+pub fn enable_debug_privilege() -> bool {
+    use windows_sys::Win32::Foundation::{ERROR_NOT_ALL_ASSIGNED, GetLastError, LUID};
+    use windows_sys::Win32::Security::{
+        AdjustTokenPrivileges, LUID_AND_ATTRIBUTES, LookupPrivilegeValueW, SE_DEBUG_NAME,
+        SE_PRIVILEGE_ENABLED, TOKEN_ADJUST_PRIVILEGES, TOKEN_PRIVILEGES, TOKEN_QUERY,
+    };
+    use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+    let mut token: HANDLE = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; GetCurrentProcess' pseudo-handle needs no closing.
+    if unsafe {
+        OpenProcessToken(
+            GetCurrentProcess(),
+            TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY,
+            &mut token,
+        )
+    } == 0
+    {
+        return false;
+    }
+    // SAFETY: a handle we own.
+    let token = unsafe { OwnedHandle::from_raw_handle(token as _) };
+    let mut luid = LUID {
+        LowPart: 0,
+        HighPart: 0,
+    };
+    // SAFETY: a constant NUL-terminated name, a valid out-pointer.
+    if unsafe { LookupPrivilegeValueW(std::ptr::null(), SE_DEBUG_NAME, &mut luid) } == 0 {
+        return false;
+    }
+    let privileges = TOKEN_PRIVILEGES {
+        PrivilegeCount: 1,
+        Privileges: [LUID_AND_ATTRIBUTES {
+            Luid: luid,
+            Attributes: SE_PRIVILEGE_ENABLED,
+        }],
+    };
+    // SAFETY: a valid TOKEN_PRIVILEGES; no previous state asked for.
+    let ok = unsafe {
+        AdjustTokenPrivileges(
+            token.as_raw_handle() as HANDLE,
+            0,
+            &privileges,
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    // Success with ERROR_NOT_ALL_ASSIGNED: the token does not hold the privilege.
+    // SAFETY: plain call.
+    ok != 0 && unsafe { GetLastError() } != ERROR_NOT_ALL_ASSIGNED
 }

@@ -41,7 +41,7 @@ impl Selection {
                 || self
                     .users
                     .iter()
-                    .any(|u| *u == jvm.user || *u == jvm.uid.to_string()))
+                    .any(|u| *u == jvm.user || jvm.uid.is_some_and(|uid| *u == uid.to_string())))
             && self.main.as_ref().is_none_or(|g| g.is_match(&jvm.main))
     }
 }
@@ -288,7 +288,7 @@ impl Exporter {
 /// scan of a host with many JVMs peaks far above what serve keeps between scrapes, and RSS
 /// should show what serve holds, not its busiest scrape so far. About 0.1 ms.
 fn release_free_memory() {
-    #[cfg(target_env = "gnu")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
     unsafe {
         libc::malloc_trim(0);
