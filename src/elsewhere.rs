@@ -1,57 +1,46 @@
-//! `inspect list`, `inspect serve` and `inspect top` where they do not exist: on Windows (not available yet) and
-//! on any other OS or build without the live backend (both scan Linux's `/proc` for JVMs). Each
-//! says how to do without it, and exits with status 2.
+//! `inspect list`, `inspect serve` and `inspect top` where they do not exist: on an OS other than
+//! Linux and Windows, or in a build without the live backend (feature `live`). Each says what
+//! works instead, and exits with status 2.
 
-/// `inspect list` on Windows.
+/// `inspect list` without a live backend.
 pub mod list {
     use std::process::ExitCode;
 
-    /// The arguments of `inspect list` (none are used on Windows).
+    /// The arguments of `inspect list` (none are used here).
     #[derive(Debug, Default, clap::Args)]
     pub struct ListArgs {}
 
-    /// Refuses with the way to find a JVM's pid.
+    /// Refuses with what works instead.
     pub fn run(_args: &ListArgs) -> anyhow::Result<ExitCode> {
-        if cfg!(all(windows, feature = "live")) {
-            anyhow::bail!(
-                "listing JVMs is not available on Windows yet: give a JVM's pid (`jps -l`, or \
-                 `tasklist /fi \"imagename eq java.exe\"`), e.g. `inspect -F <pid>`"
-            )
-        }
         eprintln!(
-            "inspect: listing JVMs is not supported on {}: read a saved hsperfdata file \
-             (`inspect <file>`) or a core (`inspect --core <core>`)",
+            "inspect: listing JVMs is not supported on {} (or without the `live` feature): read a \
+             saved hsperfdata file (`inspect <file>`) or a core (`inspect --core <core>`)",
             std::env::consts::OS
         );
         Ok(ExitCode::from(2))
     }
 }
 
-/// `inspect serve` on Windows.
+/// `inspect serve` without a live backend.
 pub mod serve {
     use std::process::ExitCode;
 
-    /// The arguments of `inspect serve` (none are used on Windows).
+    /// The arguments of `inspect serve` (none are used here).
     #[derive(Debug, Default, clap::Args)]
     pub struct ServeArgs {}
 
     /// Refuses with what works instead.
     pub fn run(_args: &ServeArgs) -> anyhow::Result<ExitCode> {
-        if !cfg!(all(windows, feature = "live")) {
-            eprintln!(
-                "inspect: `inspect serve` is not supported on {}: it reads live JVMs",
-                std::env::consts::OS
-            );
-            return Ok(ExitCode::from(2));
-        }
-        anyhow::bail!(
-            "`inspect serve` is not available on Windows yet (it finds JVMs by scanning Linux's \
-             /proc): sample one JVM with `inspect -F <pid> --interval 15s --format prometheus`"
-        )
+        eprintln!(
+            "inspect: `inspect serve` is not supported on {} (or without the `live` feature): it \
+             reads live JVMs",
+            std::env::consts::OS
+        );
+        Ok(ExitCode::from(2))
     }
 }
 
-/// `inspect top` on Windows and without the live backend.
+/// `inspect top` without a live backend.
 pub mod top {
     use std::process::ExitCode;
 
@@ -61,16 +50,11 @@ pub mod top {
 
     /// Refuses with what works instead.
     pub fn run(_args: &TopArgs) -> anyhow::Result<ExitCode> {
-        if !cfg!(all(windows, feature = "live")) {
-            eprintln!(
-                "inspect: `inspect top` is not supported on {}: it reads live JVMs",
-                std::env::consts::OS
-            );
-            return Ok(ExitCode::from(2));
-        }
-        anyhow::bail!(
-            "`inspect top` is not available on Windows yet (it finds JVMs by scanning Linux's \
-             /proc): watch one JVM with `inspect stat -gcutil -F <pid> 1s`"
-        )
+        eprintln!(
+            "inspect: `inspect top` is not supported on {} (or without the `live` feature): it \
+             reads live JVMs",
+            std::env::consts::OS
+        );
+        Ok(ExitCode::from(2))
     }
 }

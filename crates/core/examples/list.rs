@@ -1,11 +1,11 @@
-//! List every HotSpot JVM on this host, as `inspect list` finds them (Linux; needs the
+//! List every HotSpot JVM on this host, as `inspect list` finds them (Linux and Windows; needs the
 //! `discover` feature, on by default).
 //!
 //! ```sh
 //! cargo run -p hsinspect-core --example list
 //! ```
 
-#[cfg(all(target_os = "linux", feature = "discover"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "discover"))]
 fn main() -> std::process::ExitCode {
     use hsinspect_core::discover::{ScanOptions, scan};
     let scan = match scan(&ScanOptions::default()) {
@@ -24,8 +24,8 @@ fn main() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-#[cfg(not(all(target_os = "linux", feature = "discover")))]
+#[cfg(not(all(any(target_os = "linux", windows), feature = "discover")))]
 fn main() {
-    eprintln!("list: finding JVMs needs Linux and the `discover` feature");
+    eprintln!("list: finding JVMs needs Linux or Windows and the `discover` feature");
     std::process::exit(2);
 }

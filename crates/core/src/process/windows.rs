@@ -883,3 +883,57 @@ pub fn enable_debug_privilege() -> bool {
     // SAFETY: plain call.
     ok != 0 && unsafe { GetLastError() } != ERROR_NOT_ALL_ASSIGNED
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This test process's own usage, against what it knows of itself: it has spent CPU time,
+    /// started within the last hour, has a working set, handles and at least the threads it
+    /// started.
+    #[test]
+    fn usage_of_this_process() {
+        let hold = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let hold = std::sync::Arc::clone(&hold);
+                std::thread::spawn(move || {
+                    hold.wait();
+                })
+            })
+            .collect();
+        let spin = Instant::now();
+        let mut x = 0u64;
+        while spin.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let u = usage(std::process::id() as i32).unwrap();
+        hold.wait();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(u.cpu_seconds > 0.0, "{u:?}");
+        assert!(
+            u.start_time_seconds <= now && u.start_time_seconds > now - 3600.0,
+            "{u:?}"
+        );
+        assert!(u.resident_bytes > 1 << 20 && u.virtual_bytes > 1 << 20, "{u:?}");
+        assert!(u.open_fds.is_some_and(|n| n > 0), "{u:?}");
+        assert!(u.threads >= 4, "{u:?}");
+        assert!(matches!(usage(999_999), Err(Error::NoSuchProcess(999_999))));
+    }
+
+    /// The toolhelp snapshot has this process, with its executable's name.
+    #[test]
+    fn processes_has_this_one() {
+        let me = std::process::id() as i32;
+        let all = processes().unwrap();
+        let mine = all.iter().find(|p| p.pid == me).unwrap();
+        assert!(mine.exe.to_lowercase().ends_with(".exe"), "{mine:?}");
+        assert!(mine.threads >= 1);
+    }
+}
