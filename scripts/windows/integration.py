@@ -483,6 +483,46 @@ def test_serve_scraped_and_stopped_by_ctrl_c():
             p.wait()
 
 
+def test_serve_tls():
+    """`serve --web.config.file` with TLS (rustls on ring, built for Windows): curl verifies the
+    certificate and gets the page; plain HTTP on the same port gets no page."""
+    f = fleet()
+    d = os.path.join(WORK, "tls")
+    os.makedirs(d, exist_ok=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", os.path.join(d, "server.key"), "-out", os.path.join(d, "server.crt"),
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"],
+                   check=True, capture_output=True)
+    with open(os.path.join(d, "web.yml"), "w") as w:
+        w.write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n")
+    port = free_port()
+    p = subprocess.Popen(["wine", INSPECT, "serve", "--listen", f"127.0.0.1:{port}",
+                          "--web.config.file", winpath(os.path.join(d, "web.yml"))],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 60
+        while True:
+            out = subprocess.run(["curl", "-sf", "--max-time", "30", "--cacert", os.path.join(d, "server.crt"),
+                                  f"https://127.0.0.1:{port}/metrics"], capture_output=True)
+            if out.returncode == 0:
+                break
+            if time.time() > deadline or p.poll() is not None:
+                fail(f"no TLS answer on {port} (curl exit {out.returncode}): {out.stderr.decode()}")
+            time.sleep(0.5)
+        page = out.stdout.decode()
+        for name, j in f.items():
+            if f'pid="{j.pid}"' not in page:
+                fail(f"over TLS: the {name} JVM {j.pid} is not exported")
+        plain = subprocess.run(["curl", "-sf", "--max-time", "5", f"http://127.0.0.1:{port}/metrics"],
+                               capture_output=True)
+        if plain.returncode == 0:
+            fail("plain HTTP got the page from a TLS listener")
+    finally:
+        p.kill()
+        p.wait()
+    print(f"    {len(page)} bytes over TLS, certificate verified by curl")
+
+
 def test_serve_as_a_windows_service():
     """--install-service, then Wine's service manager starts it (`sc start`), it is scraped, stops
     on `sc stop` (the port closes, the service reports STOPPED), and --uninstall-service removes it."""

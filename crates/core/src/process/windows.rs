@@ -653,15 +653,15 @@ pub fn not_a_jvm(_pid: i32) -> Option<Error> {
 }
 
 /// What process `pid` uses now ([`super::ProcessUsage`]), from the process's own accounting:
-/// `GetProcessTimes` (user + kernel time; the creation time), `GetProcessMemoryInfo`
-/// (`PROCESS_MEMORY_COUNTERS_EX`: the working set is the resident size; `PrivateUsage`, the
-/// commit charge, is the virtual size: what Windows charges the process for, as Task Manager's
-/// "Commit size" shows it, not the reserved address space), `GetProcessHandleCount` as the open
+/// `GetProcessTimes` (user + kernel time; the creation time), `GetProcessMemoryInfo` (the
+/// working set is the resident size), the `VirtualSize` of `NtQueryInformationProcess`'s
+/// `ProcessVmCounters` (the address space in use, reserved included: what Linux's `vsize` is;
+/// where that call fails, the commit charge `PrivateUsage`), `GetProcessHandleCount` as the open
 /// descriptors (Windows has handles, not file descriptors: every kernel object the process holds
-/// open, files and sockets among them) with no limit (`max_fds` `None`: Windows sets no per-process
-/// soft limit), and the thread count of a toolhelp process snapshot. One handle opened with
-/// `PROCESS_QUERY_LIMITED_INFORMATION` (granted for other users' processes too, except protected
-/// ones).
+/// open, files and sockets among them; `None` when the OS counts none, as Wine does) with no limit
+/// (`max_fds` `None`: Windows sets no per-process soft limit), and the thread count of a toolhelp
+/// process snapshot. One handle opened with `PROCESS_QUERY_LIMITED_INFORMATION` (granted for
+/// other users' processes too, except protected ones).
 ///
 /// # Errors
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`], [`Error::Os`].
@@ -702,8 +702,9 @@ pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
     }
     let mut handles = 0u32;
     // SAFETY: valid out-pointer.
-    let open_fds =
-        (unsafe { GetProcessHandleCount(h, &mut handles) } != 0).then_some(u64::from(handles));
+    let counted = unsafe { GetProcessHandleCount(h, &mut handles) } != 0;
+    // A live process holds handles (its image's section, at least): 0 is a count not kept.
+    let open_fds = (counted && handles > 0).then_some(u64::from(handles));
     let threads = processes()?
         .into_iter()
         .find(|p| p.pid == pid)
@@ -712,11 +713,47 @@ pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
         cpu_seconds: (filetime(t[2]) + filetime(t[3])) as f64 / 1e7,
         start_time_seconds: unix_seconds(filetime(t[0])),
         resident_bytes: mem.WorkingSetSize as u64,
-        virtual_bytes: mem.PrivateUsage as u64,
+        virtual_bytes: virtual_size(h).unwrap_or(mem.PrivateUsage as u64),
         open_fds,
         max_fds: None,
         threads,
     })
+}
+
+/// `VM_COUNTERS`, what `NtQueryInformationProcess(ProcessVmCounters)` fills (the layout of
+/// `ntddk.h`/`winternl.h`).
+#[repr(C)]
+#[derive(Default)]
+struct VmCounters {
+    peak_virtual_size: usize,
+    virtual_size: usize,
+    page_fault_count: u32,
+    peak_working_set_size: usize,
+    working_set_size: usize,
+    quota_peak_paged_pool_usage: usize,
+    quota_paged_pool_usage: usize,
+    quota_peak_non_paged_pool_usage: usize,
+    quota_non_paged_pool_usage: usize,
+    pagefile_usage: usize,
+    peak_pagefile_usage: usize,
+}
+
+/// The process's virtual size (`VM_COUNTERS.VirtualSize`), `None` when the call fails.
+fn virtual_size(h: HANDLE) -> Option<u64> {
+    use windows_sys::Wdk::System::Threading::{NtQueryInformationProcess, ProcessVmCounters};
+    let mut counters = VmCounters::default();
+    let mut len = 0u32;
+    // SAFETY: the buffer is a VM_COUNTERS of the size given.
+    let status = unsafe {
+        NtQueryInformationProcess(
+            h,
+            ProcessVmCounters,
+            (&raw mut counters).cast(),
+            std::mem::size_of::<VmCounters>() as u32,
+            &mut len,
+        )
+    };
+    (status >= 0 && counters.virtual_size > 0).then_some(counters.virtual_size as u64)
 }
 
 /// 100 ns units since 1601-01-01 (a `FILETIME`) as seconds since the Unix epoch.
@@ -921,8 +958,11 @@ mod tests {
             u.start_time_seconds <= now && u.start_time_seconds > now - 3600.0,
             "{u:?}"
         );
-        assert!(u.resident_bytes > 1 << 20 && u.virtual_bytes > 1 << 20, "{u:?}");
-        assert!(u.open_fds.is_some_and(|n| n > 0), "{u:?}");
+        assert!(
+            u.resident_bytes > 1 << 20 && u.virtual_bytes > 1 << 20,
+            "{u:?}"
+        );
+        assert!(u.open_fds.is_none_or(|n| n > 0), "{u:?}");
         assert!(u.threads >= 4, "{u:?}");
         assert!(matches!(usage(999_999), Err(Error::NoSuchProcess(999_999))));
     }
