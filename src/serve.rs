@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use hsinspect::format::prometheus;
-use hsinspect::serve::{Exporter, Selection, index_page};
+use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
 
 use crate::http;
 use crate::web::Web;
@@ -46,6 +46,9 @@ pub struct ServeArgs {
     /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
     #[arg(long)]
     pub no_cache: bool,
+
+    #[command(flatten)]
+    pub dialects: crate::output::DialectArgs,
 
     /// Windows: install `inspect serve` with the other options given here as the Windows
     /// service `hsinspect` (LocalSystem, started at boot: every JVM of every user and service is
@@ -149,7 +152,13 @@ pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
              main class and user ({open})"
         );
     }
-    let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
+    let exporter = Arc::new(
+        Exporter::new(selection, !args.no_cache).with_dialects(Dialects {
+            names: args.dialects.names.clone(),
+            applications: args.dialects.applications.clone(),
+            host: crate::output::host_name(),
+        }),
+    );
     let flag = match stop {
         Stop::Console => watch_console(addr).context("catching the stop signals")?,
         #[cfg(windows)]

@@ -71,6 +71,7 @@ pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;
+pub mod metrics;
 pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
