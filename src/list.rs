@@ -46,7 +46,7 @@ pub struct ListArgs {
 }
 
 /// Runs `inspect list`: the JVMs on stdout; on stderr, how many processes could not be looked
-/// at and why. Exits 0 whenever `/proc` could be scanned.
+/// at and why. Exits 0 whenever the processes could be listed.
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     if args.format == ListFormat::Json && (args.main_args || args.jvm_flags) {
         anyhow::bail!(

@@ -523,6 +523,48 @@ def test_serve_tls():
     print(f"    {len(page)} bytes over TLS, certificate verified by curl")
 
 
+def test_serve_process_metrics_from_the_windows_apis():
+    """`serve --names client_java`: process_* of every fleet JVM from hsinspect::process_usage
+    (GetProcessTimes, the working set, ProcessVmCounters), checked by promtool and against the
+    JVM's own figures: a start time within the fleet's life, resident memory above the heap
+    committed at start, CPU seconds growing between two scrapes."""
+    f = fleet()
+    port = free_port()
+    p = subprocess.Popen(["wine", INSPECT, "serve", "--listen", f"127.0.0.1:{port}", "--names", "client_java"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        first = scrape(port)
+        time.sleep(2)
+        page = scrape(port)
+    finally:
+        p.kill()
+        p.wait()
+    out = subprocess.run(["promtool", "check", "metrics"], input=page.encode(), capture_output=True)
+    if out.returncode != 0:
+        fail(f"promtool check metrics: {out.stdout.decode()} {out.stderr.decode()}")
+
+    def values(text, family):
+        got = {}
+        for line in text.splitlines():
+            m = re.match(rf'{family}{{.*pid="(\d+)".*}} (\S+)$', line)
+            if m:
+                got[int(m.group(1))] = float(m.group(2))
+        return got
+    now = time.time()
+    cpu0, cpu = values(first, "process_cpu_seconds_total"), values(page, "process_cpu_seconds_total")
+    rss, start = values(page, "process_resident_memory_bytes"), values(page, "process_start_time_seconds")
+    vsz = values(page, "process_virtual_memory_bytes")
+    for name, j in f.items():
+        if not (now - 600 < start.get(j.pid, 0) < now):
+            fail(f"the {name} JVM {j.pid}: process_start_time_seconds {start.get(j.pid)}, now {now}")
+        if not rss.get(j.pid, 0) > 16 << 20 or not vsz.get(j.pid, 0) > rss[j.pid]:
+            fail(f"the {name} JVM {j.pid}: resident {rss.get(j.pid)}, virtual {vsz.get(j.pid)}")
+        if not cpu.get(j.pid, 0) > cpu0.get(j.pid, 0) > 0:
+            fail(f"the {name} JVM {j.pid}: CPU seconds {cpu0.get(j.pid)} then {cpu.get(j.pid)} (its ticker spins)")
+    print(f"    process_* of {len(f)} JVMs: RSS {min(rss.values()) / 2**20:.0f}-{max(rss.values()) / 2**20:.0f} MiB, "
+          f"CPU {min(cpu.values()):.2f}-{max(cpu.values()):.2f} s")
+
+
 def test_serve_as_a_windows_service():
     """--install-service, then Wine's service manager starts it (`sc start`), it is scraped, stops
     on `sc stop` (the port closes, the service reports STOPPED), and --uninstall-service removes it."""

@@ -67,7 +67,7 @@ pub struct TopArgs {
     #[arg(short = 'R', long)]
     pub reverse: bool,
 
-    /// Look for new JVMs (a scan of /proc) at most this often, in seconds; known JVMs are
+    /// Look for new JVMs (a scan of the processes) at most this often, in seconds; known JVMs are
     /// re-read every refresh.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_delay)]
     pub rescan: Duration,
