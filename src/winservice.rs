@@ -193,9 +193,14 @@ fn run_service() -> anyhow::Result<()> {
     // Running once listening: serve sends the address it bound.
     let reporter = {
         let addr = Arc::clone(&addr);
+        let flag = Arc::clone(&flag);
         std::thread::spawn(move || {
             if let Ok(a) = rx.recv() {
                 let _ = addr.set(a);
+                // A stop that came before the address was known woke nothing: wake now.
+                if flag.load(Ordering::SeqCst) {
+                    crate::http::wake(a);
+                }
                 let _ = status_handle.set_service_status(status(
                     ServiceState::Running,
                     ServiceControlAccept::STOP | ServiceControlAccept::SHUTDOWN,
