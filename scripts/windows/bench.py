@@ -8,7 +8,10 @@ Wall time (median and p90 of N runs, interleaved round-robin so drifts hit every
     inspect.exe --no-stop -F <pid>     forced read without stopping the JVM
     inspect.exe <pid>                  the named file mapping
     jcmd.exe <pid> PerfCounter.print   the JDK's tool
-and the ratio of medians jcmd.exe / inspect.exe, raw and with the floor (true.exe) subtracted from both.
+    inspect.exe list                   every JVM on the host (toolhelp snapshots, a read of each)
+    jps.exe -l                         the JDK's list
+and the ratio of medians jcmd.exe / inspect.exe (for `list`: jps.exe / inspect.exe list), raw and
+with the floor (true.exe) subtracted from both.
 Wine's costs are not Windows': compare the ratios, not the absolute times.
 
 Usage: scripts/windows/bench.py [--runs 20] [--jcmd-runs 8]   (after scripts/windows/test.sh
@@ -47,17 +50,19 @@ def main():
         "inspect.exe --no-stop -F": [it.INSPECT, "--no-stop", "-F", pid],
         "inspect.exe <pid>": [it.INSPECT, pid],
         "jcmd.exe PerfCounter.print": [it.JCMD, pid, "PerfCounter.print"],
+        "inspect.exe list": [it.INSPECT, "list"],
+        "jps.exe -l": [it.JPS, "-l"],
     }
     times = {k: [] for k in commands}
     out = os.path.join(it.WORK, "bench.out")
     try:
         for argv in commands.values():  # warm-up (and a check that each works)
-            out = subprocess.run(["wine", *argv], capture_output=True)
-            if out.returncode != 0:
-                sys.exit(f"{argv} failed: {out.stderr.decode(errors='replace')}")
+            res = subprocess.run(["wine", *argv], capture_output=True)
+            if res.returncode != 0:
+                sys.exit(f"{argv} failed: {res.stderr.decode(errors='replace')}")
         for i in range(a.runs):
             for name, argv in commands.items():
-                if name.startswith("jcmd") and i >= a.jcmd_runs:
+                if name.startswith(("jcmd", "jps")) and i >= a.jcmd_runs:
                     continue
                 wall, _, code, err = benchlib.run_once(["wine", *argv], out)
                 if code != 0:
@@ -71,10 +76,12 @@ def main():
     floor = med["wine true.exe"]
     jcmd = med["jcmd.exe PerfCounter.print"]
     print(f"JVM: Windows JDK 21 under Wine, 100 idle threads; {a.runs} runs ({a.jcmd_runs} of jcmd.exe)")
-    print(f"{'command':30} {'median ms':>10} {'p90 ms':>8} {'jcmd/this':>10} {'minus true.exe':>15}")
+    print(f"{'command':30} {'median ms':>10} {'p90 ms':>8} {'ref/this':>10} {'minus true.exe':>15}")
     for k in commands:
-        ratio = jcmd / med[k]
-        net = f"{(jcmd - floor) / (med[k] - floor):15.1f}" if med[k] > floor else f"{'-':>15}"
+        # `list` is compared with jps, the rest with jcmd.
+        ref = med["jps.exe -l"] if k in ("inspect.exe list", "jps.exe -l") else jcmd
+        ratio = ref / med[k]
+        net = f"{(ref - floor) / (med[k] - floor):15.1f}" if med[k] > floor else f"{'-':>15}"
         print(f"{k:30} {med[k] * 1e3:10.1f} {p90[k] * 1e3:8.1f} {ratio:10.1f} {net}")
 
 
