@@ -481,19 +481,25 @@ pub fn candidate_users(pid: i32) -> (Vec<String>, Vec<PathBuf>) {
     (users, tried)
 }
 
-/// Copies the PerfData out of the named file mapping `hsperfdata_<user>_<pid>` (opened
-/// `FILE_MAP_READ`, mapped read-only, unmapped at once); `None` when no such mapping exists.
+/// Copies the PerfData out of the named file mapping `hsperfdata_<user>_<pid>`, in this session's
+/// namespace or else the global one (a service's) (opened `FILE_MAP_READ`, mapped read-only,
+/// unmapped at once); `None` when no such mapping exists.
 ///
 /// # Errors
 /// [`Error::ImplausibleRegion`] for a mapping of an impossible size; [`Error::Os`].
 pub fn read_mapping(user: &str, pid: i32) -> Result<Option<(String, Vec<u8>)>, Error> {
-    let name = format!("{PERFDATA_NAME}_{user}_{pid}");
-    let wname = wide(&name);
-    // SAFETY: NUL-terminated name.
-    let h = unsafe { OpenFileMappingW(FILE_MAP_READ, 0, wname.as_ptr()) };
-    if h.is_null() {
+    let plain = format!("{PERFDATA_NAME}_{user}_{pid}");
+    // HotSpot names the mapping without a namespace, so it is in its creator's session: a
+    // service's (session 0) is the global namespace, which another session reaches as `Global\`.
+    let global = format!("Global\\{plain}");
+    let Some((name, h)) = [plain, global].into_iter().find_map(|name| {
+        let wname = wide(&name);
+        // SAFETY: NUL-terminated name.
+        let h = unsafe { OpenFileMappingW(FILE_MAP_READ, 0, wname.as_ptr()) };
+        (!h.is_null()).then_some((name, h))
+    }) else {
         return Ok(None);
-    }
+    };
     // SAFETY: a handle we own.
     let mapping = unsafe { OwnedHandle::from_raw_handle(h as _) };
     // SAFETY: read-only view of the whole mapping.
