@@ -417,6 +417,38 @@ def test_list_matches_jps():
           f"embedded main {emb['main']!r} (jps: {theirs.get(f['embedded'].pid)!r})")
 
 
+def test_list_says_why_and_leaves_out_non_jvms():
+    """A -XX:-UsePerfData JVM is listed, `neither`, with the reason and the fix, its version from
+    its JDK's release file; a non-JVM program (sleeper.exe) is not listed."""
+    import json
+    j = jvm("-XX:-UsePerfData")
+    s = WinProcess([os.path.join(WORK, "sleeper.exe")])
+    try:
+        # Younger than 2 s, a JVM with no region may still be starting (so list says).
+        time.sleep(2.5)
+        code, out, err = inspect("list", "--format", "json")
+        if code != 0:
+            fail(f"inspect.exe list --format json failed ({code}): {err}")
+        ours = {x["pid"]: x for x in json.loads(out)}
+        if s.pid in ours:
+            fail(f"list shows the non-JVM sleeper.exe {s.pid}: {ours[s.pid]}")
+        mine = ours.get(j.pid)
+        with open(os.path.join(JAVA_HOME, "release")) as r:
+            release = dict(l.strip().split("=", 1) for l in r if "=" in l)
+        version = release.get("JAVA_RUNTIME_VERSION", release.get("JAVA_VERSION", "")).strip('"')
+        if not mine or mine["readable"] != "neither" or "-XX:-UsePerfData" not in (mine["reason"] or "") \
+                or mine["jvm_version"] != version or mine["info_from"] != "cmdline":
+            fail(f"the -XX:-UsePerfData JVM {j.pid} (release version {version!r}): {mine}")
+        code, text, err = inspect("list")
+        row = next((l for l in text.splitlines() if l.split() and l.split()[0] == str(j.pid)), "")
+        if "perf data is disabled" not in row or "[java.exe]" not in row:
+            fail(f"inspect.exe list (text) row of the -XX:-UsePerfData JVM: {row!r}")
+    finally:
+        j.close()
+        s.close()
+    print(f"    {row.strip()}")
+
+
 def free_port():
     import socket
     with socket.socket() as s:

@@ -102,7 +102,8 @@ pub enum InfoSource {
     File,
     /// The PerfData region in the process's memory, read without stopping it.
     Memory,
-    /// `/proc/<pid>/cmdline` (a `java` launcher's) and the JDK's `release` file.
+    /// `/proc/<pid>/cmdline` (a `java` launcher's) and the JDK's `release` file (Windows: the
+    /// version alone, from the `release` file of the JDK whose `jvm.dll` is loaded).
     Cmdline,
     /// Nothing could be read: main and version are empty.
     None,

@@ -13,15 +13,17 @@
 //! also the `<user>` of its shared memory `hsperfdata_<user>_<pid>`: a JVM whose hsperfdata file
 //! lives under another user's profile is read through that mapping, not found by a directory
 //! scan. Main class and version come from the PerfData strings, read from the shared memory or
-//! file, else from the process's memory with no stop (`ReadProcessMemory`; never a debug attach).
+//! file, else from the process's memory with no stop (`ReadProcessMemory`; never a debug attach),
+//! else the version alone from the `release` file of the JDK whose `jvm.dll` is loaded.
 //! The scan enables `SeDebugPrivilege` when this process's token holds it (an elevated prompt), as
 //! Windows' own tools do, so that service JVMs can be read.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{
     Described, InfoSource, JvmInfo, NotInspected, Readable, Scan, ScanOptions, from_perfdata,
-    parallel_map, vanished,
+    launcher, parallel_map, vanished,
 };
 use crate::locate::os::{JVM_DLL, find_module};
 use crate::process::os::{Process, candidate_users, enable_debug_privilege, processes, token_user};
@@ -33,6 +35,8 @@ struct Candidate {
     exe: String,
     /// Whether its module list could be read (then its memory may be read too).
     modules_readable: bool,
+    /// `jvm.dll`'s path, from the module list.
+    jvm_dll: Option<PathBuf>,
 }
 
 enum Examined {
@@ -104,10 +108,11 @@ fn examine(pid: i32, exe: &str, elevated: bool) -> Examined {
         }
     };
     match find_module(&process, JVM_DLL) {
-        Ok(Some(_)) => Examined::Jvm(Candidate {
+        Ok(Some(module)) => Examined::Jvm(Candidate {
             process,
             exe: exe.to_string(),
             modules_readable: true,
+            jvm_dll: Some(module.path),
         }),
         Ok(None) => Examined::NotAJvm,
         Err(Error::ProcessExited(_) | Error::NoSuchProcess(_)) => Examined::Vanished,
@@ -117,6 +122,7 @@ fn examine(pid: i32, exe: &str, elevated: bool) -> Examined {
                     process,
                     exe: exe.to_string(),
                     modules_readable: false,
+                    jvm_dll: None,
                 });
             }
             let reason = match e {
@@ -192,7 +198,16 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmI
     let (described, info_from) = match (&file, &forced) {
         (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
         (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
-        _ => (Described::default(), InfoSource::None),
+        _ => match c.jvm_dll.as_deref().and_then(release_version) {
+            Some(version) => (
+                Described {
+                    version,
+                    ..Described::default()
+                },
+                InfoSource::Cmdline,
+            ),
+            None => (Described::default(), InfoSource::None),
+        },
     };
     // A pid reused during the look: what was read may be another process's.
     c.process.check_same().ok()?;
@@ -217,6 +232,13 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmI
         jvm_flags: opts.jvm_flags.then_some(described.jvm_flags).flatten(),
         reading,
     })
+}
+
+/// The version in the `release` file of the JDK whose `<home>\\bin\\server\\jvm.dll` (or
+/// `bin\\client`) this is.
+fn release_version(jvm_dll: &Path) -> Option<String> {
+    let home = jvm_dll.parent()?.parent()?.parent()?;
+    launcher::release_version(&std::fs::read_to_string(home.join("release")).ok()?)
 }
 
 /// Why neither the shared memory nor the process's memory could be read, and the fix, in one
