@@ -602,6 +602,7 @@ def test_serve_as_a_windows_service():
     on `sc stop` (the port closes, the service reports STOPPED), and --uninstall-service removes it."""
     f = fleet()
     port = free_port()
+    inspect("serve", "--uninstall-service")  # a service left by an interrupted run: gone
     code, _, err = inspect("serve", "--install-service", "--listen", f"127.0.0.1:{port}")
     if code != 0 or "installed the service hsinspect" not in err:
         fail(f"--install-service: exit {code}: {err}")
