@@ -79,6 +79,10 @@ pub struct Module {
     /// Files to open for it, best first (`/proc/<pid>/map_files/..`, `/proc/<pid>/root/..`,
     /// a sysroot path, the path itself).
     pub candidates: Vec<PathBuf>,
+    /// The directory the target's own files are under when they are not this machine's (a
+    /// core's `--sysroot`): its separate debug files (`/usr/lib/debug/...`, `.gnu_debuglink`)
+    /// are looked for there before this machine's.
+    pub root: Option<PathBuf>,
 }
 
 /// How the region's variables were found (reported by `-v`).
@@ -338,6 +342,8 @@ pub fn locate_perf_memory(
         }
         let lookup = Lookup {
             elf: &elf,
+            opened: candidate,
+            root: module.root.as_deref(),
             real_path: &module.path,
             bias,
             mem,
@@ -384,6 +390,10 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
 /// What the symbol sources look at: the opened library, where it is loaded, and the target.
 struct Lookup<'a> {
     elf: &'a ElfFile,
+    /// The file `elf` was opened from.
+    opened: &'a Path,
+    /// Where the target's own files are, when not on this machine ([`Module::root`]).
+    root: Option<&'a Path>,
     /// The library's path in the target (for messages and `.gnu_debuglink` directories).
     real_path: &'a Path,
     bias: u64,
@@ -454,12 +464,19 @@ impl Lookup<'_> {
             &hexid[..2],
             &hexid[2..]
         ));
-        let debug = ElfFile::open(&path).ok()?;
-        if debug.build_id().as_deref() != Some(id) {
-            notes.push(Note::DebugFileBuildIdDiffers(path));
-            return None;
-        }
-        self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+        // The target's machine first (a sysroot), then this one: the build-id decides.
+        self.root
+            .map(|root| root.join(path.strip_prefix("/").unwrap_or(&path)))
+            .into_iter()
+            .chain([path.clone()])
+            .find_map(|path| {
+                let debug = ElfFile::open(&path).ok()?;
+                if debug.build_id().as_deref() != Some(id) {
+                    notes.push(Note::DebugFileBuildIdDiffers(path));
+                    return None;
+                }
+                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+            })
     }
 
     /// 2. The library's own `.symtab`.
@@ -485,7 +502,20 @@ impl Lookup<'_> {
         notes: &mut Vec<Note>,
     ) -> Option<(PerfMemoryVars, String)> {
         let (name, crc) = self.elf.debuglink()?;
-        debuglink_paths(self.real_path, &name)
+        // Beside the file opened (a copy, a sysroot's), under the sysroot, then on this machine;
+        // the CRC decides.
+        let mut paths = debuglink_paths(self.opened, &name);
+        if let Some(root) = self.root {
+            paths.extend(
+                debuglink_paths(self.real_path, &name)
+                    .iter()
+                    .map(|p| root.join(p.strip_prefix("/").unwrap_or(p))),
+            );
+        }
+        paths.extend(debuglink_paths(self.real_path, &name));
+        let mut seen = std::collections::HashSet::new();
+        paths.retain(|p| seen.insert(p.clone()));
+        paths
             .into_iter()
             .find_map(|path| {
                 let debug = ElfFile::open(&path).ok()?;
@@ -561,6 +591,7 @@ mod tests {
             path: exe.clone(),
             mappings,
             candidates: vec![exe],
+            root: None,
         }
     }
 

@@ -36,10 +36,11 @@ pub fn read_core(
     if let Some((actual, needed)) = core.truncated() {
         warnings.push(Warning::CoreTruncated { actual, needed });
     }
-    let module = match core.files() {
+    let mut module = match core.files() {
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
         None => libjvm_from_link_map(&core, exe, sysroot)?,
     };
+    let other_machine = keep_the_cores_machine(&core, &mut module)?;
     back_with_library(&mut core, &module);
     let core = core;
     let located = locate::locate_perf_memory(&module, &core, None).map_err(|e| match e {
@@ -60,7 +61,8 @@ pub fn read_core(
         } => Error::core(
             core.path(),
             format!(
-                "cannot open the libjvm the JVM ran ({}): {reason}; give it with --exe <java or libjvm.so> or --sysroot <dir>",
+                "cannot open the libjvm the {} JVM ran ({}): {reason}{other_machine}; give it with --sysroot <dir> (the dead process's files under their own paths) or --exe <its java or libjvm.so>",
+                crate::read::machine_name(core.machine()),
                 path.display()
             ),
         ),
@@ -77,6 +79,10 @@ pub fn read_core(
     };
     let mut details = vec![
         Detail::Path(path),
+        Detail::CoreMachine {
+            machine: crate::read::machine_name(core.machine()),
+            page_size: core.page_size(),
+        },
         Detail::Module(located.module.clone()),
         Detail::Symbols(located.source.clone()),
         Detail::Variables {
@@ -126,6 +132,48 @@ pub fn read_core(
         warnings,
         fallback: None,
     })
+}
+
+/// The core's own `e_machine` decides which files can be its libjvm, never this host's: candidates
+/// of another architecture (this machine's JDK at the same path, a sysroot of another machine)
+/// are dropped. Returns what was dropped, as a clause for a later "cannot open" error.
+///
+/// # Errors
+/// [`Error::Core`] when every candidate that opens is of another architecture, naming each file,
+/// its architecture and the fix.
+fn keep_the_cores_machine(core: &CoreMemory, module: &mut locate::Module) -> Result<String, Error> {
+    let want = core.machine();
+    let mut other = Vec::new();
+    module.candidates.retain(|c| match ElfFile::open(c) {
+        Ok(elf) if elf.machine() != want => {
+            other.push(format!(
+                "{} is an {} library",
+                c.display(),
+                crate::read::machine_name(elf.machine())
+            ));
+            false
+        }
+        _ => true,
+    });
+    if other.is_empty() {
+        return Ok(String::new());
+    }
+    let dropped = other.join(", ");
+    if module.candidates.is_empty() {
+        return Err(Error::core(
+            core.path(),
+            format!(
+                "the core is of an {} process, but {dropped}: give the {} JVM's own {} with --sysroot <dir> (that machine's files under their own paths) or --exe <its libjvm.so>",
+                crate::read::machine_name(want),
+                crate::read::machine_name(want),
+                module.path.display()
+            ),
+        ));
+    }
+    Ok(format!(
+        " ({dropped}, not {})",
+        crate::read::machine_name(want)
+    ))
 }
 
 /// Lets the core read the bytes it lacks of libjvm's mappings (its code and read-only data,

@@ -74,6 +74,14 @@ pub enum Detail {
     Note(Note),
     /// How long the target was held still, and how.
     Stopped(StopReport),
+    /// What a core says of the dead process's machine, which decides how it is read (never
+    /// this host's): its ELF `e_machine` and its page size (`AT_PAGESZ`).
+    CoreMachine {
+        /// The architecture (`x86_64`, `aarch64`).
+        machine: String,
+        /// The page size in bytes.
+        page_size: u64,
+    },
     /// Bytes a core lacked (left out by `coredump_filter`) were read from this file, whose
     /// build-id matches the core's copy of the object.
     CoreBytesFromFile {
@@ -106,6 +114,9 @@ impl fmt::Display for Detail {
             ),
             Detail::Note(n) => write!(f, "note: {n}"),
             Detail::Stopped(r) => write!(f, "{r}"),
+            Detail::CoreMachine { machine, page_size } => {
+                write!(f, "core of an {machine} process, {page_size}-byte pages")
+            }
             Detail::CoreBytesFromFile { file, bytes } => write!(
                 f,
                 "not in the core: {bytes} bytes read from {} (its build-id matches the core's)",
