@@ -46,6 +46,12 @@ python3 scripts/carve-jvm-dll.py --check
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
   rustup target add x86_64-unknown-linux-musl
 (source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
+# The static aarch64 binary: tests/foreign_core.rs runs it under qemu-user on x86_64 cores
+# (scripts/aarch64/test.sh uses the same build). That test and its aarch64 cores (made once in
+# the VM by scripts/aarch64/cores.sh, cached) need scripts/aarch64/setup.sh, run above.
+rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||
+  rustup target add aarch64-unknown-linux-musl
+(source scripts/musl-env.sh && cargo build --release --target aarch64-unknown-linux-musl)
 # The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
 scripts/check-portable.sh
 

@@ -86,7 +86,8 @@ struct Cli {
     exe: Option<PathBuf>,
 
     /// With --core: a directory holding the dead process's files under their original paths
-    /// (for a core from another machine or container).
+    /// (for a core from another machine, container or architecture); symbolic links in it
+    /// resolve inside it.
     #[arg(long, value_name = "DIR", requires = "core")]
     sysroot: Option<PathBuf>,
 

@@ -370,6 +370,60 @@ mod tests {
         );
     }
 
+    /// Links in a sysroot resolve as on the machine it came from: absolute targets start again
+    /// at the sysroot, `..` stops at it, and nothing leads to this host's own files.
+    #[test]
+    #[cfg(unix)]
+    fn sysroot_links_resolve_inside_the_sysroot() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let lib = root.join("opt/jdk/lib/server/libjvm.so");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, b"x").unwrap();
+        std::fs::create_dir_all(root.join("usr/lib/jvm")).unwrap();
+        std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+        symlink("/opt/jdk", root.join("usr/lib/jvm/jdk-21")).unwrap();
+        symlink("../../../../opt/jdk/bin/java", root.join("usr/bin/java")).unwrap();
+        symlink("/", root.join("top")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        let under = |p: &str| resolve_under(root, Path::new(p));
+        assert_eq!(under(MAPPED), Some(lib.clone()));
+        // A relative link whose `..`s run past the root stop there.
+        assert_eq!(under("/usr/bin/java"), Some(root.join("opt/jdk/bin/java")));
+        assert_eq!(
+            under("/top/top/opt/jdk/lib/server/libjvm.so"),
+            Some(lib.clone())
+        );
+        // Missing: a path under the root that names where the links led, never a host path
+        // (this host has /usr/lib, /etc ...).
+        assert_eq!(
+            under("/usr/lib/jvm/jdk-21/lib/x.so"),
+            Some(root.join("opt/jdk/lib/x.so"))
+        );
+        assert_eq!(under("/etc/passwd"), Some(root.join("etc/passwd")));
+        assert_eq!(under("/loop/x"), None);
+        assert_eq!(
+            candidates(Path::new(MAPPED), None, Some(root)),
+            vec![lib.clone()]
+        );
+        // --exe through links inside the sysroot, given either way.
+        assert_eq!(
+            resolve_exe(
+                Path::new("/usr/lib/jvm/jdk-21/lib/server/libjvm.so"),
+                Some(root)
+            ),
+            lib
+        );
+        assert_eq!(
+            resolve_exe(
+                &root.join("usr/lib/jvm/jdk-21/lib/server/libjvm.so"),
+                Some(root)
+            ),
+            lib
+        );
+    }
+
     #[test]
     fn a_java_launcher_gives_its_homes_libjvm_at_the_same_relative_path() {
         let mapped = Path::new(MAPPED);

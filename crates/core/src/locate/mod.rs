@@ -515,16 +515,14 @@ impl Lookup<'_> {
         paths.extend(debuglink_paths(self.real_path, &name));
         let mut seen = std::collections::HashSet::new();
         paths.retain(|p| seen.insert(p.clone()));
-        paths
-            .into_iter()
-            .find_map(|path| {
-                let debug = ElfFile::open(&path).ok()?;
-                if debug.crc32() != Some(crc) {
-                    notes.push(Note::DebuglinkCrcDiffers(path));
-                    return None;
-                }
-                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
-            })
+        paths.into_iter().find_map(|path| {
+            let debug = ElfFile::open(&path).ok()?;
+            if debug.crc32() != Some(crc) {
+                notes.push(Note::DebuglinkCrcDiffers(path));
+                return None;
+            }
+            self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+        })
     }
 
     /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
