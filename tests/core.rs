@@ -496,6 +496,16 @@ fn stripped_libjvm_cores_at_every_common_coredump_filter() {
             let core = gcore_with_filter(&jvm, filter, dir.path());
             let after = reference();
             let core_s = core.to_str().unwrap();
+            // The libjvm file not at hand (the core read elsewhere, without its JDK): whatever
+            // the filter, the error names the file and the fix (its symbols are needed too).
+            let empty = dir.path().join("empty-sysroot");
+            let err = inspect_err(&["--core", core_s, "--sysroot", empty.to_str().unwrap()]);
+            assert!(
+                err.contains(&format!("({})", lib.display()))
+                    && err.contains("--sysroot")
+                    && err.contains("--exe"),
+                "filter {filter:#x}, hidden {hidden}, no libjvm file: {err}"
+            );
             let region_in_core = hidden || filter & 0x8 != 0;
             if !region_in_core {
                 let err = inspect_err(&["--core", core_s]);
