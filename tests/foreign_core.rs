@@ -2,7 +2,8 @@
 //! pointer layout decide how it is read, never the host's.
 //!
 //! * `aarch64_kernel_cores_read_on_x86_64`: kernel cores (SIGABRT) of real aarch64 JVMs, made in
-//!   the `qemu-system-aarch64` VM of `scripts/aarch64/setup.sh` by `scripts/aarch64/cores.sh`
+//!   the `qemu-system-aarch64` VM of `scripts/aarch64/setup.sh` (on a 4 KiB-page kernel, and on
+//!   Debian 13's 16 KiB-page one) by `scripts/aarch64/cores.sh`
 //!   (cached in `~/.cache/hsinspect/aarch64/cores/`, so a warm run takes seconds), read by this
 //!   (x86_64) build with `--sysroot`, against that JVM's own `jcmd PerfCounter.print` and
 //!   `jstat -gc` taken just before it died; and the errors when the JVM's files are missing or
@@ -27,9 +28,11 @@ use common::*;
 const A64: &str = "aarch64-unknown-linux-musl";
 /// Where the arm64 Debian JDK 17 and the stripped copy live in the VM's root (and in the cache's
 /// sysroot).
-const A64_JDKS: [(&str, &str); 2] = [
+/// `stripped16k` ran on Debian 13's arm64 kernel with 16 KiB pages.
+const A64_JDKS: [(&str, &str); 3] = [
     ("jdk17", "/usr/lib/jvm/java-17-openjdk-arm64"),
     ("stripped", "/opt/jdk-stripped"),
+    ("stripped16k", "/opt/jdk-stripped"),
 ];
 
 /// The cached aarch64 cores and their references: runs `scripts/aarch64/cores.sh` (which makes
@@ -100,8 +103,19 @@ fn aarch64_kernel_cores_read_on_x86_64() {
     let dir = aarch64_cores();
     let sysroot = dir.join("sysroot");
     let sysroot_s = sysroot.to_str().unwrap();
-    let page_size = read(&dir.join("pagesize")).trim().to_string();
     for (name, home) in A64_JDKS {
+        let page_size = read(&dir.join(format!("{name}.pagesize")))
+            .trim()
+            .to_string();
+        assert_eq!(
+            page_size,
+            if name == "stripped16k" {
+                "16384"
+            } else {
+                "4096"
+            },
+            "{name}: the VM's page size"
+        );
         let core = dir.join(format!("{name}.core"));
         let core_s = core.to_str().unwrap();
         let jcmd1 = read(&dir.join(format!("{name}.jcmd1")));
@@ -138,7 +152,7 @@ fn aarch64_kernel_cores_read_on_x86_64() {
         ] {
             assert!(err.contains(&needle), "{name}: no {needle:?} in: {err}");
         }
-        if name == "stripped" {
+        if name.starts_with("stripped") {
             // No bit 2: the names the vmStructs walk reads came from the sysroot's libjvm.
             assert_eq!(filter & 0x4, 0, "{name}: filter {filter:#x}");
             assert!(err.contains("gHotSpotVMStructs"), "{err}");
