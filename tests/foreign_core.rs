@@ -225,6 +225,32 @@ fn aarch64_kernel_cores_read_on_x86_64() {
     ] {
         assert!(err.contains(&needle), "no {needle:?} in: {err}");
     }
+    // Without NT_FILE, libjvm is found through the dynamic linker's list, walked from the
+    // aarch64 launcher given with --exe (its _DYNAMIC, DT_DEBUG, r_debug, link_map in the core).
+    let full = inspect_ok(&["--core", core_s, "--sysroot", sysroot_s]);
+    let no_nt_file = tmp.path().join("no-nt-file.core");
+    run_ok(
+        Command::new("cp")
+            .arg("--sparse=always")
+            .arg(&core)
+            .arg(&no_nt_file),
+    );
+    hide_nt_file(&no_nt_file);
+    let nf = no_nt_file.to_str().unwrap();
+    let err = fails(&["--core", nf, "--sysroot", sysroot_s]);
+    assert!(err.contains("NT_FILE") && err.contains("--exe"), "{err}");
+    let java = "/usr/lib/jvm/java-17-openjdk-arm64/bin/java";
+    let via_link_map = inspect_ok(&["--core", nf, "--sysroot", sysroot_s, "--exe", java]);
+    assert_eq!(via_link_map, full);
+    // This host's x86_64 launcher is not the dead process's.
+    let host_java = jdk17().join("bin/java");
+    let err = fails(&["--core", nf, "--exe", host_java.to_str().unwrap()]);
+    assert!(
+        err.contains("the core is of an aarch64 process") && err.contains("x86_64 executable"),
+        "{err}"
+    );
+    std::fs::remove_file(&no_nt_file).unwrap();
+
     // A sysroot whose JDK directory is an absolute symbolic link (as Debian's alternatives and
     // many copied roots have): followed inside the sysroot, as the dead machine would. A link
     // to a path this host also has (its own JDK 17) never leads to this host's file.
@@ -255,6 +281,43 @@ fn aarch64_kernel_cores_read_on_x86_64() {
         !err.contains("x86_64") && err.contains("No such file") && err.contains("--sysroot"),
         "{err}"
     );
+}
+
+/// Renames the core's NT_FILE note (to an unknown type) in place, as if the dumper wrote none
+/// (qemu-user's cores, Linux before 3.7).
+fn hide_nt_file(core: &Path) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(core)
+        .unwrap();
+    let read = |at: u64, len: usize| {
+        let mut b = vec![0u8; len];
+        f.read_exact_at(&mut b, at).unwrap();
+        b
+    };
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let h = read(0, 64);
+    let phnum = u16::from_le_bytes(h[56..58].try_into().unwrap()) as usize;
+    let ph = read(u64_at(&h, 32), 56 * phnum);
+    let mut patched = 0;
+    for p in ph.chunks_exact(56).filter(|p| u32_at(p, 0) == 4) {
+        let (off, size) = (u64_at(p, 8), u64_at(p, 32) as usize);
+        let notes = read(off, size);
+        let mut at = 0;
+        while at + 12 <= size {
+            let (namesz, descsz) = (u32_at(&notes, at) as usize, u32_at(&notes, at + 4) as usize);
+            if u32_at(&notes, at + 8) == 0x4649_4c45 {
+                f.write_all_at(&0x7fff_0001u32.to_le_bytes(), off + at as u64 + 8)
+                    .unwrap();
+                patched += 1;
+            }
+            at += 12 + namesz.next_multiple_of(4) + descsz.next_multiple_of(4);
+        }
+    }
+    assert_eq!(patched, 1, "one NT_FILE note in {}", core.display());
 }
 
 /// The static aarch64 build: `$HSINSPECT_A64_BIN`, else the release build in this target dir.

@@ -14,7 +14,7 @@
 # (sparse), NAME.jcmd1, NAME.jcmd2 (the references, in that order, just before the kill),
 # NAME.jstat1, NAME.jstat2 (`jstat -gc`), NAME.filter (/proc/<pid>/coredump_filter),
 # NAME.pagesize (the kernel's); sysroot/ (the two libjvm.so files at the paths the JVMs mapped:
-# what `--sysroot` needs).
+# what `--sysroot` needs; and JDK 17's bin/java, for `--exe`).
 #
 # Usage: scripts/aarch64/cores.sh   (prints the cache directory as its last line; exit 0)
 # Needs what scripts/aarch64/setup.sh installs (run it first, as root); a cold run ~1.5-2 min.
@@ -120,6 +120,8 @@ for lib in $JH $SJ; do
   mkdir -p "$OUT.part/sysroot$lib/lib/server"
   cp "$R$lib/lib/server/libjvm.so" "$OUT.part/sysroot$lib/lib/server/"
 done
+# the launcher too: --exe for a core without NT_FILE (the dynamic linker's list is walked from it)
+mkdir -p "$OUT.part/sysroot$JH/bin"; cp "$R$JH/bin/java" "$OUT.part/sysroot$JH/bin/"
 touch "$OUT.part/.done"; mv "$OUT.part" "$OUT"
 echo "aarch64/cores: made in $(( $(date +%s) - t0 )) s; $(du -sh "$OUT" | cut -f1) on disk" >&2
 echo "$OUT"
