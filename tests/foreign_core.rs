@@ -179,31 +179,62 @@ fn aarch64_kernel_cores_read_on_x86_64() {
             "{name}: inspect stat -gc differs from jstat -gc"
         );
 
-        // Without the JVM's files: the error names the file, the architecture and the fix.
-        let err = fails(&["--core", core_s]);
-        for needle in [lib.as_str(), "aarch64", "--sysroot"] {
-            assert!(err.contains(needle), "{name}: no {needle:?} in: {err}");
+        // Without the JVM's files: with bit 2 the core's own copy of libjvm's exported symbols
+        // does; without it the error names the file, the architecture, the fix and the bit.
+        if filter & 0x4 != 0 {
+            let out = inspect(&["-v", "--core", core_s]);
+            let err = stderr_of(&out);
+            assert!(out.status.success(), "{name}: {err}");
+            assert!(
+                err.contains("its .dynsym read from the target's memory"),
+                "{err}"
+            );
+            assert_eq!(
+                counters(&String::from_utf8(out.stdout).unwrap()),
+                ours,
+                "{name}: without --sysroot"
+            );
+        } else {
+            let err = fails(&["--core", core_s]);
+            for needle in [lib.as_str(), "aarch64", "--sysroot", "bit 2 (0x4"] {
+                assert!(err.contains(needle), "{name}: no {needle:?} in: {err}");
+            }
         }
     }
+    assert_ne!(
+        read(&dir.join("jdk17.filter")).trim(),
+        read(&dir.join("stripped.filter")).trim(),
+        "the cores should differ in bit 2"
+    );
 
-    let core = dir.join("jdk17.core");
-    let core_s = core.to_str().unwrap();
-    let lib_rel = "usr/lib/jvm/java-17-openjdk-arm64/lib/server/libjvm.so";
     let tmp = scratch_dir("foreign-core");
     let wrong = tmp.path().join("sysroot");
-    let wrong_lib = wrong.join(lib_rel);
-    std::fs::create_dir_all(wrong_lib.parent().unwrap()).unwrap();
-    // This host's x86_64 libjvm where the aarch64 one should be: refused for its architecture.
-    std::fs::copy(jdk17().join("lib/server/libjvm.so"), &wrong_lib).unwrap();
-    let err = fails(&["--core", core_s, "--sysroot", wrong.to_str().unwrap()]);
+    // This host's x86_64 libjvm where the aarch64 one should be: refused for its architecture
+    // (the core without bit 2; the other one reads its symbols from the core instead).
+    let stripped_lib = wrong.join("opt/jdk-stripped/lib/server/libjvm.so");
+    std::fs::create_dir_all(stripped_lib.parent().unwrap()).unwrap();
+    std::fs::copy(jdk17().join("lib/server/libjvm.so"), &stripped_lib).unwrap();
+    let stripped_core = dir.join("stripped.core");
+    let err = fails(&[
+        "--core",
+        stripped_core.to_str().unwrap(),
+        "--sysroot",
+        wrong.to_str().unwrap(),
+    ]);
     for needle in [
         "the core is of an aarch64 process",
         "is an x86_64 library",
-        wrong_lib.to_str().unwrap(),
+        stripped_lib.to_str().unwrap(),
         "--sysroot",
+        "bit 2 (0x4",
     ] {
         assert!(err.contains(needle), "no {needle:?} in: {err}");
     }
+    let core = dir.join("jdk17.core");
+    let core_s = core.to_str().unwrap();
+    let lib_rel = "usr/lib/jvm/java-17-openjdk-arm64/lib/server/libjvm.so";
+    let wrong_lib = wrong.join(lib_rel);
+    std::fs::create_dir_all(wrong_lib.parent().unwrap()).unwrap();
     // Another build of the aarch64 libjvm: both build-ids named, and the fix.
     let right = sysroot.join(lib_rel);
     let id = build_id_of(&right);
@@ -276,9 +307,18 @@ fn aarch64_kernel_cores_read_on_x86_64() {
     );
     std::fs::remove_file(&jdk_link).unwrap();
     std::os::unix::fs::symlink(jdk17(), &jdk_link).unwrap();
-    let err = fails(&["--core", core_s, "--sysroot", linked.to_str().unwrap()]);
+    // (no copy opens there, so the core's own copy of libjvm's exported symbols is read)
+    let out = inspect(&[
+        "-v",
+        "--core",
+        core_s,
+        "--sysroot",
+        linked.to_str().unwrap(),
+    ]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
     assert!(
-        !err.contains("x86_64") && err.contains("No such file") && err.contains("--sysroot"),
+        err.contains("no copy opened") && !err.contains("opened as"),
         "{err}"
     );
 }
@@ -471,25 +511,30 @@ fn x86_64_cores_read_by_the_aarch64_build() {
             stat(&["stat", "--core", core_s, "--sysroot", sysroot_s, "-gcutil"]).0,
             x86_stat
         );
-        let x86_err = stderr_of(&inspect(&[
-            "--core",
-            core_s,
-            "--sysroot",
-            tmp.path().join("empty").to_str().unwrap(),
-        ]));
-        let (a64_out, a64_err) = stat(&[
-            "--core",
-            core_s,
-            "--sysroot",
-            tmp.path().join("empty").to_str().unwrap(),
-        ]);
-        assert!(a64_out.is_empty());
-        assert!(
-            a64_err.contains(lib.strip_prefix("/").unwrap().to_str().unwrap())
-                && a64_err.contains("--sysroot"),
-            "{a64_err}"
+        // Without the libjvm file: both builds read the core's own exported symbols (bit 2),
+        // or both say which file and which bit would do.
+        let empty = tmp.path().join("empty");
+        let no_file = ["--core", core_s, "--sysroot", empty.to_str().unwrap()];
+        let x86_out = inspect(&no_file);
+        let (a64_out, a64_err) = stat(&no_file);
+        assert_eq!(
+            (
+                String::from_utf8_lossy(&x86_out.stdout).into_owned(),
+                stderr_of(&x86_out)
+            ),
+            (a64_out.clone(), a64_err.clone())
         );
-        assert_eq!(a64_err, x86_err);
+        if is_stripped {
+            assert!(a64_out.is_empty());
+            assert!(
+                a64_err.contains(lib.strip_prefix("/").unwrap().to_str().unwrap())
+                    && a64_err.contains("--sysroot")
+                    && a64_err.contains("bit 2 (0x4"),
+                "{a64_err}"
+            );
+        } else {
+            assert_eq!(a64_out, x86);
+        }
         std::fs::remove_file(&core).unwrap();
         drop(jvm);
     }

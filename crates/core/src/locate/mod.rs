@@ -111,6 +111,14 @@ pub enum LoadedModule {
         /// Its load bias: run-time address minus link-time address.
         load_bias: u64,
     },
+    /// `libjvm.so` of which no file could be opened: its exported symbols (`.dynsym`) were read
+    /// from the target's memory (a core that holds libjvm's read-only data).
+    LibjvmInMemory {
+        /// The path the target mapped.
+        path: PathBuf,
+        /// Its load bias: run-time address minus link-time address.
+        load_bias: u64,
+    },
     /// `jvm.dll` (Windows, PE), read from the target's memory only.
     JvmDll {
         /// Its path as the loader recorded it.
@@ -136,6 +144,11 @@ impl std::fmt::Display for LoadedModule {
                 "libjvm: {} opened as {}, load bias {load_bias:#x}",
                 path.display(),
                 opened.display()
+            ),
+            LoadedModule::LibjvmInMemory { path, load_bias } => write!(
+                f,
+                "libjvm: {} (no copy opened: its exported symbols read from the target's memory), load bias {load_bias:#x}",
+                path.display()
             ),
             LoadedModule::JvmDll {
                 path,
@@ -236,6 +249,10 @@ pub struct LoadedImage {
     pub bias: u64,
     /// The build-id from the `PT_NOTE` in memory.
     pub build_id: Option<Vec<u8>>,
+    /// The `PT_DYNAMIC` segment: link-time address and size in bytes.
+    pub dynamic: Option<(u64, u64)>,
+    /// The run-time address range its `PT_LOAD` segments span.
+    pub span: (u64, u64),
 }
 
 impl LoadedImage {
@@ -267,7 +284,21 @@ impl LoadedImage {
                 .ok()?;
             elf::build_id_from_notes(&buf)
         });
-        Some(LoadedImage { bias, build_id })
+        let dynamic = phdrs
+            .iter()
+            .find(|p| p.p_type == goblin::elf::program_header::PT_DYNAMIC)
+            .map(|p| (p.p_vaddr, p.p_memsz));
+        let loads = || phdrs.iter().filter(|p| p.p_type == PT_LOAD);
+        let span = (
+            bias.wrapping_add(loads().map(|p| p.p_vaddr).min()?),
+            bias.wrapping_add(loads().map(|p| p.p_vaddr.saturating_add(p.p_memsz)).max()?),
+        );
+        Some(LoadedImage {
+            bias,
+            build_id,
+            dynamic,
+            span,
+        })
     }
 }
 
@@ -376,6 +407,56 @@ pub fn locate_perf_memory(
     Err(Error::Locate {
         path: module.path.clone(),
         reason: LocateFailure::NoUsableCopy(open_errors),
+    })
+}
+
+/// Finds `PerfMemory`'s variables when no file of the module can be opened: the exported
+/// symbols the vmStructs walk needs are read from the module's own `_DYNAMIC` and hash table in
+/// the target's memory ([`elf::dynamic`]), which a core holds with libjvm's read-only data
+/// (`coredump_filter` bit 2).
+///
+/// # Errors
+/// [`Error::VmStructs`] when the module's ELF headers or `_DYNAMIC` are not usable, a symbol is
+/// not exported, or the walk fails; [`Error::Memory`] when a read fails (bytes a core lacks).
+pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
+    use elf::dynamic::{DynamicError, DynamicSymbols};
+    let image = LoadedImage::read(module, mem).ok_or_else(|| {
+        Error::VmStructs(format!(
+            "the ELF headers of {} are not readable in the target",
+            module.path.display()
+        ))
+    })?;
+    let (vaddr, memsz) = image
+        .dynamic
+        .ok_or_else(|| Error::VmStructs(format!("{} has no PT_DYNAMIC", module.path.display())))?;
+    let to_error = |e: DynamicError| match e {
+        DynamicError::Malformed(why) => Error::VmStructs(why),
+        DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
+    };
+    let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
+    let mut values = Vec::new();
+    for name in vmstructs::SYMBOLS {
+        values.push(syms.lookup(name).map_err(to_error)?);
+    }
+    let resolve = |name: &str| {
+        vmstructs::SYMBOLS
+            .iter()
+            .position(|s| *s == name)
+            .and_then(|i| values[i])
+            .map(|v| image.bias.wrapping_add(v))
+    };
+    let vars = vmstructs::find_perf_memory(mem, &resolve)?;
+    Ok(Located {
+        vars,
+        module: LoadedModule::LibjvmInMemory {
+            path: module.path.clone(),
+            load_bias: image.bias,
+        },
+        source: format!(
+            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
+            module.path.display()
+        ),
+        notes: Vec::new(),
     })
 }
 

@@ -40,34 +40,47 @@ pub fn read_core(
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
         None => libjvm_from_link_map(&core, exe, sysroot)?,
     };
-    let other_machine = keep_the_cores_machine(&core, &mut module)?;
+    let other_machine = keep_the_cores_machine(&core, &mut module);
     back_with_library(&mut core, &module);
     let core = core;
-    let located = locate::locate_perf_memory(&module, &core, None).map_err(|e| match e {
-        Error::BuildIdMismatch {
+    let located = match locate::locate_perf_memory(&module, &core, None) {
+        Ok(located) => located,
+        Err(Error::BuildIdMismatch {
             path,
             file_id,
             memory_id,
-        } => Error::core(
-            core.path(),
-            format!(
-                "{} is build-id {file_id}, but the core's JVM ran libjvm build-id {memory_id}: give the JVM's own files with --sysroot <dir> (its paths under dir) or --exe <its java or libjvm.so>",
-                path.display()
-            ),
-        ),
-        Error::Locate {
+        }) => {
+            return Err(Error::core(
+                core.path(),
+                format!(
+                    "{} is build-id {file_id}, but the core's JVM ran libjvm build-id {memory_id}: give the JVM's own files with --sysroot <dir> (its paths under dir) or --exe <its java or libjvm.so>",
+                    path.display()
+                ),
+            ));
+        }
+        // No copy of libjvm opens: its exported symbols may still be in the core.
+        Err(Error::Locate {
             path,
             reason: reason @ LocateFailure::NoUsableCopy(_),
-        } => Error::core(
-            core.path(),
-            format!(
-                "cannot open the libjvm the {} JVM ran ({}): {reason}{other_machine}; give it with --sysroot <dir> (the dead process's files under their own paths) or --exe <its java or libjvm.so>",
-                crate::read::machine_name(core.machine()),
-                path.display()
-            ),
-        ),
-        e => e,
-    })?;
+        }) => match locate::locate_in_memory(&module, &core) {
+            Ok(located) => located,
+            Err(e) => {
+                let without = without_the_file(&e);
+                let machine = crate::read::machine_name(core.machine());
+                return Err(Error::core(
+                    core.path(),
+                    match other_machine {
+                        Err(all_other) => format!("{all_other}; {without}"),
+                        Ok(other) => format!(
+                            "cannot open the libjvm the {machine} JVM ran ({}): {reason}{other}; give it with --sysroot <dir> (the dead process's files under their own paths) or --exe <its java or libjvm.so>; {without}",
+                            path.display()
+                        ),
+                    },
+                ));
+            }
+        },
+        Err(e) => return Err(e),
+    };
     let headers_match = check_library_matches(&core, &located, &mut warnings)?;
     let path = ReadPath::Core {
         path: core_path.to_owned(),
@@ -136,12 +149,13 @@ pub fn read_core(
 
 /// The core's own `e_machine` decides which files can be its libjvm, never this host's: candidates
 /// of another architecture (this machine's JDK at the same path, a sysroot of another machine)
-/// are dropped. Returns what was dropped, as a clause for a later "cannot open" error.
-///
-/// # Errors
-/// [`Error::Core`] when every candidate that opens is of another architecture, naming each file,
-/// its architecture and the fix.
-fn keep_the_cores_machine(core: &CoreMemory, module: &mut locate::Module) -> Result<String, Error> {
+/// are dropped. `Ok` with what was dropped, as a clause for a later "cannot open" error; `Err`
+/// with a sentence naming each file, its architecture and the fix when every candidate that
+/// opens was dropped.
+fn keep_the_cores_machine(
+    core: &CoreMemory,
+    module: &mut locate::Module,
+) -> Result<String, String> {
     let want = core.machine();
     let mut other = Vec::new();
     module.candidates.retain(|c| match ElfFile::open(c) {
@@ -159,21 +173,29 @@ fn keep_the_cores_machine(core: &CoreMemory, module: &mut locate::Module) -> Res
         return Ok(String::new());
     }
     let dropped = other.join(", ");
+    let name = crate::read::machine_name(want);
     if module.candidates.is_empty() {
-        return Err(Error::core(
-            core.path(),
-            format!(
-                "the core is of an {} process, but {dropped}: give the {} JVM's own {} with --sysroot <dir> (that machine's files under their own paths) or --exe <its libjvm.so>",
-                crate::read::machine_name(want),
-                crate::read::machine_name(want),
-                module.path.display()
-            ),
+        return Err(format!(
+            "the core is of an {name} process, but {dropped}: give the {name} JVM's own {} with --sysroot <dir> (that machine's files under their own paths) or --exe <its libjvm.so>",
+            module.path.display()
         ));
     }
-    Ok(format!(
-        " ({dropped}, not {})",
-        crate::read::machine_name(want)
-    ))
+    Ok(format!(" ({dropped}, not {name})"))
+}
+
+/// Why libjvm's exported symbols could not be read from the core instead of its file, with the
+/// `coredump_filter` bit that keeps them when they were left out.
+fn without_the_file(e: &Error) -> String {
+    match e {
+        Error::Memory {
+            source: MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. },
+            ..
+        } => "without the file, its exported symbols in the core would do, but the core does not hold libjvm's read-only data: for the next core, set bit 2 (0x4, file-backed private) of /proc/<pid>/coredump_filter (JDK 11 and later set it themselves unless run with -XX:-DumpPrivateMappingsInCore; JDK 8 does not)".to_string(),
+        e => format!(
+            "reading its exported symbols from the core instead failed: {}",
+            with_causes(e)
+        ),
+    }
 }
 
 /// Lets the core read the bytes it lacks of libjvm's mappings (its code and read-only data,
