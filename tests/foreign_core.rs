@@ -6,8 +6,8 @@
 //!   Debian 13's 16 KiB-page one) by `scripts/aarch64/cores.sh`
 //!   (cached in `~/.cache/hsinspect/aarch64/cores/`, so a warm run takes seconds), read by this
 //!   (x86_64) build with `--sysroot`, against that JVM's own `jcmd PerfCounter.print` and
-//!   `jstat -gc` taken just before it died; and the errors when the JVM's files are missing or
-//!   wrong.
+//!   `jstat -gc` taken just before it died (and by the aarch64 build under qemu-user, the same);
+//!   and the errors when the JVM's files are missing or wrong.
 //! * `x86_64_cores_read_by_the_aarch64_build`: gcores of real x86_64 JVMs made here, read by the
 //!   static aarch64 build (`aarch64-unknown-linux-musl`, what release.sh ships) under
 //!   `qemu-aarch64-static`: byte for byte what this build prints, and equal to jcmd around the
@@ -98,8 +98,9 @@ fn build_id_of(path: &Path) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "needs qemu-system-aarch64, the arm64 root of scripts/aarch64/setup.sh and JDK 17: run scripts/test.sh"]
+#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh, JDK 17 and the static aarch64 build: run scripts/test.sh"]
 fn aarch64_kernel_cores_read_on_x86_64() {
+    let a64 = aarch64_bin();
     let dir = aarch64_cores();
     let sysroot = dir.join("sysroot");
     let sysroot_s = sysroot.to_str().unwrap();
@@ -134,7 +135,16 @@ fn aarch64_kernel_cores_read_on_x86_64() {
         let out = inspect(&["-v", "--core", core_s, "--sysroot", sysroot_s]);
         let err = stderr_of(&out);
         assert!(out.status.success(), "{name}: {err}");
-        let ours = counters(&String::from_utf8(out.stdout).unwrap());
+        let x86_stdout = String::from_utf8(out.stdout).unwrap();
+        // The aarch64 build (under qemu-user) reads its own architecture's core the same.
+        let a64_out = inspect_a64(&a64, &["--core", core_s, "--sysroot", sysroot_s]);
+        assert!(a64_out.status.success(), "{name}: {}", stderr_of(&a64_out));
+        assert_eq!(
+            String::from_utf8_lossy(&a64_out.stdout),
+            x86_stdout,
+            "{name}: the aarch64 and x86_64 builds differ"
+        );
+        let ours = counters(&x86_stdout);
         let jcmd2 = counters(&read(&dir.join(format!("{name}.jcmd2"))));
         let compared = assert_matches_reference(&ours, &counters(&jcmd1), &jcmd2);
         assert!(compared > 100, "{name}: only {compared} compared");
