@@ -440,11 +440,13 @@ mod tests {
         b
     }
 
-    fn open(bytes: &[u8]) -> Result<MinidumpMemory, Error> {
+    /// The dump opened from a file in a temporary directory (kept while the dump is mapped: on
+    /// Windows a mapped file cannot be deleted).
+    fn open(bytes: &[u8]) -> Result<(tempfile::TempDir, MinidumpMemory), Error> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.mdmp");
         std::fs::write(&path, bytes).unwrap();
-        MinidumpMemory::open(&path)
+        MinidumpMemory::open(&path).map(|m| (dir, m))
     }
 
     /// A dump with an empty module list and a Memory64List of two ranges whose bytes are the
@@ -472,7 +474,7 @@ mod tests {
 
     #[test]
     fn reads_across_ranges_and_knows_the_dump_type() {
-        let mem = open(&with_memory64()).unwrap();
+        let (_dir, mem) = open(&with_memory64()).unwrap();
         assert!(mem.full_memory());
         assert_eq!(mem.streams(), ["ModuleListStream", "Memory64ListStream"]);
         assert_eq!(mem.memory_list(), Some(("Memory64ListStream", 2, 0x180)));
@@ -495,7 +497,7 @@ mod tests {
     fn a_cut_off_memory_list_is_said_to_be_one() {
         let mut b = with_memory64();
         b.truncate(b.len() - 0x40);
-        let mem = open(&b).unwrap();
+        let (_dir, mem) = open(&b).unwrap();
         let mut buf = [0u8; 4];
         match mem.read_exact_at(0x10000, &mut buf) {
             Err(MemoryError::NotDumped { why, .. }) => {
@@ -507,7 +509,7 @@ mod tests {
 
     #[test]
     fn no_memory_list_reads_nothing_and_says_why() {
-        let mem = open(&dump(0, &[(4, 4, 44)], &0u32.to_le_bytes())).unwrap();
+        let (_dir, mem) = open(&dump(0, &[(4, 4, 44)], &0u32.to_le_bytes())).unwrap();
         assert!(!mem.full_memory());
         assert_eq!(mem.memory_list(), None);
         let mut buf = [0u8; 4];
@@ -556,7 +558,7 @@ mod tests {
         fn no_read_or_open_panics(addr in 0x0fff0u64..0x10200, len in 0usize..0x300, cut in 0usize..400) {
             let mut b = with_memory64();
             b.truncate(cut.min(b.len()));
-            if let Ok(mem) = open(&b) {
+            if let Ok((_dir, mem)) = open(&b) {
                 let mut buf = vec![0u8; len];
                 if mem.read_exact_at(addr, &mut buf).is_ok() {
                     for (k, v) in buf.iter().enumerate() {

@@ -1,0 +1,264 @@
+//! `inspect --core <minidump>` on Linux against minidumps of a real Windows JDK 21 JVM run under
+//! Wine: a full-memory one (MiniDumpWithFullMemory) must give the counters `jcmd.exe
+//! PerfCounter.print` printed just before the dump (same names, same Constant values, Monotonic
+//! values between the reads before and after it), and `inspect stat` must work on it; a
+//! MiniDumpNormal one must be refused with the dump type that would hold the region and how to
+//! write one.
+//!
+//! The dumps are made once and cached by `scripts/windows/minidump.py` (Wine, the Windows JDK and
+//! mingw-w64, installed by `scripts/windows/setup.sh`; 30 s to 2 minutes cold, then instant):
+//! scripts/test.sh runs it before the tests, and each test here runs it again (a cache hit) to
+//! find the directory. `inspect.exe` reading the same dumps under Wine is checked by
+//! `scripts/windows/integration.py` (`test_minidump_read_by_inspect_exe_matches_linux_build`).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use common::*;
+
+const NEEDS: &str =
+    "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh";
+
+/// The directory of the cached dumps, made by `scripts/windows/minidump.py` if missing.
+fn dumps() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/minidump.py");
+        let out = Command::new("python3")
+            .arg(&script)
+            .output()
+            .expect("running python3");
+        assert!(
+            out.status.success(),
+            "{} failed ({}): {}\n{NEEDS}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        for f in [
+            "full.mdmp",
+            "normal.mdmp",
+            "jcmd-before.txt",
+            "jcmd-after.txt",
+        ] {
+            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
+        }
+        dir
+    })
+}
+
+fn reference(name: &str) -> BTreeMap<String, String> {
+    counters(&std::fs::read_to_string(dumps().join(name)).unwrap())
+}
+
+fn path_arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Each counter's variability as `inspect --format json` reports it.
+fn variabilities(core: &Path) -> BTreeMap<String, String> {
+    let json = inspect_ok(&["--format", "json", "--core", path_arg(core)]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    v["counters"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, c)| (k.clone(), c["variability"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_full_minidump_read_on_linux_matches_jcmd_exe_before_the_dump() {
+    let full = dumps().join("full.mdmp");
+    let out = inspect(&["-v", "--core", path_arg(&full)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspect --core full.mdmp: {stderr}");
+    let ours = counters(&String::from_utf8(out.stdout).unwrap());
+    let (before, after) = (reference("jcmd-before.txt"), reference("jcmd-after.txt"));
+    let names = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&ours),
+        names(&before),
+        "names differ from jcmd.exe's before the dump"
+    );
+    assert_eq!(
+        names(&ours),
+        names(&after),
+        "names differ from jcmd.exe's after the dump"
+    );
+    let variability = variabilities(&full);
+    let (mut constants, mut monotonic) = (0, 0);
+    for (name, value) in &ours {
+        match variability.get(name).map(String::as_str) {
+            Some("constant") => {
+                assert_eq!(value, &before[name], "Constant counter {name}");
+                constants += 1;
+            }
+            // The dump was written between the two reads: a count can only have grown.
+            Some("monotonic") => {
+                let n = |s: &str| s.parse::<i64>().ok();
+                if let (Some(b), Some(o), Some(a)) = (n(&before[name]), n(value), n(&after[name])) {
+                    assert!(
+                        b <= o && o <= a,
+                        "Monotonic counter {name}: {b} before, {o} in the dump, {a} after"
+                    );
+                    monotonic += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(constants >= 30, "only {constants} Constant counters");
+    assert!(monotonic >= 30, "only {monotonic} Monotonic counters");
+    assert_plausible(&ours);
+    assert!(
+        ours["sun.rt.javaCommand"].contains("WinTarget"),
+        "{}",
+        ours["sun.rt.javaCommand"]
+    );
+    // -v says what was read from where.
+    for says in [
+        "path: minidump ",
+        "(java.exe)",
+        "minidump type MiniDumpWithFullMemory",
+        "ModuleListStream",
+        "memory: Memory64ListStream, ",
+        "jvm.dll: ",
+        "named exports",
+        "symbols: gHotSpotVMStructs (exported by ",
+        "&PerfMemory::_start = 0x",
+        "region: 65536 bytes at 0x",
+    ] {
+        assert!(stderr.contains(says), "-v lacks {says:?}: {stderr}");
+    }
+    println!(
+        "{} counters: {constants} Constant equal to jcmd.exe's, {monotonic} Monotonic between its reads",
+        ours.len()
+    );
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_minidump_is_found_by_its_signature_whatever_its_name() {
+    let dir = scratch_dir("minidump-name");
+    let renamed = dir.path().join("core.4242");
+    std::os::unix::fs::symlink(dumps().join("full.mdmp"), &renamed).unwrap();
+    let by_name = inspect_ok(&["--core", path_arg(&dumps().join("full.mdmp"))]);
+    assert_eq!(inspect_ok(&["--core", path_arg(&renamed)]), by_name);
+    // --exe and --sysroot are for ELF cores.
+    let err = inspect_err(&inspect(&[
+        "--core",
+        path_arg(&renamed),
+        "--exe",
+        "/bin/true",
+    ]));
+    assert!(
+        err.contains("--exe and --sysroot are for ELF cores"),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_full_minidump_stat_gc_matches_its_counters() {
+    let full = dumps().join("full.mdmp");
+    let c = counters(&inspect_ok(&["--core", path_arg(&full)]));
+    let out = inspect_ok(&["stat", "--core", path_arg(&full), "-gc"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "S0C", "S1C", "S0U", "S1U", "EC", "EU", "OC", "OU", "MC", "MU", "CCSC", "CCSU", "YGC",
+            "YGCT", "FGC", "FGCT", "CGC", "CGCT", "GCT"
+        ]
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    let kb = |name: &str| format!("{:.1}", c[name].parse::<f64>().unwrap() / 1024.0);
+    // The capacities are jstat's expressions over the same counters, in KB with one decimal.
+    assert_eq!(row[0], kb("sun.gc.generation.0.space.1.capacity"), "S0C");
+    assert_eq!(row[1], kb("sun.gc.generation.0.space.2.capacity"), "S1C");
+    assert_eq!(row[4], kb("sun.gc.generation.0.space.0.capacity"), "EC");
+    assert_eq!(row[6], kb("sun.gc.generation.1.space.0.capacity"), "OC");
+    assert_eq!(row[12], c["sun.gc.collector.0.invocations"], "YGC");
+    assert_eq!(row[14], c["sun.gc.collector.1.invocations"], "FGC");
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_minidump_without_full_memory_is_refused_with_how_to_write_one() {
+    let normal = dumps().join("normal.mdmp");
+    for args in [
+        vec!["--core", path_arg(&normal)],
+        vec!["stat", "--core", path_arg(&normal), "-gcutil"],
+    ] {
+        let err = inspect_err(&inspect(&args));
+        for says in [
+            "is not in the dump",
+            "written without full memory (MiniDumpNormal",
+            "MemoryListStream",
+            "MiniDumpWithFullMemory",
+            "procdump -ma <pid>",
+            "\"Create dump file\"",
+            "hs_err_pid<pid>.mdmp",
+            "-XX:+CreateCoredumpOnCrash",
+        ] {
+            assert!(
+                err.contains(says),
+                "{args:?}: the error lacks {says:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_minidump_cut_off_copy_is_a_clear_error() {
+    use std::io::{Read, Write};
+    let dir = scratch_dir("minidump-cut");
+    let cut = dir.path().join("cut.mdmp");
+    let mut head = vec![0u8; 1 << 20];
+    std::fs::File::open(dumps().join("full.mdmp"))
+        .unwrap()
+        .read_exact(&mut head)
+        .unwrap();
+    std::fs::File::create(&cut)
+        .unwrap()
+        .write_all(&head)
+        .unwrap();
+    let err = inspect_err(&inspect(&["--core", path_arg(&cut)]));
+    assert!(
+        err.contains("Memory64ListStream") && err.contains("cut-off copy"),
+        "{err}"
+    );
+}
+
+/// Bad input made here (no Wine): a file with the minidump signature and nothing valid after it,
+/// and a valid dump of no JVM, give clear errors.
+#[test]
+fn bad_minidumps_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.dmp");
+    std::fs::write(&junk, b"MDMP\x93\xa7\0\0garbage").unwrap();
+    let err = inspect_err(&inspect(&["--core", path_arg(&junk)]));
+    assert!(err.contains("not a readable minidump"), "{err}");
+    // MINIDUMP_HEADER with one stream, an empty ModuleListStream.
+    let mut b = Vec::new();
+    for v in [u32::from_le_bytes(*b"MDMP"), 0xa793, 1, 32, 0, 0, 0, 0] {
+        b.extend(v.to_le_bytes());
+    }
+    for v in [4u32, 4, 44, 0] {
+        b.extend(v.to_le_bytes());
+    }
+    let empty = dir.path().join("empty.mdmp");
+    std::fs::write(&empty, &b).unwrap();
+    let err = inspect_err(&inspect(&["--core", path_arg(&empty)]));
+    assert!(err.contains("no jvm.dll in its module list"), "{err}");
+}
