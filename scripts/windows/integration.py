@@ -6,7 +6,8 @@ and a small non-JVM Windows program (sleeper.exe). Output of Windows programs en
 it is stripped before comparing.
 
 Environment (set by test.sh): INSPECT_EXE, WIN_JAVA_HOME, WINEPREFIX; HOST_JAVAC (javac for the test
-class), TEST_ONLY (comma-separated test names, optional).
+class), HSINSPECT_LINUX_INSPECT (the Linux build, for the minidump comparison), TEST_ONLY
+(comma-separated test names, optional).
 """
 import os
 import random
@@ -299,6 +300,37 @@ def test_killing_inspect_mid_read_leaves_the_jvm_running():
         print(f"    {kills} of {attempts} runs killed mid-run (a run takes {took * 1000:.0f} ms); the JVM kept ticking")
     finally:
         j.close()
+
+
+def test_minidump_read_by_inspect_exe_matches_linux_build():
+    """The minidumps of a Windows JVM that scripts/windows/minidump.py makes (once; cached) read by
+    inspect.exe under Wine give exactly what the Linux build prints from them: the counters, stat -gc,
+    -v's account (paths aside) and, for the MiniDumpNormal one, the error and exit status 1.
+    tests/minidump.rs checks the Linux build's output against jcmd.exe's."""
+    linux = os.environ.get("HSINSPECT_LINUX_INSPECT", "")
+    if not os.access(linux, os.X_OK):
+        fail(f"no Linux inspect at {linux!r} (HSINSPECT_LINUX_INSPECT): build it with `cargo build` (scripts/test.sh does)")
+    made = subprocess.run(["python3", os.path.join(HERE, "minidump.py")], capture_output=True, text=True)
+    if made.returncode != 0:
+        fail(f"minidump.py failed: {made.stderr}")
+    dumps = made.stdout.strip()
+    for kind, args in (("full", ["--core"]), ("full", ["-v", "--core"]), ("full", ["stat", "-gc", "--core"]),
+                       ("normal", ["--core"])):
+        path = os.path.join(dumps, f"{kind}.mdmp")
+        t0 = time.time()
+        code, out, err = inspect(*args, winpath(path))
+        took = time.time() - t0
+        ref = subprocess.run([linux, *args, path], capture_output=True, text=True)
+        # Paths aside (Z:\... under Wine), the same bytes.
+        err = err.replace(winpath(path), path)
+        if (code, out, err) != (ref.returncode, ref.stdout, ref.stderr):
+            fail(f"inspect.exe {' '.join(args)} {kind}.mdmp: exit {code}, Linux {ref.returncode}\n"
+                 f"stdout differs: {out != ref.stdout}\nstderr: {err!r}\nLinux stderr: {ref.stderr!r}")
+        if kind == "full" and args == ["--core"] and len(counters(out)) < 150:
+            fail(f"inspect.exe --core full.mdmp printed only {len(counters(out))} counters")
+        if kind == "normal" and (code != 1 or "procdump -ma" not in err):
+            fail(f"the MiniDumpNormal dump was not refused with the fix: exit {code}: {err}")
+        print(f"    inspect.exe {' '.join(args)} {kind}.mdmp: exit {code}, same as Linux ({took:.2f} s under Wine)")
 
 
 def main():
