@@ -266,9 +266,10 @@ pub enum Source {
     },
     /// A saved hsperfdata file (`<path>`).
     File(PathBuf),
-    /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`).
+    /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`), or a Windows
+    /// minidump (`--core <dump>`; a file that starts with `MDMP`: [`read_minidump`]).
     Core {
-        /// The core file.
+        /// The core file or minidump.
         core: PathBuf,
         /// The java launcher or libjvm.so the JVM ran, when not at its recorded path.
         exe: Option<PathBuf>,
