@@ -70,6 +70,7 @@ pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;
+pub mod metrics;
 pub mod perfdata;
 pub mod pipeline;
 pub(crate) mod process;
@@ -85,5 +86,5 @@ pub use pipeline::{
     TargetSpec, Warning, read_core, read_file, read_forced, read_minidump, read_shared,
     read_shared_wait,
 };
-pub use process::{Pid, StopMethod, StopReport};
+pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
 pub use read::{MemoryError, ReadMemory};

@@ -9,6 +9,7 @@
 //! 0.0.4); both export only the string counters [`allow`] lists.
 
 pub mod allow;
+pub mod dialect;
 pub mod json;
 pub mod prometheus;
 

@@ -64,6 +64,11 @@ pub enum MetricType {
     Counter,
     /// Goes up and down, or is constant.
     Gauge,
+    /// Samples `<name>_count` and `<name>_sum` (no quantiles): a client library's summary of
+    /// events, here a collector's count and total time.
+    Summary,
+    /// Samples `<name>_bucket{le=...}`, `<name>_sum` and `<name>_count`.
+    Histogram,
 }
 
 impl MetricType {
@@ -71,6 +76,8 @@ impl MetricType {
         match self {
             MetricType::Counter => "counter",
             MetricType::Gauge => "gauge",
+            MetricType::Summary => "summary",
+            MetricType::Histogram => "histogram",
         }
     }
 }
@@ -510,6 +517,38 @@ impl Exposition {
         );
     }
 
+    /// Adds one sample of a family of a metric dialect ([`super::dialect`]): `suffix` is the
+    /// sample's ending (`_count`, `_sum`, `_bucket` of a summary or histogram; empty otherwise),
+    /// the series labelled `first` (the JVM's), then `labels`. Values are written as Rust
+    /// prints an `f64` (`-1`, `0.25`, `NaN`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_dialect_sample(
+        &mut self,
+        family: &str,
+        metric_type: MetricType,
+        help: &str,
+        suffix: &str,
+        first: &[(&str, &str)],
+        labels: &[(&str, &str)],
+        value: f64,
+    ) {
+        let rendered = LabelPrefix::new(first).render(labels.iter().copied());
+        self.push(
+            family,
+            metric_type,
+            || help.to_string(),
+            format!("{suffix}{rendered}"),
+            value.to_string(),
+        );
+    }
+
+    /// Whether the page has a family of this name.
+    pub fn has_family(&self, family: &str) -> bool {
+        self.families.contains_key(family)
+    }
+
+    /// `labels` is the sample's head after the family name: a suffix (summaries and
+    /// histograms) and the rendered labels.
     fn push(
         &mut self,
         family: &str,

@@ -18,6 +18,7 @@
 //! | `permission_hint(pid)` | what to do when the OS refuses access to a process |
 //! | `not_a_jvm(pid)` | `Some(Error::NotAJvm)` when the process surely maps no JVM (so a missing hsperfdata file is not blamed on `-XX:+PerfDisableSharedMem`) |
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
+//! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
 //!
 //! A new OS is one more module here (and one in `read/` and `locate/`).
 
@@ -45,6 +46,45 @@ pub(crate) use os::{
     Process, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file, shared_bytes,
     stop, user_name,
 };
+
+/// What the OS says a process uses: the values behind the `process_*` metrics of Prometheus
+/// client_java (`ProcessMetrics`: `process_cpu_seconds_total`, `process_start_time_seconds`,
+/// `process_open_fds`, `process_max_fds`, `process_virtual_memory_bytes`,
+/// `process_resident_memory_bytes`) and Micrometer (`ProcessorMetrics`, `FileDescriptorMetrics`,
+/// `UptimeMetrics`).
+///
+/// Linux: `/proc/<pid>/stat` (`utime + stime`, `starttime` with the boot time of `/proc/stat`,
+/// `vsize`, `rss` pages, `num_threads`), `/proc/<pid>/fd` and `/proc/<pid>/limits`
+/// (`Max open files`, soft limit), all through procfs. Windows: the process's times, memory
+/// counters and handle count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct ProcessUsage {
+    /// User plus system CPU time, in seconds.
+    pub cpu_seconds: f64,
+    /// When the process started, in seconds since the Unix epoch.
+    pub start_time_seconds: f64,
+    /// Resident set size, in bytes.
+    pub resident_bytes: u64,
+    /// Virtual memory size, in bytes.
+    pub virtual_bytes: u64,
+    /// Open file descriptors (`None` where the OS has none, or they cannot be counted: another
+    /// user's `/proc/<pid>/fd` needs `CAP_SYS_PTRACE`).
+    pub open_fds: Option<u64>,
+    /// The soft limit on open file descriptors (`None` when unlimited or unknown).
+    pub max_fds: Option<u64>,
+    /// Threads in the process, as the OS counts them (Java and native threads alike).
+    pub threads: u64,
+}
+
+/// What the OS says process `pid` uses now.
+///
+/// # Errors
+/// [`crate::Error::NoSuchProcess`] when it has exited, [`crate::Error::PermissionDenied`] when
+/// the OS hides it, [`crate::Error::Unsupported`] on an OS without a live backend.
+pub fn usage(pid: Pid) -> Result<ProcessUsage, crate::Error> {
+    os::usage(pid)
+}
 
 /// How a stop held the target, for `-v` (`--stop-timeout` bounds it).
 #[derive(Debug, Clone, PartialEq, Eq)]

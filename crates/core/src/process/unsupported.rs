@@ -130,3 +130,11 @@ pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
 pub fn not_a_jvm(_pid: i32) -> Option<Error> {
     None
 }
+
+/// Always [`Error::Unsupported`].
+pub fn usage(_pid: i32) -> Result<super::ProcessUsage, Error> {
+    Err(Error::Unsupported {
+        what: "reading a process's resource usage",
+        os: std::env::consts::OS,
+    })
+}

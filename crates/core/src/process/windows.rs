@@ -643,3 +643,11 @@ pub fn user_name(_uid: u32) -> Option<String> {
 pub fn not_a_jvm(_pid: i32) -> Option<Error> {
     None
 }
+
+/// Not read on Windows yet: [`Error::Unsupported`].
+pub fn usage(_pid: i32) -> Result<super::ProcessUsage, Error> {
+    Err(Error::Unsupported {
+        what: "reading a process's resource usage",
+        os: std::env::consts::OS,
+    })
+}

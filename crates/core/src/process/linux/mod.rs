@@ -348,3 +348,68 @@ pub fn not_a_jvm(pid: i32) -> Option<Error> {
 pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
     hsperfdata_file::read_path(path)
 }
+
+/// [`super::ProcessUsage`] from `/proc/<pid>/{stat,fd,limits}` and `/proc/stat`'s `btime`.
+pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+    if pid <= 0 {
+        return Err(Error::NoSuchProcess(pid));
+    }
+    let p = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
+    let stat = p
+        .stat()
+        .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
+    let tps = procfs::ticks_per_second() as f64;
+    let page = procfs::page_size();
+    let boot =
+        procfs::boot_time_secs().map_err(|e| process_error(pid, "read /proc/stat", e))? as f64;
+    let open_fds = p.fd_count().ok().map(|n| n as u64);
+    let max_fds = p
+        .limits()
+        .ok()
+        .and_then(|l| match l.max_open_files.soft_limit {
+            procfs::process::LimitValue::Value(v) => Some(v),
+            procfs::process::LimitValue::Unlimited => None,
+        });
+    Ok(super::ProcessUsage {
+        cpu_seconds: (stat.utime + stat.stime) as f64 / tps,
+        start_time_seconds: boot + stat.starttime as f64 / tps,
+        resident_bytes: stat.rss * page,
+        virtual_bytes: stat.vsize,
+        open_fds,
+        max_fds,
+        threads: stat.num_threads.max(0) as u64,
+    })
+}
+
+#[cfg(test)]
+mod usage_tests {
+    /// Our own process's usage agrees with what `ps` says of it.
+    #[test]
+    fn usage_of_this_process_agrees_with_ps() {
+        let me = std::process::id() as i32;
+        let u = super::usage(me).unwrap();
+        let out = std::process::Command::new("ps")
+            .args(["-o", "vsz=,etimes=", "-p", &me.to_string()])
+            .output()
+            .expect("ps (procps) runs");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut f = text.split_whitespace().map(|w| w.parse::<f64>().unwrap());
+        let (vsz_kib, etimes) = (f.next().unwrap(), f.next().unwrap());
+        assert!(u.resident_bytes > 0 && u.threads >= 1, "{u:?}");
+        assert!(u.open_fds.unwrap() >= 3, "{u:?}");
+        assert!(u.max_fds.unwrap_or(u64::MAX) >= u.open_fds.unwrap());
+        // vsz may move between the two reads (threads of other tests map stacks): 10%.
+        let ours = u.virtual_bytes as f64 / 1024.0;
+        assert!(
+            (ours - vsz_kib).abs() <= vsz_kib * 0.1,
+            "{ours} vs ps {vsz_kib}"
+        );
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let age = now - u.start_time_seconds;
+        assert!((age - etimes).abs() <= 2.0, "age {age} vs ps {etimes}");
+        assert!(super::usage(-1).is_err());
+    }
+}

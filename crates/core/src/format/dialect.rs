@@ -1,0 +1,1119 @@
+//! Metric dialects: the names, labels, units and types that existing JVM dashboards and alerts
+//! query, for the values PerfData (and the OS, for `process_*`) can give
+//! (`inspect serve --names`, `--format prometheus --names`).
+//!
+//! | dialect | what defines it |
+//! |---|---|
+//! | `hotspot` | this crate's naming rule of every PerfData counter ([`super::prometheus`]) |
+//! | `micrometer` | Micrometer's JVM and system binders through `micrometer-registry-prometheus` (Spring Boot; Grafana dashboard 4701) |
+//! | `client_java` | Prometheus client_java 1.x, `prometheus-metrics-instrumentation-jvm` (also what jmx_exporter's agent registers) |
+//! | `client_java_0` | client_java 0.x, `simpleclient_hotspot` (0.12 and later names) |
+//! | `otel` | OpenTelemetry's JVM semantic conventions (`model/jvm/metrics.yaml`, stable metrics) in the OTLP-to-Prometheus form |
+//!
+//! The table [`FAMILIES`] is the one place the names live, each row with the file that defines it.
+//! Text format 0.0.4 names counters' families with `_total`, as the client libraries write them.
+//!
+//! # What is left out
+//! Values PerfData does not hold are never faked: thread states and deadlocks, buffer pools,
+//! code cache pools (so no non-heap total: it would be short by them), usage after the last GC,
+//! allocation and promotion totals, per-event GC durations (so no `_max` and no histogram buckets
+//! but `+Inf`), GC causes (Micrometer's `cause` label is absent), pending finalization, the JIT
+//! compiler's name (Micrometer's `compiler` label is absent), pool init sizes. Collectors without
+//! a bean twin (Shenandoah's, see [`crate::metrics`]) are absent.
+
+use std::fmt;
+
+use super::prometheus::{Exposition, MetricType};
+use crate::ProcessUsage;
+use crate::metrics::{Area, JvmMetrics};
+
+/// One naming scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dialect {
+    /// Every PerfData counter by this crate's rule (`hotspot_sun_gc_collector_time_seconds_total`).
+    Hotspot,
+    /// Micrometer (`jvm_memory_used_bytes{area,id}`, `jvm_gc_pause_seconds{action,gc}`).
+    Micrometer,
+    /// client_java 1.x (`jvm_memory_used_bytes{area}`, `jvm_memory_pool_used_bytes{pool}`).
+    ClientJava,
+    /// client_java 0.x (`jvm_memory_bytes_used{area}`, `jvm_memory_pool_bytes_used{pool}`).
+    ClientJava0,
+    /// OpenTelemetry (`jvm_memory_used_bytes{jvm_memory_type,jvm_memory_pool_name}`).
+    Otel,
+}
+
+impl Dialect {
+    /// Every dialect, in the order `--help` lists them.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Hotspot,
+        Dialect::Micrometer,
+        Dialect::ClientJava,
+        Dialect::ClientJava0,
+        Dialect::Otel,
+    ];
+
+    /// The name `--names` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Hotspot => "hotspot",
+            Dialect::Micrometer => "micrometer",
+            Dialect::ClientJava => "client_java",
+            Dialect::ClientJava0 => "client_java_0",
+            Dialect::Otel => "otel",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a family's samples hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// Each pool's used bytes.
+    PoolUsed,
+    /// Each pool's committed bytes.
+    PoolCommitted,
+    /// Each pool's max bytes, -1 where JMX has none.
+    PoolMax,
+    /// Each pool's max bytes, only where defined (OpenTelemetry's `jvm.memory.limit`).
+    PoolLimit,
+    /// The heap's used bytes (`area="heap"` only: see the module's "left out").
+    HeapUsed,
+    /// The heap's committed bytes.
+    HeapCommitted,
+    /// The heap's max bytes (-1 when undefined).
+    HeapMax,
+    /// Each collector's count and seconds (a summary or histogram).
+    Collections,
+    /// Micrometer's pauses: the collectors that are not concurrent phases.
+    Pauses,
+    /// Micrometer's concurrent phases.
+    ConcurrentPhases,
+    /// Live threads.
+    ThreadsLive,
+    /// Daemon threads.
+    ThreadsDaemon,
+    /// Peak live threads.
+    ThreadsPeak,
+    /// Threads started since the JVM started.
+    ThreadsStarted,
+    /// Live threads by daemon-ness (OpenTelemetry's `jvm.thread.count`).
+    ThreadsByDaemon,
+    /// Classes loaded now.
+    ClassesLoaded,
+    /// Classes loaded since the JVM started.
+    ClassesTotalLoaded,
+    /// Classes unloaded since the JVM started.
+    ClassesUnloaded,
+    /// JIT compilation time, seconds.
+    JitSeconds,
+    /// JIT compilation time, milliseconds (Micrometer keeps the MXBean's unit).
+    JitMillis,
+    /// The runtime's identity as labels, value 1.
+    RuntimeInfo,
+    /// Process CPU time, seconds.
+    CpuSeconds,
+    /// Process CPU time, nanoseconds (Micrometer's `process.cpu.time`).
+    CpuNanos,
+    /// JVM start, seconds since the epoch.
+    StartTime,
+    /// Seconds since the JVM started.
+    Uptime,
+    /// Open file descriptors.
+    OpenFds,
+    /// The limit on open file descriptors.
+    MaxFds,
+    /// Virtual memory bytes.
+    VirtualBytes,
+    /// Resident memory bytes.
+    ResidentBytes,
+}
+
+/// The labels a family's samples carry (besides the JVM's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Labels {
+    /// None.
+    None,
+    /// client_java's `area` (`heap`).
+    Area,
+    /// client_java's `pool` (the bean name).
+    Pool,
+    /// Micrometer's `area` (`heap`/`nonheap`) and `id` (the bean name).
+    AreaId,
+    /// OpenTelemetry's `jvm_memory_pool_name` and `jvm_memory_type` (`heap`/`non_heap`).
+    OtelPool,
+    /// client_java's `gc` (the bean name).
+    Gc,
+    /// Micrometer's `action` and `gc` (its `cause` is unknown to PerfData: absent).
+    ActionGc,
+    /// OpenTelemetry's `jvm_gc_action` and `jvm_gc_name`.
+    OtelGc,
+    /// OpenTelemetry's `jvm_thread_daemon` (`true`/`false`).
+    OtelDaemon,
+    /// `runtime`, `vendor`, `version` (`java.runtime.name`, `java.vm.vendor`, `java.runtime.version`).
+    Runtime,
+}
+
+impl Labels {
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Labels::None => &[],
+            Labels::Area => &["area"],
+            Labels::Pool => &["pool"],
+            Labels::AreaId => &["area", "id"],
+            Labels::OtelPool => &["jvm_memory_pool_name", "jvm_memory_type"],
+            Labels::Gc => &["gc"],
+            Labels::ActionGc => &["action", "gc"],
+            Labels::OtelGc => &["jvm_gc_action", "jvm_gc_name"],
+            Labels::OtelDaemon => &["jvm_thread_daemon"],
+            Labels::Runtime => &["runtime", "vendor", "version"],
+        }
+    }
+}
+
+/// One family of one dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Family {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The family's name on the page (its `# TYPE` line).
+    pub name: &'static str,
+    /// Its type.
+    pub metric_type: MetricType,
+    /// What its samples hold.
+    pub quantity: Quantity,
+    /// Its labels.
+    pub labels: Labels,
+    /// Where the dialect defines it (repository and file).
+    pub source: &'static str,
+}
+
+const CJ1: &str = "prometheus/client_java prometheus-metrics-instrumentation-jvm/src/main/java/io/prometheus/metrics/instrumentation/jvm/";
+const CJ0: &str =
+    "prometheus/client_java simpleclient_hotspot/src/main/java/io/prometheus/client/hotspot/";
+const MM: &str = "micrometer-metrics/micrometer micrometer-core/src/main/java/io/micrometer/core/instrument/binder/";
+const OTEL: &str = "open-telemetry/semantic-conventions model/jvm/metrics.yaml (stable), in the OTLP-to-Prometheus form (opentelemetry-specification compatibility/prometheus_and_openmetrics.md)";
+
+macro_rules! row {
+    ($d:ident, $name:literal, $t:ident, $q:ident, $l:ident, $src:expr) => {
+        Family {
+            dialect: Dialect::$d,
+            name: $name,
+            metric_type: MetricType::$t,
+            quantity: Quantity::$q,
+            labels: Labels::$l,
+            source: $src,
+        }
+    };
+}
+
+/// Every family of every dialect but `hotspot`, with its source. Read from the libraries' own
+/// sources: client_java 1.8 and 0.16, Micrometer 1.15 (`jvm/JvmMemoryMetrics`, `JvmGcMetrics`,
+/// `JvmThreadMetrics`, `ClassLoaderMetrics`, `JvmCompilationMetrics`, `JvmInfoMetrics`,
+/// `system/UptimeMetrics`, `ProcessorMetrics`, `FileDescriptorMetrics`), semantic conventions 1.3x.
+pub const FAMILIES: &[Family] = &[
+    // Micrometer
+    row!(
+        Micrometer,
+        "jvm_memory_used_bytes",
+        Gauge,
+        PoolUsed,
+        AreaId,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_memory_committed_bytes",
+        Gauge,
+        PoolCommitted,
+        AreaId,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_memory_max_bytes",
+        Gauge,
+        PoolMax,
+        AreaId,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_gc_pause_seconds",
+        Summary,
+        Pauses,
+        ActionGc,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_gc_concurrent_phase_time_seconds",
+        Summary,
+        ConcurrentPhases,
+        ActionGc,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_threads_live_threads",
+        Gauge,
+        ThreadsLive,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_threads_daemon_threads",
+        Gauge,
+        ThreadsDaemon,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_threads_peak_threads",
+        Gauge,
+        ThreadsPeak,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_threads_started_threads_total",
+        Counter,
+        ThreadsStarted,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_classes_loaded_classes",
+        Gauge,
+        ClassesLoaded,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_classes_unloaded_classes_total",
+        Counter,
+        ClassesUnloaded,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_classes_loaded_count_classes_total",
+        Counter,
+        ClassesTotalLoaded,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "jvm_compilation_time_ms_total",
+        Counter,
+        JitMillis,
+        None,
+        MM
+    ),
+    row!(Micrometer, "jvm_info", Gauge, RuntimeInfo, Runtime, MM),
+    row!(
+        Micrometer,
+        "process_cpu_time_ns_total",
+        Counter,
+        CpuNanos,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "process_start_time_seconds",
+        Gauge,
+        StartTime,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "process_uptime_seconds",
+        Gauge,
+        Uptime,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "process_files_open_files",
+        Gauge,
+        OpenFds,
+        None,
+        MM
+    ),
+    row!(
+        Micrometer,
+        "process_files_max_files",
+        Gauge,
+        MaxFds,
+        None,
+        MM
+    ),
+    // client_java 1.x
+    row!(
+        ClientJava,
+        "jvm_memory_used_bytes",
+        Gauge,
+        HeapUsed,
+        Area,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_memory_committed_bytes",
+        Gauge,
+        HeapCommitted,
+        Area,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_memory_max_bytes",
+        Gauge,
+        HeapMax,
+        Area,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_memory_pool_used_bytes",
+        Gauge,
+        PoolUsed,
+        Pool,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_memory_pool_committed_bytes",
+        Gauge,
+        PoolCommitted,
+        Pool,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_memory_pool_max_bytes",
+        Gauge,
+        PoolMax,
+        Pool,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_gc_collection_seconds",
+        Summary,
+        Collections,
+        Gc,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_threads_current",
+        Gauge,
+        ThreadsLive,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_threads_daemon",
+        Gauge,
+        ThreadsDaemon,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_threads_peak",
+        Gauge,
+        ThreadsPeak,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_threads_started_total",
+        Counter,
+        ThreadsStarted,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_classes_currently_loaded",
+        Gauge,
+        ClassesLoaded,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_classes_loaded_total",
+        Counter,
+        ClassesTotalLoaded,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_classes_unloaded_total",
+        Counter,
+        ClassesUnloaded,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_compilation_time_seconds_total",
+        Counter,
+        JitSeconds,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_runtime_info",
+        Gauge,
+        RuntimeInfo,
+        Runtime,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "process_cpu_seconds_total",
+        Counter,
+        CpuSeconds,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "process_start_time_seconds",
+        Gauge,
+        StartTime,
+        None,
+        CJ1
+    ),
+    row!(ClientJava, "process_open_fds", Gauge, OpenFds, None, CJ1),
+    row!(ClientJava, "process_max_fds", Gauge, MaxFds, None, CJ1),
+    row!(
+        ClientJava,
+        "process_virtual_memory_bytes",
+        Gauge,
+        VirtualBytes,
+        None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "process_resident_memory_bytes",
+        Gauge,
+        ResidentBytes,
+        None,
+        CJ1
+    ),
+    // client_java 0.x
+    row!(
+        ClientJava0,
+        "jvm_memory_bytes_used",
+        Gauge,
+        HeapUsed,
+        Area,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_memory_bytes_committed",
+        Gauge,
+        HeapCommitted,
+        Area,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_memory_bytes_max",
+        Gauge,
+        HeapMax,
+        Area,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_memory_pool_bytes_used",
+        Gauge,
+        PoolUsed,
+        Pool,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_memory_pool_bytes_committed",
+        Gauge,
+        PoolCommitted,
+        Pool,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_memory_pool_bytes_max",
+        Gauge,
+        PoolMax,
+        Pool,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_gc_collection_seconds",
+        Summary,
+        Collections,
+        Gc,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_threads_current",
+        Gauge,
+        ThreadsLive,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_threads_daemon",
+        Gauge,
+        ThreadsDaemon,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_threads_peak",
+        Gauge,
+        ThreadsPeak,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_threads_started_total",
+        Counter,
+        ThreadsStarted,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_classes_currently_loaded",
+        Gauge,
+        ClassesLoaded,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_classes_loaded_total",
+        Counter,
+        ClassesTotalLoaded,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "jvm_classes_unloaded_total",
+        Counter,
+        ClassesUnloaded,
+        None,
+        CJ0
+    ),
+    row!(ClientJava0, "jvm_info", Gauge, RuntimeInfo, Runtime, CJ0),
+    row!(
+        ClientJava0,
+        "process_cpu_seconds_total",
+        Counter,
+        CpuSeconds,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "process_start_time_seconds",
+        Gauge,
+        StartTime,
+        None,
+        CJ0
+    ),
+    row!(ClientJava0, "process_open_fds", Gauge, OpenFds, None, CJ0),
+    row!(ClientJava0, "process_max_fds", Gauge, MaxFds, None, CJ0),
+    row!(
+        ClientJava0,
+        "process_virtual_memory_bytes",
+        Gauge,
+        VirtualBytes,
+        None,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
+        "process_resident_memory_bytes",
+        Gauge,
+        ResidentBytes,
+        None,
+        CJ0
+    ),
+    // OpenTelemetry
+    row!(
+        Otel,
+        "jvm_memory_used_bytes",
+        Gauge,
+        PoolUsed,
+        OtelPool,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_memory_committed_bytes",
+        Gauge,
+        PoolCommitted,
+        OtelPool,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_memory_limit_bytes",
+        Gauge,
+        PoolLimit,
+        OtelPool,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_gc_duration_seconds",
+        Histogram,
+        Collections,
+        OtelGc,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_thread_count",
+        Gauge,
+        ThreadsByDaemon,
+        OtelDaemon,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_class_loaded_total",
+        Counter,
+        ClassesTotalLoaded,
+        None,
+        OTEL
+    ),
+    row!(
+        Otel,
+        "jvm_class_unloaded_total",
+        Counter,
+        ClassesUnloaded,
+        None,
+        OTEL
+    ),
+    row!(Otel, "jvm_class_count", Gauge, ClassesLoaded, None, OTEL),
+    row!(
+        Otel,
+        "jvm_cpu_time_seconds_total",
+        Counter,
+        CpuSeconds,
+        None,
+        OTEL
+    ),
+];
+
+/// The dialects one page carries: `--names`'s list, checked for collisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names {
+    dialects: Vec<Dialect>,
+}
+
+/// Why a `--names` list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NamesError {
+    /// A word that names no dialect.
+    #[error(
+        "unknown metric dialect {0:?}: the dialects are hotspot, micrometer, client_java, client_java_0, otel"
+    )]
+    Unknown(String),
+    /// Two dialects define one family differently: one page cannot carry both.
+    #[error(
+        "{first} and {second} both name a family {family}, with different labels or meaning ({first}: {first_labels}; {second}: {second_labels}): one page cannot carry both; serve them on two ports"
+    )]
+    Collision {
+        /// The family name.
+        family: &'static str,
+        /// One dialect.
+        first: Dialect,
+        /// Its labels.
+        first_labels: String,
+        /// The other.
+        second: Dialect,
+        /// Its labels.
+        second_labels: String,
+    },
+}
+
+impl Names {
+    /// `hotspot` alone, the default.
+    pub fn hotspot() -> Names {
+        Names {
+            dialects: vec![Dialect::Hotspot],
+        }
+    }
+
+    /// Parses a comma-separated list (`micrometer`, `hotspot,client_java`).
+    ///
+    /// # Errors
+    /// [`NamesError::Unknown`], or [`NamesError::Collision`] when two of them name one family
+    /// differently (Micrometer, client_java 1.x and OpenTelemetry all have `jvm_memory_used_bytes`
+    /// with other labels). A family two dialects define alike (`process_start_time_seconds`) is
+    /// written once.
+    pub fn parse(list: &str) -> Result<Names, NamesError> {
+        let mut dialects = Vec::new();
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let d = Dialect::ALL
+                .into_iter()
+                .find(|d| d.as_str() == word)
+                .ok_or_else(|| NamesError::Unknown(word.to_string()))?;
+            if !dialects.contains(&d) {
+                dialects.push(d);
+            }
+        }
+        if dialects.is_empty() {
+            return Err(NamesError::Unknown(list.to_string()));
+        }
+        for (i, a) in dialects.iter().enumerate() {
+            for b in &dialects[i + 1..] {
+                for fa in FAMILIES.iter().filter(|f| f.dialect == *a) {
+                    if let Some(fb) = FAMILIES
+                        .iter()
+                        .find(|f| f.dialect == *b && f.name == fa.name)
+                        && (fa.metric_type, fa.quantity, fa.labels)
+                            != (fb.metric_type, fb.quantity, fb.labels)
+                    {
+                        return Err(NamesError::Collision {
+                            family: fa.name,
+                            first: *a,
+                            first_labels: fa.labels.names().join(","),
+                            second: *b,
+                            second_labels: fb.labels.names().join(","),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(Names { dialects })
+    }
+
+    /// The dialects, in the order given.
+    pub fn dialects(&self) -> &[Dialect] {
+        &self.dialects
+    }
+
+    /// Whether the list has this dialect.
+    pub fn has(&self, d: Dialect) -> bool {
+        self.dialects.contains(&d)
+    }
+
+    /// Whether any dialect besides `hotspot` is asked for (those need [`JvmMetrics`]).
+    pub fn needs_jvm_metrics(&self) -> bool {
+        self.dialects.iter().any(|d| *d != Dialect::Hotspot)
+    }
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names::hotspot()
+    }
+}
+
+fn area_word(a: Area, otel: bool) -> &'static str {
+    match (a, otel) {
+        (Area::Heap, _) => "heap",
+        (Area::NonHeap, false) => "nonheap",
+        (Area::NonHeap, true) => "non_heap",
+    }
+}
+
+/// What one JVM gives the dialects: its JMX view, what the OS says of its process (`None` for a
+/// file or a core), and the time of the reading (seconds since the epoch, for uptime).
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The JMX view of its PerfData.
+    pub jvm: &'a JvmMetrics,
+    /// Its process's usage.
+    pub process: Option<&'a ProcessUsage>,
+    /// When it was read.
+    pub now_seconds: f64,
+}
+
+/// Adds one JVM's families of every dialect of `names` but `hotspot` to `page`, every series
+/// labelled `first` first (the JVM's `application`, `instance`, `pid`). A family two dialects
+/// define alike is written once (see [`Names::parse`]).
+pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Source<'_>, first: &[(&str, &str)]) {
+    let mut written: Vec<&str> = Vec::new();
+    for dialect in names.dialects() {
+        for f in FAMILIES.iter().filter(|f| f.dialect == *dialect) {
+            if written.contains(&f.name) {
+                continue;
+            }
+            written.push(f.name);
+            add_family(page, f, src, first);
+        }
+    }
+}
+
+fn help(f: &Family) -> String {
+    format!(
+        "{} from HotSpot PerfData (dialect {}, as defined in {})",
+        describe(f.quantity),
+        f.dialect,
+        f.source
+    )
+}
+
+fn describe(q: Quantity) -> &'static str {
+    match q {
+        Quantity::PoolUsed => "Memory pool used bytes",
+        Quantity::PoolCommitted => "Memory pool committed bytes",
+        Quantity::PoolMax => "Memory pool max bytes (-1: undefined)",
+        Quantity::PoolLimit => "Memory pool max bytes",
+        Quantity::HeapUsed => "Heap used bytes",
+        Quantity::HeapCommitted => "Heap committed bytes",
+        Quantity::HeapMax => "Heap max bytes (-1: undefined)",
+        Quantity::Collections | Quantity::Pauses => {
+            "Collections and their total seconds, per collector"
+        }
+        Quantity::ConcurrentPhases => "Concurrent-phase pauses and their total seconds",
+        Quantity::ThreadsLive => "Live threads",
+        Quantity::ThreadsDaemon => "Live daemon threads",
+        Quantity::ThreadsPeak => "Peak live threads",
+        Quantity::ThreadsStarted => "Threads started",
+        Quantity::ThreadsByDaemon => "Live threads by daemon status",
+        Quantity::ClassesLoaded => "Classes loaded now",
+        Quantity::ClassesTotalLoaded => "Classes loaded since start",
+        Quantity::ClassesUnloaded => "Classes unloaded since start",
+        Quantity::JitSeconds => "JIT compilation seconds",
+        Quantity::JitMillis => "JIT compilation milliseconds",
+        Quantity::RuntimeInfo => "Java runtime identity (value 1)",
+        Quantity::CpuSeconds => "Process CPU seconds (user and system)",
+        Quantity::CpuNanos => "Process CPU nanoseconds (user and system)",
+        Quantity::StartTime => "JVM start time, seconds since the epoch",
+        Quantity::Uptime => "Seconds since the JVM started",
+        Quantity::OpenFds => "Open file descriptors",
+        Quantity::MaxFds => "Limit on open file descriptors",
+        Quantity::VirtualBytes => "Virtual memory bytes",
+        Quantity::ResidentBytes => "Resident memory bytes",
+    }
+}
+
+fn add_family(page: &mut Exposition, f: &Family, src: &Source<'_>, first: &[(&str, &str)]) {
+    let help = help(f);
+    let jvm = src.jvm;
+    let mut one = |suffix: &str, labels: &[(&str, &str)], value: f64| {
+        page.add_dialect_sample(f.name, f.metric_type, &help, suffix, first, labels, value);
+    };
+    let max_or_minus_one = |m: Option<u64>| m.map_or(-1.0, |m| m as f64);
+    match f.quantity {
+        Quantity::PoolUsed | Quantity::PoolCommitted | Quantity::PoolMax | Quantity::PoolLimit => {
+            for p in &jvm.pools {
+                let value = match f.quantity {
+                    Quantity::PoolUsed => p.used as f64,
+                    Quantity::PoolCommitted => p.committed as f64,
+                    Quantity::PoolMax => max_or_minus_one(p.max),
+                    _ => match p.max {
+                        Some(m) => m as f64,
+                        None => continue,
+                    },
+                };
+                let labels: Vec<(&str, &str)> = match f.labels {
+                    Labels::Pool => vec![("pool", p.name)],
+                    Labels::AreaId => vec![("area", area_word(p.area, false)), ("id", p.name)],
+                    _ => vec![
+                        ("jvm_memory_pool_name", p.name),
+                        ("jvm_memory_type", area_word(p.area, true)),
+                    ],
+                };
+                one("", &labels, value);
+            }
+        }
+        Quantity::HeapUsed | Quantity::HeapCommitted | Quantity::HeapMax => {
+            if let Some((used, committed, max)) = jvm.heap {
+                let value = match f.quantity {
+                    Quantity::HeapUsed => used as f64,
+                    Quantity::HeapCommitted => committed as f64,
+                    _ => max_or_minus_one(max),
+                };
+                one("", &[("area", "heap")], value);
+            }
+        }
+        Quantity::Collections | Quantity::Pauses | Quantity::ConcurrentPhases => {
+            for c in &jvm.collectors {
+                match f.quantity {
+                    Quantity::Pauses if c.concurrent => continue,
+                    Quantity::ConcurrentPhases if !c.concurrent => continue,
+                    _ => {}
+                }
+                let labels: Vec<(&str, &str)> = match f.labels {
+                    Labels::Gc => vec![("gc", c.name)],
+                    Labels::ActionGc => vec![("action", c.action), ("gc", c.name)],
+                    _ => vec![("jvm_gc_action", c.action), ("jvm_gc_name", c.name)],
+                };
+                if f.metric_type == MetricType::Histogram {
+                    let mut with_le = labels.clone();
+                    with_le.push(("le", "+Inf"));
+                    one("_bucket", &with_le, c.count as f64);
+                }
+                one("_count", &labels, c.count as f64);
+                one("_sum", &labels, c.seconds);
+            }
+        }
+        Quantity::ThreadsLive
+        | Quantity::ThreadsDaemon
+        | Quantity::ThreadsPeak
+        | Quantity::ThreadsStarted
+        | Quantity::ThreadsByDaemon => {
+            if let Some(t) = jvm.threads {
+                match f.quantity {
+                    Quantity::ThreadsLive => one("", &[], t.live as f64),
+                    Quantity::ThreadsDaemon => one("", &[], t.daemon as f64),
+                    Quantity::ThreadsPeak => one("", &[], t.peak as f64),
+                    Quantity::ThreadsStarted => one("", &[], t.started as f64),
+                    _ => {
+                        one("", &[("jvm_thread_daemon", "true")], t.daemon as f64);
+                        let others = t.live.saturating_sub(t.daemon);
+                        one("", &[("jvm_thread_daemon", "false")], others as f64);
+                    }
+                }
+            }
+        }
+        Quantity::ClassesLoaded | Quantity::ClassesTotalLoaded | Quantity::ClassesUnloaded => {
+            if let Some(c) = jvm.classes {
+                let v = match f.quantity {
+                    Quantity::ClassesLoaded => c.loaded,
+                    Quantity::ClassesTotalLoaded => c.total_loaded,
+                    _ => c.unloaded,
+                };
+                one("", &[], v as f64);
+            }
+        }
+        Quantity::JitSeconds => {
+            if let Some(s) = jvm.jit_seconds {
+                one("", &[], s);
+            }
+        }
+        Quantity::JitMillis => {
+            if let Some(s) = jvm.jit_seconds {
+                one("", &[], (s * 1e3).floor());
+            }
+        }
+        Quantity::RuntimeInfo => {
+            let r = &jvm.runtime;
+            one(
+                "",
+                &[
+                    ("runtime", &r.name),
+                    ("vendor", &r.vendor),
+                    ("version", &r.version),
+                ],
+                1.0,
+            );
+        }
+        Quantity::StartTime => {
+            if let Some(t) = jvm.start_time_seconds {
+                one("", &[], t);
+            }
+        }
+        Quantity::Uptime => {
+            if let Some(t) = jvm.start_time_seconds {
+                one("", &[], (src.now_seconds - t).max(0.0));
+            }
+        }
+        Quantity::CpuSeconds
+        | Quantity::CpuNanos
+        | Quantity::OpenFds
+        | Quantity::MaxFds
+        | Quantity::VirtualBytes
+        | Quantity::ResidentBytes => {
+            let Some(p) = src.process else { return };
+            let v = match f.quantity {
+                Quantity::CpuSeconds => Some(p.cpu_seconds),
+                Quantity::CpuNanos => Some((p.cpu_seconds * 1e9).round()),
+                Quantity::OpenFds => p.open_fds.map(|v| v as f64),
+                Quantity::MaxFds => p.max_fds.map(|v| v as f64),
+                Quantity::VirtualBytes => Some(p.virtual_bytes as f64),
+                _ => Some(p.resident_bytes as f64),
+            };
+            if let Some(v) = v {
+                one("", &[], v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse_and_collisions_are_refused() {
+        assert_eq!(Names::parse("hotspot").unwrap(), Names::hotspot());
+        let n = Names::parse("client_java, client_java_0,hotspot").unwrap();
+        assert_eq!(
+            n.dialects(),
+            &[Dialect::ClientJava, Dialect::ClientJava0, Dialect::Hotspot]
+        );
+        let e = Names::parse("micrometer,client_java").unwrap_err();
+        assert!(
+            e.to_string().contains("jvm_memory_used_bytes") && e.to_string().contains("area,id"),
+            "{e}"
+        );
+        assert!(Names::parse("otel,micrometer").is_err());
+        assert!(matches!(
+            Names::parse("prometheus"),
+            Err(NamesError::Unknown(_))
+        ));
+        assert!(Names::parse("").is_err());
+        // Micrometer and client_java 0.x share only alike families (process_start_time_seconds).
+        Names::parse("micrometer,client_java_0").unwrap();
+    }
+
+    #[test]
+    fn every_family_name_follows_the_prometheus_rules() {
+        for f in FAMILIES {
+            assert!(
+                f.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{}",
+                f.name
+            );
+            assert_eq!(
+                f.name.ends_with("_total"),
+                f.metric_type == MetricType::Counter,
+                "{}",
+                f.name
+            );
+        }
+    }
+}
