@@ -25,7 +25,7 @@ scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
 # The minidumps of a Windows JVM that tests/minidump.rs and windows/integration.py read: made once
-# under Wine (about 30 s here, up to 2-3 minutes on a slow machine), then cached.
+# under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
 python3 scripts/windows/minidump.py >/dev/null
 step "setup done"
 

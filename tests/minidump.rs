@@ -1,9 +1,10 @@
-//! `inspect --core <minidump>` on Linux against minidumps of a real Windows JDK 21 JVM run under
-//! Wine: a full-memory one (MiniDumpWithFullMemory) must give the counters `jcmd.exe
-//! PerfCounter.print` printed just before the dump (same names, same Constant values, Monotonic
-//! values between the reads before and after it), and `inspect stat` must work on it; a
-//! MiniDumpNormal one must be refused with the dump type that would hold the region and how to
-//! write one.
+//! `inspect --core <minidump>` on Linux against minidumps of real Windows JDK 21 JVMs run under
+//! Wine: a full-memory one (MiniDumpWithFullMemory) written by `MiniDumpWriteDump` must give the
+//! counters `jcmd.exe PerfCounter.print` printed just before the dump (same names, same Constant
+//! values, Monotonic values between the reads before and after it), and `inspect stat` must work
+//! on it; so must HotSpot's own crash dump, `hs_err_pid<pid>.mdmp`, against `jcmd.exe` just before
+//! the crash; a MiniDumpNormal one must be refused with the dump type that would hold the region
+//! and how to write one.
 //!
 //! The dumps are made once and cached by `scripts/windows/minidump.py` (Wine, the Windows JDK and
 //! mingw-w64, installed by `scripts/windows/setup.sh`; 30 s to 2 minutes cold, then instant):
@@ -141,6 +142,68 @@ fn windows_full_minidump_read_on_linux_matches_jcmd_exe_before_the_dump() {
         "{} counters: {constants} Constant equal to jcmd.exe's, {monotonic} Monotonic between its reads",
         ours.len()
     );
+}
+
+/// HotSpot's own crash dump (`hs_err_pid<pid>.mdmp`, written with `-XX:+CreateCoredumpOnCrash`
+/// when the JVM crashed on an access violation) against `jcmd.exe` just before the crash.
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_hotspot_crash_dump_hs_err_pid_mdmp_matches_jcmd_exe_before_the_crash() {
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dumps().join("info.json")).unwrap()).unwrap();
+    let name = info["crash"]["file"].as_str().unwrap();
+    assert!(
+        name.starts_with("hs_err_pid") && name.ends_with(".mdmp"),
+        "{name}"
+    );
+    let dump = dumps().join(name);
+    let out = inspect(&["-v", "--core", path_arg(&dump)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspect --core {name}: {stderr}");
+    let ours = counters(&String::from_utf8(out.stdout).unwrap());
+    let before = reference("jcmd-before-crash.txt");
+    let names = |m: &BTreeMap<String, String>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        names(&ours),
+        names(&before),
+        "names differ from jcmd.exe's before the crash"
+    );
+    let variability = variabilities(&dump);
+    let (mut constants, mut monotonic) = (0, 0);
+    for (name, value) in &ours {
+        match variability.get(name).map(String::as_str) {
+            Some("constant") => {
+                assert_eq!(value, &before[name], "Constant counter {name}");
+                constants += 1;
+            }
+            Some("monotonic") => {
+                if let (Ok(b), Ok(o)) = (before[name].parse::<i64>(), value.parse::<i64>()) {
+                    assert!(
+                        b <= o,
+                        "Monotonic counter {name}: {b} before the crash, {o} in its dump"
+                    );
+                    monotonic += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        constants >= 30 && monotonic >= 30,
+        "{constants} Constant, {monotonic} Monotonic"
+    );
+    assert!(ours["java.rt.vmArgs"].contains("-XX:+CreateCoredumpOnCrash"));
+    assert_eq!(ours["sun.rt.javaCommand"], "\"WinCrash\"");
+    // HotSpot writes it with full memory and an exception stream (the crash).
+    for says in [
+        "minidump type MiniDumpWithFullMemory",
+        "ExceptionStream",
+        "region: 65536 bytes",
+    ] {
+        assert!(stderr.contains(says), "-v lacks {says:?}: {stderr}");
+    }
+    let stat = inspect_ok(&["stat", "--core", path_arg(&dump), "-gcutil"]);
+    assert_eq!(stat.lines().count(), 2, "{stat}");
 }
 
 #[test]

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """Makes (once) and caches the Windows minidumps the minidump tests read; prints their directory.
 
-A Windows JDK 21 JVM (scripts/windows/java/WinTarget.java) runs under Wine; jcmd.exe PerfCounter.print
-is taken just before the dumps and just after; windows/minidump.c (built with mingw) writes a
-MiniDumpNormal dump (no PerfData region: the error path) and a full-memory one of it with
-MiniDumpWriteDump. A full dump takes 75-120 s under Wine, so the result is cached in
+Windows JDK 21 JVMs run under Wine:
+* scripts/windows/java/WinTarget.java: jcmd.exe PerfCounter.print is taken just before the dumps and
+  just after; windows/minidump.c (built with mingw) writes a MiniDumpNormal dump (no PerfData
+  region: the error path) and a full-memory one of it with MiniDumpWriteDump;
+* scripts/windows/java/WinCrash.java, run with -XX:+CreateCoredumpOnCrash: jcmd.exe just before it
+  crashes itself; HotSpot writes its own crash dump, hs_err_pid<pid>.mdmp.
+A full dump takes 15-120 s under Wine, so the result is cached in
 $HSINSPECT_TEST_CACHE/minidump/<key>/ (default ~/.cache/hsinspect), the key made of the JDK build
-(its `release` file) and the sources that shape the dump (minidump.c, WinTarget.java, this script's
-JVM flags); a later run with the same key reuses it (milliseconds).
+(its `release` file) and the sources that shape the dumps (minidump.c, the two Java programs, the
+JVM flags here); a later run with the same key reuses it (under a second).
 
-The directory holds full.mdmp, normal.mdmp, jcmd-before.txt and jcmd-after.txt (jcmd.exe's
-`name=value` lines, CRLF and the `<pid>:` line removed) and info.json (pid, sizes, how long each dump
-took). Used by tests/minidump.rs and windows/integration.py; scripts/test.sh runs it first.
+The directory holds full.mdmp, normal.mdmp, hs_err_pid<pid>.mdmp, jcmd-before.txt, jcmd-after.txt
+and jcmd-before-crash.txt (jcmd.exe's `name=value` lines, CRLF and the `<pid>:` line removed) and
+info.json (pids, file names, sizes, how long each dump took). Used by tests/minidump.rs and
+windows/integration.py; scripts/test.sh runs it first.
 
 Needs Wine, mingw-w64, a host javac and the Windows JDK: scripts/windows/setup.sh and
 scripts/setup-test-deps.sh install them. Exits non-zero saying what is missing.
@@ -41,7 +45,8 @@ JAVA = os.path.join(JAVA_HOME, "bin", "java.exe")
 JCMD = os.path.join(JAVA_HOME, "bin", "jcmd.exe")
 # A small heap keeps the full dump (and the time Wine takes to write it) small.
 JVM_FLAGS = ["-Xms16m", "-Xmx64m", "-XX:+UseSerialGC"]
-SOURCES = [os.path.join(HERE, "minidump.c"), os.path.join(HERE, "java", "WinTarget.java")]
+SOURCES = [os.path.join(HERE, "minidump.c"), os.path.join(HERE, "java", "WinTarget.java"),
+           os.path.join(HERE, "java", "WinCrash.java")]
 
 
 def die(msg):
@@ -85,6 +90,46 @@ def jcmd_lines(pid):
     return [l for l in out.splitlines()[1:] if "=" in l]
 
 
+class Jvm:
+    """A Windows JVM under Wine running `cls` (WinTarget or WinCrash) in `cwd`; its stdout is pumped
+    by a thread; ready once it printed READY, with its Windows pid."""
+
+    def __init__(self, classes, cls, flags, cwd):
+        self.proc = subprocess.Popen(["wine", JAVA, *flags, "-cp", winpath(classes), cls,
+                                      *(["-1", "0"] if cls == "WinTarget" else [])],
+                                     cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        self.lines = []
+        ready = threading.Event()
+
+        def pump():
+            for raw in self.proc.stdout:
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                if not line.startswith("TICK"):
+                    self.lines.append(line)
+                if line == "READY":
+                    ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(120):
+            self.close()
+            die(f"the Windows JVM ({cls}) did not start within 120 s: {self.lines}")
+        self.pid = int(next(l for l in self.lines if l.startswith("PID ")).split()[1])
+
+    def close(self, send=b""):
+        """Ends it: `send` (one byte makes WinCrash crash) and EOF on its stdin; waits for the exit."""
+        try:
+            self.proc.stdin.write(send)
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 def make(dest):
     for tool in ("wine", "x86_64-w64-mingw32-gcc"):
         if shutil.which(tool) is None:
@@ -94,52 +139,52 @@ def make(dest):
         die(f"{javac} not found: scripts/setup-test-deps.sh installs JDK 17 (or set HOST_JAVAC)")
     work = tempfile.mkdtemp(prefix="hsinspect-minidump-")
     try:
-        subprocess.run([javac, "--release", "11", "-d", work, SOURCES[1]], check=True)
+        classes = os.path.join(work, "classes")
+        subprocess.run([javac, "--release", "11", "-nowarn", "-XDsuppressNotes", "-d", classes, *SOURCES[1:]],
+                       check=True, capture_output=True)
         dumper = os.path.join(work, "minidump.exe")
         subprocess.run(["x86_64-w64-mingw32-gcc", "-O2", "-s", "-o", dumper, SOURCES[0], "-ldbghelp"], check=True)
-        java = subprocess.Popen(["wine", JAVA, *JVM_FLAGS, "-cp", winpath(work), "WinTarget", "-1", "0"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        info = {"jvm_flags": JVM_FLAGS}
+
+        # 1. A running JVM, dumped by minidump.exe (MiniDumpWriteDump) without and with full memory.
+        j = Jvm(classes, "WinTarget", JVM_FLAGS, work)
         try:
-            lines = []
-            ready = threading.Event()
-
-            def pump():
-                for raw in java.stdout:
-                    line = raw.decode(errors="replace").rstrip("\r\n")
-                    if not line.startswith("TICK"):
-                        lines.append(line)
-                    if line == "READY":
-                        ready.set()
-
-            threading.Thread(target=pump, daemon=True).start()
-            if not ready.wait(120):
-                die(f"the Windows JVM did not start within 120 s: {lines}")
-            pid = int(next(l for l in lines if l.startswith("PID ")).split()[1])
-            jcmd_lines(pid)  # the first attach starts the Attach Listener: settle its counters
-            before = jcmd_lines(pid)
-            info = {"pid": pid, "jvm_flags": JVM_FLAGS}
+            jcmd_lines(j.pid)  # the first attach starts the Attach Listener: settle its counters
+            before = jcmd_lines(j.pid)
+            info["pid"] = j.pid
             for kind in ("normal", "full"):
                 path = os.path.join(dest, f"{kind}.mdmp")
                 t0 = time.time()
-                code, out, err = wine([dumper, str(pid), kind, winpath(path)], timeout=600)
+                code, out, err = wine([dumper, str(j.pid), kind, winpath(path)], timeout=600)
                 if code != 0:
-                    die(f"minidump.exe {pid} {kind} failed ({code}): {out} {err}")
+                    die(f"minidump.exe {j.pid} {kind} failed ({code}): {out} {err}")
                 info[kind] = {"seconds": round(time.time() - t0, 1), "bytes": os.path.getsize(path),
                               "writer": out.strip()}
-                print(f"windows/minidump: {kind} dump of {pid}: {info[kind]}", file=sys.stderr)
-            after = jcmd_lines(pid)
+                print(f"windows/minidump: {kind} dump of {j.pid}: {info[kind]}", file=sys.stderr)
+            after = jcmd_lines(j.pid)
         finally:
-            try:
-                java.stdin.close()
-            except OSError:
-                pass
-            try:
-                java.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                java.kill()
-                java.wait()
-        for name, lines_ in (("jcmd-before.txt", before), ("jcmd-after.txt", after)):
-            with open(os.path.join(dest, name), "w") as f:
+            j.close()
+
+        # 2. HotSpot's own crash dump: hs_err_pid<pid>.mdmp, written in the JVM's current directory
+        # when it crashes (on a client Windows, which Wine reports, only with -XX:+CreateCoredumpOnCrash).
+        crash_dir = os.path.join(work, "crash")
+        os.makedirs(crash_dir)
+        c = Jvm(classes, "WinCrash", [*JVM_FLAGS, "-XX:+CreateCoredumpOnCrash"], crash_dir)
+        jcmd_lines(c.pid)
+        before_crash = jcmd_lines(c.pid)
+        t0 = time.time()
+        c.close(send=b"x")
+        name = f"hs_err_pid{c.pid}.mdmp"
+        if not os.path.exists(os.path.join(crash_dir, name)):
+            die(f"the crashed JVM wrote no {name} (exit {c.proc.returncode}): {c.lines[-20:]}, {os.listdir(crash_dir)}")
+        shutil.move(os.path.join(crash_dir, name), os.path.join(dest, name))
+        info["crash"] = {"pid": c.pid, "file": name, "seconds": round(time.time() - t0, 1),
+                         "bytes": os.path.getsize(os.path.join(dest, name)), "exit": c.proc.returncode}
+        print(f"windows/minidump: HotSpot's crash dump: {info['crash']}", file=sys.stderr)
+
+        for name_, lines_ in (("jcmd-before.txt", before), ("jcmd-after.txt", after),
+                              ("jcmd-before-crash.txt", before_crash)):
+            with open(os.path.join(dest, name_), "w") as f:
                 f.write("\n".join(lines_) + "\n")
         with open(os.path.join(dest, "info.json"), "w") as f:
             json.dump(info, f, indent=1)
@@ -155,7 +200,7 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)  # one maker at a time; the others wait and reuse
         if not os.path.exists(os.path.join(dest, "info.json")):
             t0 = time.time()
-            print(f"windows/minidump: writing the test dumps ({k}; a full dump takes 1-2 minutes under Wine)",
+            print(f"windows/minidump: writing the test dumps ({k}; about a minute under Wine, more on a slow machine)",
                   file=sys.stderr)
             partial = dest + ".partial"
             shutil.rmtree(partial, ignore_errors=True)
