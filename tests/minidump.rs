@@ -15,42 +15,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::Path;
 
 use common::*;
 
-const NEEDS: &str =
-    "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh";
-
-/// The directory of the cached dumps, made by `scripts/windows/minidump.py` if missing.
+/// The directory of the cached dumps (`common::minidumps`).
 fn dumps() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/minidump.py");
-        let out = Command::new("python3")
-            .arg(&script)
-            .output()
-            .expect("running python3");
-        assert!(
-            out.status.success(),
-            "{} failed ({}): {}\n{NEEDS}",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        for f in [
-            "full.mdmp",
-            "normal.mdmp",
-            "jcmd-before.txt",
-            "jcmd-after.txt",
-        ] {
-            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
-        }
-        dir
-    })
+    minidumps()
 }
 
 fn reference(name: &str) -> BTreeMap<String, String> {
