@@ -89,11 +89,18 @@ pub fn dump_type_name(flags: u64) -> String {
     names.join("|")
 }
 
-/// Whether the file at `path` starts with the minidump signature `MDMP`.
+/// Whether the file at `path` is a regular file that starts with the minidump signature `MDMP`
+/// (anything else, a FIFO or a device included, is not opened).
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be opened or read.
+/// [`Error::Io`] when it cannot be examined, opened or read.
 pub fn is_minidump(path: &Path) -> Result<bool, Error> {
+    if !std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .is_file()
+    {
+        return Ok(false);
+    }
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 4];
     let mut got = 0;
