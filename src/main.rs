@@ -121,6 +121,9 @@ struct Cli {
     #[arg(long, value_enum, default_value_t)]
     format: output::OutputFormat,
 
+    #[command(flatten)]
+    dialects: output::DialectArgs,
+
     /// Say on stderr which path and symbols were used, where the region is, how long the JVM was stopped.
     #[arg(short, long)]
     verbose: bool,
@@ -249,6 +252,11 @@ fn patterns(cli: &Cli) -> Vec<String> {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    if cli.dialects.names != hsinspect::format::dialect::Names::hotspot()
+        && cli.format != output::OutputFormat::Prometheus
+    {
+        bail!("--names applies to --format prometheus (and to inspect serve)");
+    }
     let patterns = patterns(cli);
     let filter = Filter::new(&patterns).context("bad counter pattern")?;
     if let Some(interval) = cli.interval {
@@ -261,6 +269,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             &filter,
             schedule,
             cli.format,
+            &cli.dialects,
         );
     }
     let reading = read(cli)?;
@@ -286,6 +295,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let written = output::write(
         &mut out,
         cli.format,
+        &cli.dialects,
         pid,
         taken,
         &reading.snapshot,

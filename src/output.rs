@@ -3,8 +3,46 @@
 use std::io::{self, Write};
 use std::time::SystemTime;
 
+use hsinspect::format::dialect::{self, ApplicationRule, Names};
 use hsinspect::format::{self, json, prometheus};
+use hsinspect::metrics::JvmMetrics;
 use hsinspect::perfdata::{Counter, Snapshot};
+
+/// `--names` and `--application`: which metric dialects a Prometheus page carries.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DialectArgs {
+    /// Metric names: `hotspot` (every PerfData counter, this tool's naming), `micrometer`,
+    /// `client_java` (1.x; also jmx_exporter's agent), `client_java_0` (simpleclient_hotspot),
+    /// `otel` (OpenTelemetry semantic conventions); a comma-separated list when they do not
+    /// collide on a name.
+    #[arg(long, value_name = "LIST", default_value = "hotspot", value_parser = parse_names)]
+    pub names: Names,
+
+    /// The `application` label of JVMs whose main class or jar path matches GLOB (`*` crosses
+    /// `/`); repeat for more, first match wins. Default: the jar's name without `.jar`, else the
+    /// main class's simple name.
+    #[arg(long = "application", value_name = "NAME=GLOB", value_parser = parse_application)]
+    pub applications: Vec<ApplicationRule>,
+}
+
+fn parse_names(s: &str) -> Result<Names, String> {
+    Names::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_application(s: &str) -> Result<ApplicationRule, String> {
+    ApplicationRule::parse(s)
+}
+
+/// This host's name, for the dialects' `instance` label: the kernel's hostname on Linux,
+/// `COMPUTERNAME` on Windows, else `localhost`.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
 
 /// How counters are printed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -26,6 +64,7 @@ pub enum OutputFormat {
 pub fn write<'a, W: Write>(
     out: &mut W,
     fmt: OutputFormat,
+    dialects: &DialectArgs,
     pid: Option<i32>,
     taken: SystemTime,
     snapshot: &Snapshot,
@@ -35,12 +74,50 @@ pub fn write<'a, W: Write>(
         OutputFormat::Text => format::write_jcmd(out, counters),
         OutputFormat::Json => json::write_json_line(out, pid, taken, counters),
         OutputFormat::Prometheus => {
+            let pid_number = pid;
             let mut page = prometheus::Exposition::new();
             let pid = pid.map(|p| p.to_string());
             let labels: Vec<(&str, &str)> = pid.iter().map(|p| ("pid", p.as_str())).collect();
-            page.add_counters(counters, snapshot.long("sun.os.hrt.frequency"), &labels);
+            if dialects.names.has(dialect::Dialect::Hotspot) {
+                page.add_counters(counters, snapshot.long("sun.os.hrt.frequency"), &labels);
+            }
+            if dialects.names.needs_jvm_metrics() {
+                add_dialects(&mut page, dialects, pid_number, taken, snapshot);
+            }
             page.write(out)?;
             Ok(Vec::new())
         }
     }
+}
+
+/// The dialect families of one JVM. A live JVM's (`pid` given) also get its process's usage and
+/// `instance`/`pid` labels; a file or core gets `application` only.
+fn add_dialects(
+    page: &mut prometheus::Exposition,
+    dialects: &DialectArgs,
+    pid: Option<i32>,
+    taken: SystemTime,
+    snapshot: &Snapshot,
+) {
+    let metrics = JvmMetrics::from_snapshot(snapshot);
+    let command = match snapshot.get("sun.rt.javaCommand").map(|c| &c.value) {
+        Some(hsinspect::perfdata::Value::String(s)) => s.as_str(),
+        _ => "",
+    };
+    let main = hsinspect::perfdata::java_command::jps_main(command);
+    let app = dialect::application(main, &dialects.applications);
+    let labels = match pid {
+        Some(pid) => dialect::jvm_labels(&app, &host_name(), pid),
+        None => vec![("application", app)],
+    };
+    let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let usage = pid.and_then(|p| hsinspect::process_usage(p).ok());
+    let source = dialect::Source {
+        jvm: &metrics,
+        process: usage.as_ref(),
+        now_seconds: taken
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    };
+    dialect::add_jvm(page, &dialects.names, &source, &labels);
 }

@@ -156,6 +156,7 @@ pub fn run_listing(
     filter: &Filter,
     schedule: Schedule,
     fmt: OutputFormat,
+    dialects: &output::DialectArgs,
 ) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
@@ -166,7 +167,7 @@ pub fn run_listing(
         }
         let snapshot = &sample.reading.snapshot;
         let counters = format::sorted(snapshot, filter);
-        output::write(out, fmt, pid, sample.taken, snapshot, &counters).map(|_skipped| ())
+        output::write(out, fmt, dialects, pid, sample.taken, snapshot, &counters).map(|_skipped| ())
     })
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use hsinspect::format::prometheus;
-use hsinspect::serve::{Exporter, Selection, index_page};
+use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
 
 use crate::http;
 use crate::web::Web;
@@ -46,6 +46,9 @@ pub struct ServeArgs {
     /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
     #[arg(long)]
     pub no_cache: bool,
+
+    #[command(flatten)]
+    pub dialects: crate::output::DialectArgs,
 }
 
 /// Runs `inspect serve` until SIGTERM or SIGINT.
@@ -98,7 +101,13 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
              main class and user ({open})"
         );
     }
-    let exporter = Arc::new(Exporter::new(selection, !args.no_cache));
+    let exporter = Arc::new(
+        Exporter::new(selection, !args.no_cache).with_dialects(Dialects {
+            names: args.dialects.names.clone(),
+            applications: args.dialects.applications.clone(),
+            host: crate::output::host_name(),
+        }),
+    );
     serve_until_signalled(listener, exporter, web).context("serving")?;
     eprintln!("inspect serve: stopped");
     Ok(ExitCode::SUCCESS)

@@ -329,6 +329,7 @@ pub fn run(args: &StatArgs) -> anyhow::Result<ExitCode> {
                 output::write(
                     out,
                     OutputFormat::Prometheus,
+                    &output::DialectArgs::default(),
                     pid,
                     sample.taken,
                     snapshot,

@@ -4,7 +4,7 @@
 mod common;
 mod prom;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use common::{Jvm, counters, inspect_ok, jdk17};
@@ -338,5 +338,121 @@ fn sampling_repeats_each_format() {
     assert_eq!(pages.len(), 2);
     for p in pages {
         prom::check_metrics(&format!("{}\n", p.trim_end()), "a sampled page");
+    }
+}
+
+/// Every dialect of every saved region (JDK 8 to 25, every collector), from the file alone: the
+/// pools and collectors under their JMX names for that collector, the heap's used size the sum of
+/// its pools', and no `instance` or process values (a file has no process).
+#[test]
+fn dialects_of_every_saved_region_name_pools_and_collectors_as_jmx() {
+    let heap_pools = |file: &str| -> &[&str] {
+        match file {
+            f if f.contains("serial") => &["Eden Space", "Survivor Space", "Tenured Gen"],
+            f if f.contains("parallel") => &["PS Eden Space", "PS Survivor Space", "PS Old Gen"],
+            f if f.contains("cms") => &["Par Eden Space", "Par Survivor Space", "CMS Old Gen"],
+            f if f.contains("g1") => &["G1 Eden Space", "G1 Survivor Space", "G1 Old Gen"],
+            // Both were captured with generational ZGC (`-XX:+ZGenerational` on JDK 21).
+            f if f.contains("jdk25-zgc") || f.contains("jdk21-zgc") => {
+                &["ZGC Young Generation", "ZGC Old Generation"]
+            }
+            f if f.contains("zgc") => &["ZHeap"],
+            f if f.contains("shenandoah") => &["Shenandoah"],
+            f => panic!("no collector in the name {f}"),
+        }
+    };
+    let collectors = |file: &str| -> &[&str] {
+        match file {
+            f if f.contains("serial") => &["Copy", "MarkSweepCompact"],
+            f if f.contains("parallel") => &["PS MarkSweep", "PS Scavenge"],
+            f if f.contains("cms") => &["ConcurrentMarkSweep", "ParNew"],
+            f if f.contains("jdk25-g1") => &[
+                "G1 Concurrent GC",
+                "G1 Old Generation",
+                "G1 Young Generation",
+            ],
+            f if f.contains("g1") => &["G1 Old Generation", "G1 Young Generation"],
+            f if f.contains("jdk25-zgc") || f.contains("jdk21-zgc") => {
+                &["ZGC Major Pauses", "ZGC Minor Pauses"]
+            }
+            f if f.contains("zgc") => &["ZGC Pauses"],
+            _ => &[], // Shenandoah's PerfData collectors have no bean twin
+        }
+    };
+    for file in regions("testdata/stat") {
+        let name = file.file_name().unwrap().to_str().unwrap().to_string();
+        let page = inspect_ok(&[
+            "--format",
+            "prometheus",
+            "--names",
+            "client_java",
+            file.to_str().unwrap(),
+        ]);
+        let (samples, _) = prom::parse(&page);
+        let pools: BTreeSet<String> = samples
+            .iter()
+            .filter(|s| s.name == "jvm_memory_pool_used_bytes")
+            .map(|s| s.labels["pool"].clone())
+            .collect();
+        let mut want: BTreeSet<String> = heap_pools(&name).iter().map(|s| s.to_string()).collect();
+        want.insert("Metaspace".into());
+        // JDK 11 to 14's ZGC runs without compressed class pointers: no such pool.
+        if !(name.contains("jdk11") && name.contains("zgc")) {
+            want.insert("Compressed Class Space".into());
+        }
+        assert_eq!(pools, want, "{name}");
+        let gcs: BTreeSet<String> = samples
+            .iter()
+            .filter(|s| s.name == "jvm_gc_collection_seconds_count")
+            .map(|s| s.labels["gc"].clone())
+            .collect();
+        let want: BTreeSet<String> = collectors(&name).iter().map(|s| s.to_string()).collect();
+        assert_eq!(gcs, want, "{name}");
+        let heap_sum: f64 = samples
+            .iter()
+            .filter(|s| {
+                s.name == "jvm_memory_pool_used_bytes"
+                    && heap_pools(&name).contains(&s.labels["pool"].as_str())
+            })
+            .map(|s| s.value)
+            .sum();
+        let heap = samples
+            .iter()
+            .find(|s| s.name == "jvm_memory_used_bytes")
+            .unwrap();
+        assert_eq!(heap.value, heap_sum, "{name}");
+        assert!(
+            samples.iter().all(|s| !s.labels.contains_key("instance")
+                && s.labels.contains_key("application")
+                && !s.name.starts_with("process_cpu")),
+            "{name}: {page}"
+        );
+        // The other dialects carry the same pools.
+        for names in ["micrometer", "client_java_0", "otel"] {
+            let page = inspect_ok(&[
+                "--format",
+                "prometheus",
+                "--names",
+                names,
+                file.to_str().unwrap(),
+            ]);
+            let (other, _) = prom::parse(&page);
+            let label = match names {
+                "micrometer" => "id",
+                "otel" => "jvm_memory_pool_name",
+                _ => "pool",
+            };
+            let family = if names == "client_java_0" {
+                "jvm_memory_pool_bytes_used"
+            } else {
+                "jvm_memory_used_bytes"
+            };
+            let theirs: BTreeSet<String> = other
+                .iter()
+                .filter(|s| s.name == family)
+                .map(|s| s.labels[label].clone())
+                .collect();
+            assert_eq!(theirs, pools, "{name} {names}");
+        }
     }
 }

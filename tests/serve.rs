@@ -707,3 +707,116 @@ print("ok")
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Dashboard queries in each metric dialect, through a real Prometheus with `honor_labels` (the
+/// README's scrape config): one series per JVM, per pool and per collector, and two JVMs of one
+/// application never merge (each is its own `instance`).
+#[test]
+#[ignore = "needs root, JDK 17 and Prometheus: run scripts/test.sh"]
+fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
+    let _jvms = jvms_may_change();
+    let dir = scratch_dir("dialects");
+    let a = start_jar(&jar_at(&dir.path().join("a"), "orders-1.0.jar"), &[], &[]);
+    let b = start_jar(
+        &jar_at(&dir.path().join("b"), "orders-1.0.jar"),
+        &["-XX:+PerfDisableSharedMem"],
+        &[],
+    );
+    let c = Jvm::start(&[]);
+    let pids = [a.pid, b.pid, c.pid];
+    let pid_args: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let instances: BTreeSet<String> = pids
+        .iter()
+        .map(|p| format!("{}/{p}", host.trim()))
+        .collect();
+    // (dialect, [(query, series it must return)]): each JVM runs Serial (Copy, MarkSweepCompact;
+    // Eden Space, Survivor Space, Tenured Gen, Metaspace, Compressed Class Space).
+    let cases: &[(&str, &[(&str, usize)])] = &[
+        (
+            "micrometer",
+            &[
+                (
+                    "sum by (instance, area) (jvm_memory_used_bytes{application=\"orders-1.0\"})",
+                    4,
+                ),
+                ("jvm_memory_max_bytes{id=\"Tenured Gen\"}", 3),
+                ("jvm_gc_pause_seconds_count", 6),
+                ("jvm_threads_live_threads", 3),
+                ("rate(process_cpu_time_ns_total[1m])", 3),
+                ("process_uptime_seconds{application=\"Target\"}", 1),
+            ],
+        ),
+        (
+            "client_java",
+            &[
+                (
+                    "sum by (instance) (jvm_memory_used_bytes{area=\"heap\",application=\"orders-1.0\"})",
+                    2,
+                ),
+                ("jvm_memory_pool_used_bytes", 15),
+                ("rate(jvm_gc_collection_seconds_sum[1m])", 6),
+                ("jvm_threads_current", 3),
+                ("jvm_classes_currently_loaded", 3),
+                ("rate(process_cpu_seconds_total[1m])", 3),
+            ],
+        ),
+        (
+            "client_java_0",
+            &[
+                ("jvm_memory_bytes_used{area=\"heap\"}", 3),
+                ("jvm_memory_pool_bytes_committed{pool=\"Eden Space\"}", 3),
+                ("jvm_gc_collection_seconds_count", 6),
+                ("jvm_info", 3),
+            ],
+        ),
+        (
+            "otel",
+            &[
+                (
+                    "sum by (instance, jvm_memory_type) (jvm_memory_used_bytes)",
+                    6,
+                ),
+                ("jvm_gc_duration_seconds_bucket{le=\"+Inf\"}", 6),
+                ("jvm_thread_count", 6),
+                ("rate(jvm_cpu_time_seconds_total[1m])", 3),
+            ],
+        ),
+    ];
+    for (names, queries) in cases {
+        let mut args: Vec<&str> = vec!["--names", names];
+        for p in &pid_args {
+            args.extend(["--pid", p.as_str()]);
+        }
+        let serve = Serve::start(&args);
+        let page = serve.metrics();
+        // Micrometer's own names for JIT and CPU time keep its units' abbreviations, and
+        // OpenTelemetry's `jvm.thread.count`/`jvm.class.count` end in `_count`: promtool's lint
+        // flags those names, kept so that dashboards find them; anything else must pass.
+        prom::check_metrics_allowing(
+            &page,
+            names,
+            &[
+                "jvm_compilation_time_ms_total",
+                "process_cpu_time_ns_total",
+                "jvm_class_count",
+                "jvm_thread_count",
+            ],
+        );
+        let prometheus = Prometheus::start_with(serve.port, true);
+        for (q, want) in *queries {
+            let r = prometheus.wait_for(q, |r| r.len() == *want);
+            if q.contains("instance") {
+                let got: BTreeSet<String> = r.iter().map(|(l, _)| l["instance"].clone()).collect();
+                assert!(got.is_subset(&instances), "{names}: {q}: {r:?}");
+            }
+        }
+        // Every series carries its JVM's own instance, kept by honor_labels.
+        let all = prometheus.wait_for("count by (instance, application) ({pid!=\"\"})", |r| {
+            r.len() == 3
+        });
+        let got: BTreeSet<String> = all.iter().map(|(l, _)| l["instance"].clone()).collect();
+        assert_eq!(got, instances, "{names}: {all:?}");
+        assert!(serve.terminate(), "serve did not exit 0 on SIGTERM");
+    }
+}

@@ -883,6 +883,69 @@ pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Source<'_>, first: &[
     }
 }
 
+/// `--application NAME=GLOB`: JVMs whose main class or jar path matches `main` (`*` crosses `/`)
+/// get `application="NAME"`.
+#[derive(Debug, Clone)]
+pub struct ApplicationRule {
+    /// The label's value.
+    pub name: String,
+    /// The glob over the main class or jar path (`jps -l`'s form).
+    pub main: globset::GlobMatcher,
+}
+
+impl ApplicationRule {
+    /// Parses `NAME=GLOB`.
+    ///
+    /// # Errors
+    /// A message when there is no `=`, the name is empty, or the glob is invalid.
+    pub fn parse(rule: &str) -> Result<ApplicationRule, String> {
+        let (name, glob) = rule.split_once('=').ok_or_else(|| {
+            format!("--application {rule:?}: expected NAME=GLOB, e.g. orders=*/orders-*.jar")
+        })?;
+        if name.is_empty() {
+            return Err(format!("--application {rule:?}: the name is empty"));
+        }
+        let main = globset::GlobBuilder::new(glob)
+            .literal_separator(false)
+            .build()
+            .map_err(|e| format!("--application {rule:?}: {e}"))?
+            .compile_matcher();
+        Ok(ApplicationRule {
+            name: name.to_string(),
+            main,
+        })
+    }
+}
+
+/// The `application` label of a JVM whose main class or jar (`jps -l`'s form, from
+/// `sun.rt.javaCommand`) is `main`: the first rule that matches; else the jar's file name without
+/// `.jar` (`/srv/orders-1.4.jar` → `orders-1.4`); else the main class's simple name
+/// (`org.apache.catalina.startup.Bootstrap` → `Bootstrap`, `mod/pkg.Main` → `Main`); else
+/// `unknown` (a JVM embedded with `JNI_CreateJavaVM` names no main).
+pub fn application(main: &str, rules: &[ApplicationRule]) -> String {
+    if let Some(r) = rules.iter().find(|r| r.main.is_match(main)) {
+        return r.name.clone();
+    }
+    let short = crate::perfdata::java_command::jps_short_main(main);
+    let short = short.strip_suffix(".jar").unwrap_or(short);
+    if short.is_empty() {
+        "unknown".into()
+    } else {
+        short.to_string()
+    }
+}
+
+/// The labels every series of a JVM carries in the dialects: `application`, `instance`
+/// (`<host>/<pid>`: each JVM its own instance, so dashboards that select on `application` and
+/// `instance` never merge two JVMs; Prometheus keeps it with `honor_labels: true`) and `pid`.
+pub fn jvm_labels(application: &str, host: &str, pid: i32) -> Vec<(&'static str, String)> {
+    vec![
+        ("application", application.to_string()),
+        ("instance", format!("{host}/{pid}")),
+        ("pid", pid.to_string()),
+    ]
+}
+
 fn help(f: &Family) -> String {
     format!(
         "{} from HotSpot PerfData (dialect {}, as defined in {})",
@@ -1096,6 +1159,22 @@ mod tests {
         assert!(Names::parse("").is_err());
         // Micrometer and client_java 0.x share only alike families (process_start_time_seconds).
         Names::parse("micrometer,client_java_0").unwrap();
+    }
+
+    #[test]
+    fn application_names_as_dashboards_expect() {
+        let rules = vec![ApplicationRule::parse("orders=*/orders-*.jar").unwrap()];
+        assert_eq!(application("/srv/orders-1.4.jar", &rules), "orders");
+        assert_eq!(application("/srv/billing-2.jar", &rules), "billing-2");
+        assert_eq!(
+            application("org.apache.catalina.startup.Bootstrap", &[]),
+            "Bootstrap"
+        );
+        assert_eq!(application("mod.name/pkg.Main", &[]), "Main");
+        assert_eq!(application("", &[]), "unknown");
+        assert!(ApplicationRule::parse("noequals").is_err());
+        assert!(ApplicationRule::parse("=x").is_err());
+        assert!(ApplicationRule::parse("a=[").is_err());
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub enum Gc {
     Cms,
     /// `-XX:+UseG1GC`.
     G1,
-    /// ZGC, single generation (JDK 11 to 22 without `-XX:+ZGenerational`).
+    /// ZGC, single generation (JDK 11 to 22 without `-XX:+ZGenerational`). JDK 11 to 16 publish
+    /// no collector counters for it: its `ZGC` bean (cycles) has no twin.
     Z,
     /// Generational ZGC (JDK 21 with `-XX:+ZGenerational`, the only ZGC from JDK 23).
     ZGenerational,
@@ -146,7 +147,7 @@ pub struct JvmMetrics {
     pub classes: Option<Classes>,
     /// `CompilationMXBean.getTotalCompilationTime()` in seconds: `java.ci.totalTime`.
     pub jit_seconds: Option<f64>,
-    /// `RuntimeMXBean.getStartTime()` in seconds since the epoch: `sun.rt.createVmBeginTime`.
+    /// `RuntimeMXBean.getStartTime()` in seconds since the epoch: `sun.rt.vmInitDoneTime` (`jmm_GetLongAttribute(JMM_JVM_INIT_DONE_TIME_MS)` in `management.cpp`).
     pub start_time_seconds: Option<f64>,
     /// Identity.
     pub runtime: Runtime,
@@ -212,7 +213,13 @@ fn which_gc(s: &Snapshot, names: &[String]) -> Option<Gc> {
         Some(Gc::G1)
     } else if has("ZGC minor collection pauses") || has("ZGC major collection pauses") {
         Some(Gc::ZGenerational)
-    } else if has("Z concurrent cycle pauses") {
+    } else if has("Z concurrent cycle pauses")
+        // JDK 11 to 16's ZGC publishes no collector counters: one generation, one space.
+        || names.is_empty()
+            && s.get("sun.gc.generation.0.name").is_none()
+            && string(s, "sun.gc.generation.1.name") == Some("old")
+            && string(s, "sun.gc.generation.1.space.0.name") == Some("space")
+    {
         Some(Gc::Z)
     } else if names.iter().any(|n| n.starts_with("Shenandoah"))
         || string(s, "sun.gc.generation.1.name") == Some("Heap")
@@ -458,7 +465,10 @@ impl JvmMetrics {
             unsigned(s, "sun.gc.compressedclassspace.used"),
             unsigned(s, "sun.gc.compressedclassspace.capacity"),
             unsigned(s, "sun.gc.compressedclassspace.maxCapacity"),
-        ) {
+        ) && m > 0
+        {
+            // Without compressed class pointers (JDK 11 to 14's ZGC) the counters are 0 and JMX
+            // has no such pool.
             pools.push(pool("Compressed Class Space", Area::NonHeap, u, c, Some(m)));
         }
         let threads = (|| {
@@ -490,7 +500,7 @@ impl JvmMetrics {
             classes,
             jit_seconds: ticks("java.ci.totalTime"),
             start_time_seconds: s
-                .long("sun.rt.createVmBeginTime")
+                .long("sun.rt.vmInitDoneTime")
                 .filter(|t| *t > 0)
                 .map(|t| t as f64 / 1000.0),
             runtime: runtime(s, spec),

@@ -5,6 +5,7 @@
 //! `sun/jvmstat/perfdata/monitor/v2_0/PerfDataBuffer.java`. Nothing here knows where the bytes came
 //! from: a live process, a core file or an hsperfdata file all end up in [`parse`].
 
+pub mod java_command;
 mod parse;
 
 pub use parse::{ParseError, parse, parse_reusing};

@@ -19,7 +19,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::discover::{self, JvmInfo, Readable, ScanOptions};
+use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
+use crate::metrics::JvmMetrics;
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// Which JVMs to export; empty lists select all.
@@ -108,6 +110,18 @@ pub struct Exporter {
     failures: Mutex<BTreeMap<&'static str, u64>>,
     scans: Mutex<u64>,
     symbol_cache: bool,
+    dialects: Dialects,
+}
+
+/// The metric dialects a page carries and the labels they need (`--names`, `--application`).
+#[derive(Debug, Clone, Default)]
+pub struct Dialects {
+    /// The dialects (default `hotspot`).
+    pub names: Names,
+    /// `--application` rules, first match wins.
+    pub applications: Vec<ApplicationRule>,
+    /// This host's name, for the `instance` label of the dialects other than `hotspot`.
+    pub host: String,
 }
 
 impl Exporter {
@@ -120,7 +134,14 @@ impl Exporter {
             failures: Mutex::new(CAUSES.iter().map(|c| (*c, 0)).collect()),
             scans: Mutex::new(0),
             symbol_cache,
+            dialects: Dialects::default(),
         }
+    }
+
+    /// The same exporter writing these dialects.
+    pub fn with_dialects(mut self, dialects: Dialects) -> Self {
+        self.dialects = dialects;
+        self
     }
 
     /// A scrape: runs one, or when one is already running, waits for it and returns its result.
@@ -204,7 +225,7 @@ impl Exporter {
                     }
                     let failed = match self.read(&mut jvm) {
                         Ok(reading) => {
-                            add_jvm(&mut page, &jvm, &reading);
+                            add_jvm(&mut page, &jvm, &reading, &self.dialects);
                             None
                         }
                         Err(e) => Some(cause(&e)),
@@ -309,10 +330,27 @@ pub fn jvm_labels(jvm: &JvmInfo) -> Vec<(&'static str, String)> {
     labels
 }
 
-fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading) {
-    let labels = jvm_labels(jvm);
-    let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    page.add_snapshot(&reading.snapshot, &labels);
+fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &Dialects) {
+    if dialects.names.has(Dialect::Hotspot) {
+        let labels = jvm_labels(jvm);
+        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        page.add_snapshot(&reading.snapshot, &labels);
+    }
+    if dialects.names.needs_jvm_metrics() {
+        let metrics = JvmMetrics::from_snapshot(&reading.snapshot);
+        let usage = crate::process_usage(jvm.pid).ok();
+        let app = dialect::application(&jvm.main, &dialects.applications);
+        let labels = dialect::jvm_labels(&app, &dialects.host, jvm.pid);
+        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let source = dialect::Source {
+            jvm: &metrics,
+            process: usage.as_ref(),
+            now_seconds: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        };
+        dialect::add_jvm(page, &dialects.names, &source, &labels);
+    }
 }
 
 fn html_escape(s: &str) -> String {

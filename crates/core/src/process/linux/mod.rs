@@ -44,13 +44,7 @@ impl ProcessInfo {
     /// # Errors
     /// [`Error::NoSuchProcess`], or [`Error::PermissionDenied`] when `/proc/<pid>` is hidden.
     pub fn read(pid: i32) -> Result<Self, Error> {
-        if pid <= 0 {
-            return Err(Error::NoSuchProcess(pid));
-        }
-        let p = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
-        let stat = p
-            .stat()
-            .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
+        let (p, stat) = open_with_stat(pid)?;
         let status = p
             .status()
             .map_err(|e| process_error(pid, "read /proc/<pid>/status", e))?;
@@ -349,8 +343,8 @@ pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
     hsperfdata_file::read_path(path)
 }
 
-/// [`super::ProcessUsage`] from `/proc/<pid>/{stat,fd,limits}` and `/proc/stat`'s `btime`.
-pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+/// `/proc/<pid>` and its `stat`.
+fn open_with_stat(pid: i32) -> Result<(ProcfsProcess, procfs::process::Stat), Error> {
     if pid <= 0 {
         return Err(Error::NoSuchProcess(pid));
     }
@@ -358,6 +352,12 @@ pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
     let stat = p
         .stat()
         .map_err(|e| process_error(pid, "read /proc/<pid>/stat", e))?;
+    Ok((p, stat))
+}
+
+/// [`super::ProcessUsage`] from `/proc/<pid>/{stat,fd,limits}` and `/proc/stat`'s `btime`.
+pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+    let (p, stat) = open_with_stat(pid)?;
     let tps = procfs::ticks_per_second() as f64;
     let page = procfs::page_size();
     let boot =
