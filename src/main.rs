@@ -49,6 +49,8 @@ Examples:
   inspect --core core.4242 sun.gc  counters of a dead JVM from its core file (crash or gcore)
   inspect --core core.4242 --sysroot /srv/box1
                                    a core from another machine, its JDK copied under /srv/box1
+  inspect --core hs_err_pid4242.mdmp
+                                   a Windows JVM's minidump with full memory, on any OS
   inspect --save out.hsperf -F 4242
                                    also write the raw region, readable later by `inspect out.hsperf`
 
@@ -76,7 +78,8 @@ struct Cli {
     /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
     patterns: Vec<String>,
 
-    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`).
+    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`), or
+    /// this Windows minidump with full memory (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
     #[arg(long, value_name = "CORE", conflicts_with_all = ["force", "no_stop"])]
     core: Option<PathBuf>,
 

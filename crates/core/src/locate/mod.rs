@@ -35,6 +35,8 @@ pub(crate) use os::locate_in_process;
 
 /// The file name of HotSpot's library on Linux.
 pub const LIBJVM: &str = "libjvm.so";
+/// The module name of HotSpot's library on Windows.
+pub const JVM_DLL: &str = "jvm.dll";
 
 use std::path::{Path, PathBuf};
 

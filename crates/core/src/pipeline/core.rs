@@ -1,4 +1,5 @@
-//! Post-mortem targets: a JVM's ELF core file (`inspect --core <core>`).
+//! Post-mortem targets: a JVM's ELF core file (`inspect --core <core>`); a Windows minidump given
+//! there goes to [`super::minidump`].
 //!
 //! libjvm is found by [`locate::core_libjvm`] (the core's `NT_FILE` note, or the `link_map`
 //! walk); then the region is located and read exactly as for a live process, through
@@ -14,7 +15,8 @@ use crate::locate::{self};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
 use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
 
-/// Reads the PerfData region out of a core file (`inspect --core <core>`).
+/// Reads the PerfData region out of a core file (`inspect --core <core>`): an ELF core, or a
+/// Windows minidump (a file that starts with `MDMP`, whatever its name: [`super::read_minidump`]).
 ///
 /// `exe` is the java launcher the JVM ran, or its `libjvm.so` (needed only when the library is
 /// not at the path the process mapped); `sysroot` is a directory holding the process's files
@@ -25,12 +27,24 @@ use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
 /// architecture, truncated before its notes), is not a JVM's core, the libjvm files do not match
 /// the core's (with both build-ids), `_start` is NULL, or the region is not in the core (with
 /// what would have put it there); [`Error::Locate`] when no symbol source finds `PerfMemory`;
-/// [`Error::PerfData`] when the bytes are malformed.
+/// [`Error::PerfData`] when the bytes are malformed. For a minidump, [`super::read_minidump`]'s
+/// errors, and [`Error::Core`] when `exe` or `sysroot` is given (a minidump holds `jvm.dll`
+/// itself).
 pub fn read_core(
     core_path: &Path,
     exe: Option<&Path>,
     sysroot: Option<&Path>,
 ) -> Result<Reading, Error> {
+    // An unreadable file is left to `CoreMemory::open`, which says why.
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        if exe.is_some() || sysroot.is_some() {
+            return Err(Error::core(
+                core_path,
+                "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
+            ));
+        }
+        return super::minidump::read_minidump(core_path);
+    }
     let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
     if let Some((actual, needed)) = core.truncated() {

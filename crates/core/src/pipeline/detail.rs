@@ -32,6 +32,16 @@ pub enum ReadPath {
         /// pid and command of the dead process.
         process: Option<(i32, String)>,
     },
+    /// A Windows minidump, and the process it is of when the dump says (pid from its
+    /// `MiscInfoStream`, executable from its module list).
+    Minidump {
+        /// The dump file.
+        path: PathBuf,
+        /// The process's id, when the dump has it.
+        pid: Option<u32>,
+        /// The file name of its executable (`java.exe`), when the module list has one.
+        executable: Option<String>,
+    },
 }
 
 impl fmt::Display for ReadPath {
@@ -47,6 +57,19 @@ impl fmt::Display for ReadPath {
                 match process {
                     Some((pid, command)) => write!(f, "process {pid} ({command})"),
                     None => f.write_str("an unknown process"),
+                }
+            }
+            ReadPath::Minidump {
+                path,
+                pid,
+                executable,
+            } => {
+                write!(f, "minidump {} of ", path.display())?;
+                match (pid, executable) {
+                    (Some(pid), Some(exe)) => write!(f, "process {pid} ({exe})"),
+                    (Some(pid), None) => write!(f, "process {pid}"),
+                    (None, Some(exe)) => write!(f, "a process of {exe}"),
+                    (None, None) => f.write_str("an unknown process"),
                 }
             }
         }
@@ -90,6 +113,16 @@ pub enum Detail {
         /// How many bytes it gave.
         bytes: u64,
     },
+    /// What a minidump holds (`MINIDUMP_HEADER` and its stream directory, Microsoft's layout).
+    MinidumpContents {
+        /// `MINIDUMP_HEADER.Flags`: the `MINIDUMP_TYPE` it was written with.
+        flags: u64,
+        /// Its streams, by Microsoft's names (`ModuleListStream`, `Memory64ListStream`, ...).
+        streams: Vec<String>,
+        /// The memory list read (`Memory64ListStream` or `MemoryListStream`), its number of
+        /// ranges and their total size in bytes.
+        memory: Option<(String, usize, u64)>,
+    },
     /// The region: `PerfMemory::_capacity` bytes at `PerfMemory::_start`.
     Region {
         /// Its address in the target.
@@ -122,6 +155,26 @@ impl fmt::Display for Detail {
                 "not in the core: {bytes} bytes read from {} (its build-id matches the core's)",
                 file.display()
             ),
+            Detail::MinidumpContents {
+                flags,
+                streams,
+                memory,
+            } => {
+                write!(
+                    f,
+                    "minidump type {} ({flags:#x}); streams: {}",
+                    crate::read::dump_type_name(*flags),
+                    streams.join(", ")
+                )?;
+                match memory {
+                    Some((list, ranges, bytes)) => write!(
+                        f,
+                        "; memory: {list}, {ranges} ranges, {bytes} bytes ({} MiB)",
+                        bytes >> 20
+                    ),
+                    None => f.write_str("; memory: none"),
+                }
+            }
             Detail::Region { start, capacity } => {
                 write!(f, "region: {capacity} bytes at {start:#x}")
             }
