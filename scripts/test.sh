@@ -4,7 +4,8 @@
 # Wine) included. Anything missing makes a test fail and say how to get it.
 #
 #   1. setup: scripts/setup-test-deps.sh (JDKs, gdb, Prometheus, test users, ...) and
-#      scripts/windows/setup.sh (Wine, the Windows cross toolchain and JDK);
+#      scripts/windows/setup.sh (Wine, the Windows cross toolchain and JDK), then
+#      scripts/windows/minidump.py (a Windows JVM's minidumps, made once and cached);
 #   2. the fast tier, exactly as plain `cargo test` runs it on a laptop, but with each test binary
 #      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
 #      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
@@ -23,6 +24,9 @@ step() { echo "test.sh: $* ($(( $(date +%s) - t0 )) s)"; }
 scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
+# The minidumps of a Windows JVM that tests/minidump.rs and windows/integration.py read: made once
+# under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
+python3 scripts/windows/minidump.py >/dev/null
 step "setup done"
 
 # The arguments for the test binaries go after `--`; `--include-ignored` joins them.
@@ -46,6 +50,12 @@ python3 scripts/carve-jvm-dll.py --check
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
   rustup target add x86_64-unknown-linux-musl
 (source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
+# The static aarch64 binary: tests/foreign_core.rs runs it under qemu-user on x86_64 cores
+# (scripts/aarch64/test.sh uses the same build). That test and its aarch64 cores (made once in
+# the VM by scripts/aarch64/cores.sh, cached) need scripts/aarch64/setup.sh, run above.
+rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||
+  rustup target add aarch64-unknown-linux-musl
+(source scripts/musl-env.sh && cargo build --release --target aarch64-unknown-linux-musl)
 # The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
 scripts/check-portable.sh
 

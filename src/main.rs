@@ -52,6 +52,8 @@ Examples:
   inspect --core core.4242 sun.gc  counters of a dead JVM from its core file (crash or gcore)
   inspect --core core.4242 --sysroot /srv/box1
                                    a core from another machine, its JDK copied under /srv/box1
+  inspect --core hs_err_pid4242.mdmp
+                                   a Windows JVM's minidump with full memory, on any OS
   inspect --save out.hsperf -F 4242
                                    also write the raw region, readable later by `inspect out.hsperf`
 
@@ -79,7 +81,8 @@ struct Cli {
     /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
     patterns: Vec<String>,
 
-    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`).
+    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`), or
+    /// this Windows minidump with full memory (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
     #[arg(long, value_name = "CORE", conflicts_with_all = ["force", "no_stop"])]
     core: Option<PathBuf>,
 
@@ -89,7 +92,8 @@ struct Cli {
     exe: Option<PathBuf>,
 
     /// With --core: a directory holding the dead process's files under their original paths
-    /// (for a core from another machine or container).
+    /// (for a core from another machine, container or architecture); symbolic links in it
+    /// resolve inside it.
     #[arg(long, value_name = "DIR", requires = "core")]
     sysroot: Option<PathBuf>,
 

@@ -497,6 +497,36 @@ fn stripped_libjvm_cores_at_every_common_coredump_filter() {
             let after = reference();
             let core_s = core.to_str().unwrap();
             let region_in_core = hidden || filter & 0x8 != 0;
+            // The libjvm file not at hand (the core read elsewhere, without its JDK): with bit 2
+            // the core holds libjvm's exported symbols, which do; without it the error names
+            // the file, its fixes and the bit.
+            let empty = dir.path().join("empty-sysroot");
+            let no_file = ["-v", "--core", core_s, "--sysroot", empty.to_str().unwrap()];
+            let without_file = if filter & 0x4 == 0 {
+                let err = inspect_err(&no_file[1..]);
+                for needle in [
+                    &format!("({})", lib.display()),
+                    "--sysroot",
+                    "--exe",
+                    "bit 2",
+                ] {
+                    assert!(
+                        err.contains(needle),
+                        "filter {filter:#x}, hidden {hidden}, no libjvm file: no {needle:?} in {err}"
+                    );
+                }
+                None
+            } else if region_in_core {
+                let out = inspect(&no_file);
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(out.status.success(), "filter {filter:#x}: {stderr}");
+                assert!(stderr.contains("read from the target's memory"), "{stderr}");
+                Some(out.stdout)
+            } else {
+                let err = inspect_err(&no_file[1..]);
+                assert!(err.contains("bit 3"), "filter {filter:#x}: {err}");
+                None
+            };
             if !region_in_core {
                 let err = inspect_err(&["--core", core_s]);
                 assert!(
@@ -519,6 +549,12 @@ fn stripped_libjvm_cores_at_every_common_coredump_filter() {
                 assert!(
                     stderr.contains(lib.to_str().unwrap()) || stderr.contains("map_files"),
                     "{stderr}"
+                );
+            }
+            if let Some(without_file) = without_file {
+                assert_eq!(
+                    without_file, out.stdout,
+                    "filter {filter:#x}: without the file"
                 );
             }
             let ours = counters(&String::from_utf8(out.stdout).unwrap());

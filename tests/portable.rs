@@ -1,7 +1,8 @@
 //! The portable paths with the live backend compiled out: `inspect` built with
 //! `--no-default-features` (what every OS without a live backend gets, e.g. macOS) reads saved
-//! hsperfdata files, `inspect stat` on them and ELF cores exactly as the full build does, and
-//! says "not supported" with exit status 2 for everything that needs a live process.
+//! hsperfdata files, `inspect stat` on them, ELF cores and Windows minidumps exactly as the full
+//! build does, and says "not supported" with exit status 2 for everything that needs a live
+//! process.
 
 mod common;
 
@@ -144,4 +145,20 @@ fn a_core_reads_the_same_without_the_live_backend() {
     drop(jvm);
     assert_same(&["--core", &core]);
     assert_same(&["stat", "-gcutil", "--core", &core]);
+}
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/minidump.py), and builds the CLI without its live backend: run scripts/test.sh"]
+fn a_windows_minidump_reads_the_same_without_the_live_backend() {
+    let dir = common::minidumps();
+    let dump = dir.join("full.mdmp");
+    let dump = dump.to_str().unwrap();
+    assert_same(&["--core", dump]);
+    assert_same(&["stat", "-gcutil", "--core", dump]);
+    // The refusal of a dump without full memory, too.
+    let normal = dir.join("normal.mdmp");
+    let args = ["--core", normal.to_str().unwrap()];
+    let (a, b) = (full(&args), portable(&args));
+    assert_eq!(a.status.code(), Some(1));
+    assert_eq!((a.status.code(), &a.stderr), (b.status.code(), &b.stderr));
 }

@@ -11,7 +11,9 @@
 #     rootfs.img: that root as ext4 (the VM opens it with snapshot=on: never written);
 #   * kernel/: Debian 12's arm64 kernel; initramfs.cpio.gz: busybox and the virtio/ext4 modules
 #     (modules in Debian's arm64 kernel), mounting /dev/vda (root) and /dev/vdb (the test's payload)
-#     and switching root to /mnt/run.sh.
+#     and switching root to /mnt/run.sh;
+#   * kernel16k/, initramfs-kernel16k.cpio.gz: the same for Debian 13's arm64 kernel with 16 KiB
+#     pages (linux-image-arm64-16k), for aarch64/cores.sh.
 set -euo pipefail
 CACHE=${HSINSPECT_A64_CACHE:-$HOME/.cache/hsinspect/aarch64}
 SUITE=bookworm
@@ -33,7 +35,7 @@ fi
 rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||
   rustup target add aarch64-unknown-linux-musl
 
-fetch() { # fetch NAME PACKAGES: an arm64 extract of PACKAGES as $CACHE/NAME.tar
+fetch() { # fetch NAME PACKAGES: an arm64 extract of PACKAGES (from $SUITE) as $CACHE/NAME.tar
   [ -s "$CACHE/$1.tar" ] && return
   echo "aarch64/setup: mmdebstrap arm64 $2"
   mmdebstrap --quiet --arch=arm64 --variant=extract --include="$2" --format=tar \
@@ -63,17 +65,27 @@ if [ ! -s "$CACHE/rootfs.img" ]; then
   mv "$CACHE/rootfs.img.part" "$CACHE/rootfs.img"
 fi
 
-K=$CACHE/kernel
-if [ ! -f "$K/.stamp" ]; then
-  rm -rf "$K"; mkdir -p "$K"; tar -C "$K" -xf "$CACHE/kernel.tar" ./boot ./lib/modules
-  depmod -b "$K" "$(ls "$K/lib/modules")"; touch "$K/.stamp"
-fi
-if [ ! -s "$CACHE/initramfs.cpio.gz" ]; then
-  kv=$(ls "$K/lib/modules"); ir=$(mktemp -d); mods=()
+# kernel NAME: $CACHE/NAME/ (boot/vmlinuz-*, lib/modules) from $CACHE/NAME.tar, and
+# $CACHE/initramfs-NAME.cpio.gz: busybox and that kernel's virtio/ext4 modules (decompressed:
+# busybox insmod takes plain .ko files), mounting /dev/vda (root) and /dev/vdb (the payload).
+kernel() {
+  local K=$CACHE/$1 ird=$CACHE/initramfs-$1.cpio.gz
+  if [ ! -f "$K/.stamp" ]; then
+    rm -rf "$K" "$ird"; mkdir -p "$K"
+    tar -C "$K" -xf "$CACHE/$1.tar" --wildcards './boot' './lib/modules' './usr/lib/modules' 2>/dev/null || true
+    # Debian 13 keeps modules in /usr/lib/modules only
+    if [ ! -d "$K/lib/modules" ]; then mkdir -p "$K/lib"; mv "$K/usr/lib/modules" "$K/lib/"; fi
+    depmod -b "$K" "$(ls "$K/lib/modules")"; touch "$K/.stamp"
+  fi
+  [ -s "$ird" ] && return
+  local kv ir mods=() m ko b
+  kv=$(ls "$K/lib/modules"); ir=$(mktemp -d)
   mkdir -p "$ir"/{bin,dev,proc,sys,newroot,lib/modules}; cp "$R/bin/busybox" "$ir/bin/"
   for m in virtio_pci virtio_blk ext4; do
     for ko in $(modprobe -d "$K" -S "$kv" --show-depends $m | awk '/^insmod/{print $2}'); do
-      b=$(basename "$ko"); [ -f "$ir/lib/modules/$b" ] || { cp "$ko" "$ir/lib/modules/"; mods+=("$b"); }
+      b=$(basename "$ko" .xz); [ -f "$ir/lib/modules/$b" ] && continue
+      case $ko in *.xz) xz -dc "$ko" > "$ir/lib/modules/$b";; *) cp "$ko" "$ir/lib/modules/";; esac
+      mods+=("$b")
     done
   done
   cat > "$ir/init" <<INIT
@@ -89,7 +101,14 @@ mount --move /dev /newroot/dev; mount --move /proc /newroot/proc; mount --move /
 exec switch_root /newroot /mnt/run.sh
 INIT
   chmod +x "$ir/init"
-  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1 > "$CACHE/initramfs.cpio.gz")
+  (cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1 > "$ird.part") && mv "$ird.part" "$ird"
   rm -rf "$ir"
-fi
+}
+kernel kernel
+# the name aarch64/test.sh boots with
+[ -s "$CACHE/initramfs.cpio.gz" ] || cp "$CACHE/initramfs-kernel.cpio.gz" "$CACHE/initramfs.cpio.gz"
+# Debian 13's arm64 kernel built for 16 KiB pages (Debian 12 has none): aarch64/cores.sh makes a
+# core on it, whose page size (AT_PAGESZ 16384) must decide how it is read.
+SUITE=trixie fetch kernel16k linux-image-arm64-16k
+kernel kernel16k
 echo "aarch64/setup: ready ($CACHE)"

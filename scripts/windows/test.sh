@@ -5,11 +5,14 @@
 #      in its own target directory (~/.cache/hsinspect/target-win) so the Linux build is untouched;
 #   3. the library's unit tests, built for Windows and run under Wine;
 #   4. integration.py: inspect.exe against Windows JVMs, jcmd.exe and jps.exe under Wine (`-F`,
-#      `<pid>`, `list`, `serve` in a console and as a service, `top`).
+#      `<pid>`, `list`, `serve` in a console and as a service, `top`), and on the minidumps of
+#      minidump.py (cached) against the Linux build, HSINSPECT_LINUX_INSPECT (default
+#      target/debug/inspect, which scripts/test.sh's cargo test builds).
 # Usage: scripts/windows/test.sh [--build-only]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../.."
+export HSINSPECT_LINUX_INSPECT=${HSINSPECT_LINUX_INSPECT:-$PWD/target/debug/inspect}
 "$here/setup.sh"
 . "$here/env.sh"
 export CARGO_TARGET_DIR=${HSINSPECT_WIN_TARGET_DIR:-$HSINSPECT_TEST_CACHE/target-win}

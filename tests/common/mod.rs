@@ -715,3 +715,36 @@ pub fn static_bin() -> PathBuf {
     );
     path
 }
+
+/// The directory of the cached Windows minidumps (`full.mdmp`, `normal.mdmp`,
+/// `hs_err_pid<pid>.mdmp`, the `jcmd.exe` references, `info.json`), made by
+/// `scripts/windows/minidump.py` under Wine if missing (tests/minidump.rs, tests/portable.rs).
+pub fn minidumps() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/minidump.py");
+        let out = Command::new("python3")
+            .arg(&script)
+            .output()
+            .expect("running python3");
+        assert!(
+            out.status.success(),
+            "{} failed ({}): {}\nneeds Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        for f in [
+            "full.mdmp",
+            "normal.mdmp",
+            "jcmd-before.txt",
+            "jcmd-after.txt",
+            "jcmd-before-crash.txt",
+            "info.json",
+        ] {
+            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
+        }
+        dir
+    })
+}

@@ -84,7 +84,8 @@ pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
 pub use pipeline::{
     Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,
-    TargetSpec, Warning, read_core, read_file, read_forced, read_shared, read_shared_wait,
+    TargetSpec, Warning, read_core, read_file, read_forced, read_minidump, read_shared,
+    read_shared_wait,
 };
 pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
 pub use read::{MemoryError, ReadMemory};

@@ -25,7 +25,8 @@ use super::{
     Described, InfoSource, JvmInfo, NotInspected, Readable, Scan, ScanOptions, from_perfdata,
     launcher, parallel_map, vanished,
 };
-use crate::locate::os::{JVM_DLL, find_module};
+use crate::locate::JVM_DLL;
+use crate::locate::os::find_module;
 use crate::process::os::{Process, candidate_users, enable_debug_privilege, processes, token_user};
 use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 

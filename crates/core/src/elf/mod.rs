@@ -11,10 +11,13 @@
 //! * [`core`]: what a core file's notes say (`NT_FILE`, `NT_PRPSINFO`, `NT_AUXV`) and its program
 //!   header table (with `PN_XNUM`).
 //! * [`link_map`]: the dynamic linker's list of loaded objects, walked in any [`ReadMemory`].
+//! * [`dynamic`]: a loaded object's exported symbols, from its `_DYNAMIC` and hash table in any
+//!   [`ReadMemory`] (no file needed).
 //!
 //! [`ReadMemory`]: crate::read::ReadMemory
 
 pub(crate) mod core;
+pub(crate) mod dynamic;
 pub(crate) mod file;
 pub(crate) mod link_map;
 

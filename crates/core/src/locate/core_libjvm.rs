@@ -14,30 +14,91 @@ use crate::elf::ElfFile;
 use crate::elf::link_map::{self, LinkMaps};
 use crate::locate::LIBJVM;
 use crate::locate::{Mapping, Module, strip_deleted};
-use crate::read::{CoreMemory, MemoryError, ReadMemory};
+use crate::read::{CoreMemory, MemoryError, ReadMemory, machine_name};
 use crate::{Error, with_causes};
 
 fn is_libjvm(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == LIBJVM)
 }
 
-/// `<sysroot>/<path>` (the path made relative), or `path` itself without a sysroot.
+/// Most symbolic links followed in one path under a sysroot (Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// The file `path` names inside the directory `root` (a sysroot: the files of another machine
+/// under their own paths), as that machine would resolve it: symbolic links are followed inside
+/// `root` (an absolute target starts again at `root`, `..` stops at it), never into this host's
+/// own files. When a component is missing, the path resolved so far with the rest appended (a
+/// path under `root` that does not exist, which names where the links led); after
+/// [`MAX_LINKS`] links, `None`.
+pub(crate) fn resolve_under(root: &Path, path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    // Components still to resolve, the next one last; the part resolved, relative to root.
+    let mut todo: Vec<std::ffi::OsString> = Vec::new();
+    let push_all = |todo: &mut Vec<std::ffi::OsString>, p: &Path| {
+        for c in p.components().rev() {
+            match c {
+                Component::Normal(n) => todo.push(n.to_owned()),
+                Component::ParentDir => todo.push("..".into()),
+                _ => {}
+            }
+        }
+    };
+    push_all(&mut todo, path);
+    let mut done = PathBuf::new();
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&c);
+        let Ok(meta) = std::fs::symlink_metadata(root.join(&next)) else {
+            // Missing: the rest as it is, under what was resolved (never a host path).
+            let mut out = root.join(next);
+            out.extend(todo.iter().rev());
+            return Some(out);
+        };
+        if meta.file_type().is_symlink() {
+            links += 1;
+            if links > MAX_LINKS {
+                return None;
+            }
+            let target = std::fs::read_link(root.join(&next)).ok()?;
+            if target.is_absolute() {
+                done = PathBuf::new();
+            }
+            push_all(&mut todo, &target);
+        } else {
+            done = next;
+        }
+    }
+    Some(root.join(done))
+}
+
+/// `path` as found under `sysroot` ([`resolve_under`]; the plain `<sysroot>/<path>` after a
+/// symbolic link loop), or `path` itself without one.
 fn under_sysroot(sysroot: Option<&Path>, path: &Path) -> PathBuf {
     match sysroot {
-        Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
+        Some(root) => resolve_under(root, path)
+            .unwrap_or_else(|| root.join(path.strip_prefix("/").unwrap_or(path))),
         None => path.to_owned(),
     }
 }
 
-/// The `--exe` file: as given when it exists, else under the sysroot; symlinks resolved (so
-/// `/usr/bin/java` leads to the JDK home).
+/// The `--exe` file, symlinks resolved (so `/usr/bin/java` leads to the JDK home). With a
+/// sysroot, a path inside it is resolved there, and any other path is first looked up under it
+/// (the dead process's machine), then taken as given (a copy on this machine); links under the
+/// sysroot never lead out of it.
 fn resolve_exe(exe: &Path, sysroot: Option<&Path>) -> PathBuf {
-    let p = if exe.exists() || sysroot.is_none() {
-        exe.to_owned()
-    } else {
-        under_sysroot(sysroot, exe)
-    };
-    p.canonicalize().unwrap_or(p)
+    if let Some(root) = sysroot {
+        let inside = exe.strip_prefix(root).ok();
+        for rel in inside.into_iter().chain([exe]) {
+            if let Some(p) = resolve_under(root, rel).filter(|p| p.exists()) {
+                return p;
+            }
+        }
+    }
+    exe.canonicalize().unwrap_or_else(|_| exe.to_owned())
 }
 
 /// Files that may stand for the core's libjvm, best first: `--exe` when it names a libjvm;
@@ -48,11 +109,7 @@ fn resolve_exe(exe: &Path, sysroot: Option<&Path>) -> PathBuf {
 /// [`crate::locate::locate_perf_memory`] takes the first whose build-id matches the core.
 pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let exe = exe.map(|e| {
-        under_sysroot(sysroot, e)
-            .canonicalize()
-            .unwrap_or(e.to_owned())
-    });
+    let exe = exe.map(|e| resolve_exe(e, sysroot));
     if let Some(e) = exe.as_deref().filter(|e| is_libjvm(e)) {
         out.push(e.to_owned());
     }
@@ -73,7 +130,11 @@ pub fn candidates(mapped: &Path, exe: Option<&Path>, sysroot: Option<&Path>) -> 
                 break;
             }
             if tail.starts_with("lib") || tail.starts_with("jre") {
-                out.push(home.join(tail));
+                // A home inside the sysroot: its links resolve there too.
+                let inside = sysroot.and_then(|root| {
+                    resolve_under(root, &home.strip_prefix(root).ok()?.join(tail))
+                });
+                out.push(inside.unwrap_or_else(|| home.join(tail)));
             }
         }
     }
@@ -128,6 +189,7 @@ pub fn libjvm_from_nt_file(
         path,
         mappings,
         candidates,
+        root: sysroot.map(Path::to_owned),
     })
 }
 
@@ -150,7 +212,19 @@ pub fn libjvm_from_link_map(
             "the core has no NT_FILE note (the list of mapped files), so libjvm cannot be found from it alone: pass --exe <the java launcher the JVM ran> so its dynamic linker's library list can be walked",
         ));
     };
-    let exe_file = ElfFile::open(&resolve_exe(exe, sysroot))?;
+    let exe_path = resolve_exe(exe, sysroot);
+    let exe_file = ElfFile::open(&exe_path)?;
+    if exe_file.machine() != core.machine() {
+        return Err(Error::core(
+            core.path(),
+            format!(
+                "the core is of an {} process, but --exe {} is an {} executable: give the launcher the JVM ran, with --sysroot <dir> (that machine's files under their own paths) or --exe <its copy>",
+                machine_name(core.machine()),
+                exe_path.display(),
+                machine_name(exe_file.machine())
+            ),
+        ));
+    }
     if is_libjvm(exe) {
         // --exe names libjvm itself: its load address must come from the link_map walk anyway,
         // which needs the executable. Without NT_FILE, ask for the launcher.
@@ -179,12 +253,34 @@ pub fn libjvm_from_link_map(
             continue;
         }
         let candidates = candidates(&path, Some(exe), sysroot);
+        // The core's architecture decides: this host's JDK at the same path is not a candidate.
+        let mut other = Vec::new();
         let lib = candidates
             .iter()
-            .find_map(|c| ElfFile::open(c).ok())
+            .filter_map(|c| ElfFile::open(c).ok().map(|e| (c, e)))
+            .find_map(|(c, e)| {
+                if e.machine() == core.machine() {
+                    return Some(e);
+                }
+                other.push(format!(
+                    "{} is an {} library",
+                    c.display(),
+                    machine_name(e.machine())
+                ));
+                None
+            })
             .ok_or_else(|| {
+                let other = if other.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " of this {} core ({})",
+                        machine_name(core.machine()),
+                        other.join(", ")
+                    )
+                };
                 walk_err(format!(
-                    "libjvm {} is on the list, but none of {candidates:?} opens: pass --sysroot",
+                    "libjvm {} is on the list, but none of {candidates:?} opens as a copy{other}: pass --sysroot <dir> (the dead process's files under their own paths)",
                     path.display()
                 ))
             })?;
@@ -192,6 +288,7 @@ pub fn libjvm_from_link_map(
             mappings: mappings_at(&lib, entry.l_addr, core.page_size()),
             path,
             candidates,
+            root: sysroot.map(Path::to_owned),
         });
     }
     Err(Error::core(
@@ -270,6 +367,60 @@ mod tests {
         assert_eq!(
             candidates(mapped, Some(Path::new("/elsewhere/libjvm.so")), None),
             paths(&["/elsewhere/libjvm.so", MAPPED])
+        );
+    }
+
+    /// Links in a sysroot resolve as on the machine it came from: absolute targets start again
+    /// at the sysroot, `..` stops at it, and nothing leads to this host's own files.
+    #[test]
+    #[cfg(unix)]
+    fn sysroot_links_resolve_inside_the_sysroot() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let lib = root.join("opt/jdk/lib/server/libjvm.so");
+        std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+        std::fs::write(&lib, b"x").unwrap();
+        std::fs::create_dir_all(root.join("usr/lib/jvm")).unwrap();
+        std::fs::create_dir_all(root.join("usr/bin")).unwrap();
+        symlink("/opt/jdk", root.join("usr/lib/jvm/jdk-21")).unwrap();
+        symlink("../../../../opt/jdk/bin/java", root.join("usr/bin/java")).unwrap();
+        symlink("/", root.join("top")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        let under = |p: &str| resolve_under(root, Path::new(p));
+        assert_eq!(under(MAPPED), Some(lib.clone()));
+        // A relative link whose `..`s run past the root stop there.
+        assert_eq!(under("/usr/bin/java"), Some(root.join("opt/jdk/bin/java")));
+        assert_eq!(
+            under("/top/top/opt/jdk/lib/server/libjvm.so"),
+            Some(lib.clone())
+        );
+        // Missing: a path under the root that names where the links led, never a host path
+        // (this host has /usr/lib, /etc ...).
+        assert_eq!(
+            under("/usr/lib/jvm/jdk-21/lib/x.so"),
+            Some(root.join("opt/jdk/lib/x.so"))
+        );
+        assert_eq!(under("/etc/passwd"), Some(root.join("etc/passwd")));
+        assert_eq!(under("/loop/x"), None);
+        assert_eq!(
+            candidates(Path::new(MAPPED), None, Some(root)),
+            vec![lib.clone()]
+        );
+        // --exe through links inside the sysroot, given either way.
+        assert_eq!(
+            resolve_exe(
+                Path::new("/usr/lib/jvm/jdk-21/lib/server/libjvm.so"),
+                Some(root)
+            ),
+            lib
+        );
+        assert_eq!(
+            resolve_exe(
+                &root.join("usr/lib/jvm/jdk-21/lib/server/libjvm.so"),
+                Some(root)
+            ),
+            lib
         );
     }
 

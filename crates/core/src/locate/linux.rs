@@ -100,5 +100,6 @@ pub fn find_in_process(pid: i32) -> Result<Module, Error> {
         path,
         mappings,
         candidates,
+        root: None,
     })
 }

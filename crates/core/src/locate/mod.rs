@@ -35,6 +35,8 @@ pub(crate) use os::locate_in_process;
 
 /// The file name of HotSpot's library on Linux.
 pub const LIBJVM: &str = "libjvm.so";
+/// The module name of HotSpot's library on Windows.
+pub const JVM_DLL: &str = "jvm.dll";
 
 use std::path::{Path, PathBuf};
 
@@ -79,6 +81,10 @@ pub struct Module {
     /// Files to open for it, best first (`/proc/<pid>/map_files/..`, `/proc/<pid>/root/..`,
     /// a sysroot path, the path itself).
     pub candidates: Vec<PathBuf>,
+    /// The directory the target's own files are under when they are not this machine's (a
+    /// core's `--sysroot`): its separate debug files (`/usr/lib/debug/...`, `.gnu_debuglink`)
+    /// are looked for there before this machine's.
+    pub root: Option<PathBuf>,
 }
 
 /// How the region's variables were found (reported by `-v`).
@@ -107,6 +113,14 @@ pub enum LoadedModule {
         /// Its load bias: run-time address minus link-time address.
         load_bias: u64,
     },
+    /// `libjvm.so` of which no file could be opened: its exported symbols (`.dynsym`) were read
+    /// from the target's memory (a core that holds libjvm's read-only data).
+    LibjvmInMemory {
+        /// The path the target mapped.
+        path: PathBuf,
+        /// Its load bias: run-time address minus link-time address.
+        load_bias: u64,
+    },
     /// `jvm.dll` (Windows, PE), read from the target's memory only.
     JvmDll {
         /// Its path as the loader recorded it.
@@ -132,6 +146,11 @@ impl std::fmt::Display for LoadedModule {
                 "libjvm: {} opened as {}, load bias {load_bias:#x}",
                 path.display(),
                 opened.display()
+            ),
+            LoadedModule::LibjvmInMemory { path, load_bias } => write!(
+                f,
+                "libjvm: {} (no copy opened: its exported symbols read from the target's memory), load bias {load_bias:#x}",
+                path.display()
             ),
             LoadedModule::JvmDll {
                 path,
@@ -232,6 +251,10 @@ pub struct LoadedImage {
     pub bias: u64,
     /// The build-id from the `PT_NOTE` in memory.
     pub build_id: Option<Vec<u8>>,
+    /// The `PT_DYNAMIC` segment: link-time address and size in bytes.
+    pub dynamic: Option<(u64, u64)>,
+    /// The run-time address range its `PT_LOAD` segments span.
+    pub span: (u64, u64),
 }
 
 impl LoadedImage {
@@ -263,7 +286,21 @@ impl LoadedImage {
                 .ok()?;
             elf::build_id_from_notes(&buf)
         });
-        Some(LoadedImage { bias, build_id })
+        let dynamic = phdrs
+            .iter()
+            .find(|p| p.p_type == goblin::elf::program_header::PT_DYNAMIC)
+            .map(|p| (p.p_vaddr, p.p_memsz));
+        let loads = || phdrs.iter().filter(|p| p.p_type == PT_LOAD);
+        let span = (
+            bias.wrapping_add(loads().map(|p| p.p_vaddr).min()?),
+            bias.wrapping_add(loads().map(|p| p.p_vaddr.saturating_add(p.p_memsz)).max()?),
+        );
+        Some(LoadedImage {
+            bias,
+            build_id,
+            dynamic,
+            span,
+        })
     }
 }
 
@@ -338,6 +375,8 @@ pub fn locate_perf_memory(
         }
         let lookup = Lookup {
             elf: &elf,
+            opened: candidate,
+            root: module.root.as_deref(),
             real_path: &module.path,
             bias,
             mem,
@@ -373,6 +412,56 @@ pub fn locate_perf_memory(
     })
 }
 
+/// Finds `PerfMemory`'s variables when no file of the module can be opened: the exported
+/// symbols the vmStructs walk needs are read from the module's own `_DYNAMIC` and hash table in
+/// the target's memory ([`elf::dynamic`]), which a core holds with libjvm's read-only data
+/// (`coredump_filter` bit 2).
+///
+/// # Errors
+/// [`Error::VmStructs`] when the module's ELF headers or `_DYNAMIC` are not usable, a symbol is
+/// not exported, or the walk fails; [`Error::Memory`] when a read fails (bytes a core lacks).
+pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
+    use elf::dynamic::{DynamicError, DynamicSymbols};
+    let image = LoadedImage::read(module, mem).ok_or_else(|| {
+        Error::VmStructs(format!(
+            "the ELF headers of {} are not readable in the target",
+            module.path.display()
+        ))
+    })?;
+    let (vaddr, memsz) = image
+        .dynamic
+        .ok_or_else(|| Error::VmStructs(format!("{} has no PT_DYNAMIC", module.path.display())))?;
+    let to_error = |e: DynamicError| match e {
+        DynamicError::Malformed(why) => Error::VmStructs(why),
+        DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
+    };
+    let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
+    let mut values = Vec::new();
+    for name in vmstructs::SYMBOLS {
+        values.push(syms.lookup(name).map_err(to_error)?);
+    }
+    let resolve = |name: &str| {
+        vmstructs::SYMBOLS
+            .iter()
+            .position(|s| *s == name)
+            .and_then(|i| values[i])
+            .map(|v| image.bias.wrapping_add(v))
+    };
+    let vars = vmstructs::find_perf_memory(mem, &resolve)?;
+    Ok(Located {
+        vars,
+        module: LoadedModule::LibjvmInMemory {
+            path: module.path.clone(),
+            load_bias: image.bias,
+        },
+        source: format!(
+            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
+            module.path.display()
+        ),
+        notes: Vec::new(),
+    })
+}
+
 /// The build-id read from the target at the address of the file's build-id note.
 fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Vec<u8>> {
     let (vaddr, size) = elf.build_id_note_vaddr()?;
@@ -384,6 +473,10 @@ fn build_id_at_note(elf: &ElfFile, bias: u64, mem: &dyn ReadMemory) -> Option<Ve
 /// What the symbol sources look at: the opened library, where it is loaded, and the target.
 struct Lookup<'a> {
     elf: &'a ElfFile,
+    /// The file `elf` was opened from.
+    opened: &'a Path,
+    /// Where the target's own files are, when not on this machine ([`Module::root`]).
+    root: Option<&'a Path>,
     /// The library's path in the target (for messages and `.gnu_debuglink` directories).
     real_path: &'a Path,
     bias: u64,
@@ -454,12 +547,19 @@ impl Lookup<'_> {
             &hexid[..2],
             &hexid[2..]
         ));
-        let debug = ElfFile::open(&path).ok()?;
-        if debug.build_id().as_deref() != Some(id) {
-            notes.push(Note::DebugFileBuildIdDiffers(path));
-            return None;
-        }
-        self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+        // The target's machine first (a sysroot), then this one: the build-id decides.
+        self.root
+            .map(|root| root.join(path.strip_prefix("/").unwrap_or(&path)))
+            .into_iter()
+            .chain([path.clone()])
+            .find_map(|path| {
+                let debug = ElfFile::open(&path).ok()?;
+                if debug.build_id().as_deref() != Some(id) {
+                    notes.push(Note::DebugFileBuildIdDiffers(path));
+                    return None;
+                }
+                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+            })
     }
 
     /// 2. The library's own `.symtab`.
@@ -485,16 +585,27 @@ impl Lookup<'_> {
         notes: &mut Vec<Note>,
     ) -> Option<(PerfMemoryVars, String)> {
         let (name, crc) = self.elf.debuglink()?;
-        debuglink_paths(self.real_path, &name)
-            .into_iter()
-            .find_map(|path| {
-                let debug = ElfFile::open(&path).ok()?;
-                if debug.crc32() != Some(crc) {
-                    notes.push(Note::DebuglinkCrcDiffers(path));
-                    return None;
-                }
-                self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
-            })
+        // Beside the file opened (a copy, a sysroot's), under the sysroot, then on this machine;
+        // the CRC decides.
+        let mut paths = debuglink_paths(self.opened, &name);
+        if let Some(root) = self.root {
+            paths.extend(
+                debuglink_paths(self.real_path, &name)
+                    .iter()
+                    .map(|p| root.join(p.strip_prefix("/").unwrap_or(p))),
+            );
+        }
+        paths.extend(debuglink_paths(self.real_path, &name));
+        let mut seen = std::collections::HashSet::new();
+        paths.retain(|p| seen.insert(p.clone()));
+        paths.into_iter().find_map(|path| {
+            let debug = ElfFile::open(&path).ok()?;
+            if debug.crc32() != Some(crc) {
+                notes.push(Note::DebuglinkCrcDiffers(path));
+                return None;
+            }
+            self.in_symtab(&debug, SymbolSource::DebugFile(path.clone()), tried)
+        })
     }
 
     /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
@@ -561,6 +672,7 @@ mod tests {
             path: exe.clone(),
             mappings,
             candidates: vec![exe],
+            root: None,
         }
     }
 

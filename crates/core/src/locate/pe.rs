@@ -11,12 +11,11 @@
 //! and every section at `base + RVA`), so a `jvm.dll` replaced or deleted on disk does not matter.
 //! The layouts are the PE/COFF ones (`IMAGE_DOS_HEADER`, `IMAGE_NT_HEADERS64`,
 //! `IMAGE_EXPORT_DIRECTORY`), parsed with goblin's PE types. [`FileImage`] lays a PE file out as
-//! the loader would, for offline tests.
-
-// On Linux only the offline tests use this module.
-#![cfg_attr(not(windows), allow(dead_code))]
+//! the loader would, for offline tests. [`locate_jvm_dll`] is the whole lookup, for a live
+//! Windows process and a minidump (read on any OS) alike.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use goblin::pe::export::{ExportDirectoryTable, SIZEOF_EXPORT_DIRECTORY_TABLE};
 use goblin::pe::header::{COFF_MACHINE_X86_64, Header};
@@ -24,10 +23,42 @@ use goblin::pe::optional_header::MAGIC_64;
 #[cfg(all(test, target_os = "linux"))]
 use goblin::pe::section_table::SectionTable;
 
+use super::{LoadedModule, Located, vmstructs};
 use crate::Error;
 #[cfg(all(test, target_os = "linux"))]
 use crate::read::MemoryError;
 use crate::read::ReadMemory;
+
+/// Where `PerfMemory::_start` and `_capacity` are in an address space (`mem`: a live process or a
+/// minidump) where `jvm.dll` is loaded at `base` (`size` bytes, from `path`): its PE headers and
+/// export directory read through `mem` ([`ImageHeaders`], [`Exports`]), then the
+/// `gHotSpotVMStructs` walk ([`vmstructs::find_perf_memory`]). No file is opened.
+///
+/// # Errors
+/// [`Error::Memory`] when the headers, exports or vmStructs are not readable; [`Error::Pe`] when
+/// the image is not a 64-bit x86-64 PE with exports; the vmStructs walk's errors.
+pub fn locate_jvm_dll(
+    mem: &dyn ReadMemory,
+    path: &Path,
+    base: u64,
+    size: u64,
+) -> Result<Located, Error> {
+    let name = path.display().to_string();
+    let headers = ImageHeaders::read(mem, base, &name)?;
+    let exports = Exports::read(mem, &headers, &name)?;
+    let vars = vmstructs::find_perf_memory(mem, &|s| exports.address(s))?;
+    Ok(Located {
+        vars,
+        module: LoadedModule::JvmDll {
+            path: path.to_owned(),
+            base,
+            size,
+            exports: exports.len(),
+        },
+        source: format!("gHotSpotVMStructs (exported by {name})"),
+        notes: Vec::new(),
+    })
+}
 
 /// Bytes read for the headers: the DOS header, NT headers and section table of any DLL fit.
 const HEADER_PAGE: usize = 4096;

@@ -14,15 +14,11 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, MODULEENTRY32W, Module32FirstW, Module32NextW, TH32CS_SNAPMODULE,
 };
 
-use super::pe::{Exports, ImageHeaders};
-use super::{LoadedModule, Located, vmstructs};
+use super::{JVM_DLL, Located};
 use crate::process::Process;
 use crate::process::os::{from_wide, last_error, os_code, permission_hint};
 use crate::read::ProcessMemory;
 use crate::{Error, SymbolCacheUse};
-
-/// The module name of HotSpot's library on Windows.
-pub const JVM_DLL: &str = "jvm.dll";
 
 /// Where `PerfMemory`'s variables are in live process `process`: `jvm.dll`'s base from the
 /// module list, its exports, the vmStructs walk (the symbol cache is not used: the walk reads
@@ -51,21 +47,7 @@ pub fn locate_in_process(
             comm: process.image_name(),
         });
     };
-    let name = module.path.display().to_string();
-    let headers = ImageHeaders::read(mem, module.base, &name)?;
-    let exports = Exports::read(mem, &headers, &name)?;
-    let vars = vmstructs::find_perf_memory(mem, &|s| exports.address(s))?;
-    Ok(Located {
-        vars,
-        module: LoadedModule::JvmDll {
-            path: module.path.clone(),
-            base: module.base,
-            size: u64::from(module.size),
-            exports: exports.len(),
-        },
-        source: format!("gHotSpotVMStructs (exported by {name})"),
-        notes: Vec::new(),
-    })
+    super::pe::locate_jvm_dll(mem, &module.path, module.base, u64::from(module.size))
 }
 
 /// A module loaded in a process, from its toolhelp module list.

@@ -1,4 +1,5 @@
-//! Post-mortem targets: a JVM's ELF core file (`inspect --core <core>`).
+//! Post-mortem targets: a JVM's ELF core file (`inspect --core <core>`); a Windows minidump given
+//! there goes to [`super::minidump`].
 //!
 //! libjvm is found by [`locate::core_libjvm`] (the core's `NT_FILE` note, or the `link_map`
 //! walk); then the region is located and read exactly as for a live process, through
@@ -14,7 +15,8 @@ use crate::locate::{self};
 use crate::read::{CoreMemory, MemoryError, ReadMemory};
 use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
 
-/// Reads the PerfData region out of a core file (`inspect --core <core>`).
+/// Reads the PerfData region out of a core file (`inspect --core <core>`): an ELF core, or a
+/// Windows minidump (a file that starts with `MDMP`, whatever its name: [`super::read_minidump`]).
 ///
 /// `exe` is the java launcher the JVM ran, or its `libjvm.so` (needed only when the library is
 /// not at the path the process mapped); `sysroot` is a directory holding the process's files
@@ -25,47 +27,74 @@ use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
 /// architecture, truncated before its notes), is not a JVM's core, the libjvm files do not match
 /// the core's (with both build-ids), `_start` is NULL, or the region is not in the core (with
 /// what would have put it there); [`Error::Locate`] when no symbol source finds `PerfMemory`;
-/// [`Error::PerfData`] when the bytes are malformed.
+/// [`Error::PerfData`] when the bytes are malformed. For a minidump, [`super::read_minidump`]'s
+/// errors, and [`Error::Core`] when `exe` or `sysroot` is given (a minidump holds `jvm.dll`
+/// itself).
 pub fn read_core(
     core_path: &Path,
     exe: Option<&Path>,
     sysroot: Option<&Path>,
 ) -> Result<Reading, Error> {
+    // An unreadable file is left to `CoreMemory::open`, which says why.
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        if exe.is_some() || sysroot.is_some() {
+            return Err(Error::core(
+                core_path,
+                "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
+            ));
+        }
+        return super::minidump::read_minidump(core_path);
+    }
     let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
     if let Some((actual, needed)) = core.truncated() {
         warnings.push(Warning::CoreTruncated { actual, needed });
     }
-    let module = match core.files() {
+    let mut module = match core.files() {
         Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
         None => libjvm_from_link_map(&core, exe, sysroot)?,
     };
+    let other_machine = keep_the_cores_machine(&core, &mut module);
     back_with_library(&mut core, &module);
     let core = core;
-    let located = locate::locate_perf_memory(&module, &core, None).map_err(|e| match e {
-        Error::BuildIdMismatch {
+    let located = match locate::locate_perf_memory(&module, &core, None) {
+        Ok(located) => located,
+        Err(Error::BuildIdMismatch {
             path,
             file_id,
             memory_id,
-        } => Error::core(
-            core.path(),
-            format!(
-                "{} is build-id {file_id}, but the core's JVM ran libjvm build-id {memory_id}: give the JVM's own files with --sysroot <dir> (its paths under dir) or --exe <its java or libjvm.so>",
-                path.display()
-            ),
-        ),
-        Error::Locate {
+        }) => {
+            return Err(Error::core(
+                core.path(),
+                format!(
+                    "{} is build-id {file_id}, but the core's JVM ran libjvm build-id {memory_id}: give the JVM's own files with --sysroot <dir> (its paths under dir) or --exe <its java or libjvm.so>",
+                    path.display()
+                ),
+            ));
+        }
+        // No copy of libjvm opens: its exported symbols may still be in the core.
+        Err(Error::Locate {
             path,
             reason: reason @ LocateFailure::NoUsableCopy(_),
-        } => Error::core(
-            core.path(),
-            format!(
-                "cannot open the libjvm the JVM ran ({}): {reason}; give it with --exe <java or libjvm.so> or --sysroot <dir>",
-                path.display()
-            ),
-        ),
-        e => e,
-    })?;
+        }) => match locate::locate_in_memory(&module, &core) {
+            Ok(located) => located,
+            Err(e) => {
+                let without = without_the_file(&e);
+                let machine = crate::read::machine_name(core.machine());
+                return Err(Error::core(
+                    core.path(),
+                    match other_machine {
+                        Err(all_other) => format!("{all_other}; {without}"),
+                        Ok(other) => format!(
+                            "cannot open the libjvm the {machine} JVM ran ({}): {reason}{other}; give it with --sysroot <dir> (the dead process's files under their own paths) or --exe <its java or libjvm.so>; {without}",
+                            path.display()
+                        ),
+                    },
+                ));
+            }
+        },
+        Err(e) => return Err(e),
+    };
     let headers_match = check_library_matches(&core, &located, &mut warnings)?;
     let path = ReadPath::Core {
         path: core_path.to_owned(),
@@ -77,6 +106,10 @@ pub fn read_core(
     };
     let mut details = vec![
         Detail::Path(path),
+        Detail::CoreMachine {
+            machine: crate::read::machine_name(core.machine()),
+            page_size: core.page_size(),
+        },
         Detail::Module(located.module.clone()),
         Detail::Symbols(located.source.clone()),
         Detail::Variables {
@@ -126,6 +159,57 @@ pub fn read_core(
         warnings,
         fallback: None,
     })
+}
+
+/// The core's own `e_machine` decides which files can be its libjvm, never this host's: candidates
+/// of another architecture (this machine's JDK at the same path, a sysroot of another machine)
+/// are dropped. `Ok` with what was dropped, as a clause for a later "cannot open" error; `Err`
+/// with a sentence naming each file, its architecture and the fix when every candidate that
+/// opens was dropped.
+fn keep_the_cores_machine(
+    core: &CoreMemory,
+    module: &mut locate::Module,
+) -> Result<String, String> {
+    let want = core.machine();
+    let mut other = Vec::new();
+    module.candidates.retain(|c| match ElfFile::open(c) {
+        Ok(elf) if elf.machine() != want => {
+            other.push(format!(
+                "{} is an {} library",
+                c.display(),
+                crate::read::machine_name(elf.machine())
+            ));
+            false
+        }
+        _ => true,
+    });
+    if other.is_empty() {
+        return Ok(String::new());
+    }
+    let dropped = other.join(", ");
+    let name = crate::read::machine_name(want);
+    if module.candidates.is_empty() {
+        return Err(format!(
+            "the core is of an {name} process, but {dropped}: give the {name} JVM's own {} with --sysroot <dir> (that machine's files under their own paths) or --exe <its libjvm.so>",
+            module.path.display()
+        ));
+    }
+    Ok(format!(" ({dropped}, not {name})"))
+}
+
+/// Why libjvm's exported symbols could not be read from the core instead of its file, with the
+/// `coredump_filter` bit that keeps them when they were left out.
+fn without_the_file(e: &Error) -> String {
+    match e {
+        Error::Memory {
+            source: MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. },
+            ..
+        } => "without the file, its exported symbols in the core would do, but the core does not hold libjvm's read-only data: for the next core, set bit 2 (0x4, file-backed private) of /proc/<pid>/coredump_filter (JDK 11 and later set it themselves unless run with -XX:-DumpPrivateMappingsInCore; JDK 8 does not)".to_string(),
+        e => format!(
+            "reading its exported symbols from the core instead failed: {}",
+            with_causes(e)
+        ),
+    }
 }
 
 /// Lets the core read the bytes it lacks of libjvm's mappings (its code and read-only data,

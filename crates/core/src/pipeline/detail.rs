@@ -32,6 +32,16 @@ pub enum ReadPath {
         /// pid and command of the dead process.
         process: Option<(i32, String)>,
     },
+    /// A Windows minidump, and the process it is of when the dump says (pid from its
+    /// `MiscInfoStream`, executable from its module list).
+    Minidump {
+        /// The dump file.
+        path: PathBuf,
+        /// The process's id, when the dump has it.
+        pid: Option<u32>,
+        /// The file name of its executable (`java.exe`), when the module list has one.
+        executable: Option<String>,
+    },
 }
 
 impl fmt::Display for ReadPath {
@@ -47,6 +57,19 @@ impl fmt::Display for ReadPath {
                 match process {
                     Some((pid, command)) => write!(f, "process {pid} ({command})"),
                     None => f.write_str("an unknown process"),
+                }
+            }
+            ReadPath::Minidump {
+                path,
+                pid,
+                executable,
+            } => {
+                write!(f, "minidump {} of ", path.display())?;
+                match (pid, executable) {
+                    (Some(pid), Some(exe)) => write!(f, "process {pid} ({exe})"),
+                    (Some(pid), None) => write!(f, "process {pid}"),
+                    (None, Some(exe)) => write!(f, "a process of {exe}"),
+                    (None, None) => f.write_str("an unknown process"),
                 }
             }
         }
@@ -74,6 +97,14 @@ pub enum Detail {
     Note(Note),
     /// How long the target was held still, and how.
     Stopped(StopReport),
+    /// What a core says of the dead process's machine, which decides how it is read (never
+    /// this host's): its ELF `e_machine` and its page size (`AT_PAGESZ`).
+    CoreMachine {
+        /// The architecture (`x86_64`, `aarch64`).
+        machine: String,
+        /// The page size in bytes.
+        page_size: u64,
+    },
     /// Bytes a core lacked (left out by `coredump_filter`) were read from this file, whose
     /// build-id matches the core's copy of the object.
     CoreBytesFromFile {
@@ -81,6 +112,16 @@ pub enum Detail {
         file: PathBuf,
         /// How many bytes it gave.
         bytes: u64,
+    },
+    /// What a minidump holds (`MINIDUMP_HEADER` and its stream directory, Microsoft's layout).
+    MinidumpContents {
+        /// `MINIDUMP_HEADER.Flags`: the `MINIDUMP_TYPE` it was written with.
+        flags: u64,
+        /// Its streams, by Microsoft's names (`ModuleListStream`, `Memory64ListStream`, ...).
+        streams: Vec<String>,
+        /// The memory list read (`Memory64ListStream` or `MemoryListStream`), its number of
+        /// ranges and their total size in bytes.
+        memory: Option<(String, usize, u64)>,
     },
     /// The region: `PerfMemory::_capacity` bytes at `PerfMemory::_start`.
     Region {
@@ -106,11 +147,34 @@ impl fmt::Display for Detail {
             ),
             Detail::Note(n) => write!(f, "note: {n}"),
             Detail::Stopped(r) => write!(f, "{r}"),
+            Detail::CoreMachine { machine, page_size } => {
+                write!(f, "core of an {machine} process, {page_size}-byte pages")
+            }
             Detail::CoreBytesFromFile { file, bytes } => write!(
                 f,
                 "not in the core: {bytes} bytes read from {} (its build-id matches the core's)",
                 file.display()
             ),
+            Detail::MinidumpContents {
+                flags,
+                streams,
+                memory,
+            } => {
+                write!(
+                    f,
+                    "minidump type {} ({flags:#x}); streams: {}",
+                    crate::read::dump_type_name(*flags),
+                    streams.join(", ")
+                )?;
+                match memory {
+                    Some((list, ranges, bytes)) => write!(
+                        f,
+                        "; memory: {list}, {ranges} ranges, {bytes} bytes ({} MiB)",
+                        bytes >> 20
+                    ),
+                    None => f.write_str("; memory: none"),
+                }
+            }
             Detail::Region { start, capacity } => {
                 write!(f, "region: {capacity} bytes at {start:#x}")
             }

@@ -4,7 +4,7 @@
 //! Written once for every OS: the live pipelines ([`read_forced`], [`read_shared_wait`]) use only the names
 //! each stage's OS seam exports (`process::Process`, `process::stop`, `process::shared_bytes`,
 //! `locate::locate_in_process`, `read::ProcessMemory`); files and cores ([`read_file`],
-//! [`read_core`]) need no OS at all.
+//! [`read_core`], [`read_minidump`]) need no OS at all.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 mod core;
 mod detail;
 mod forced;
+mod minidump;
 mod shared;
 
 pub use self::core::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 use self::forced::ForcedReader;
 pub use self::forced::read_forced;
+pub use self::minidump::read_minidump;
 pub use self::shared::{read_shared, read_shared_wait};
 use crate::Error;
 pub use crate::locate::cache::SymbolCacheUse;
@@ -264,9 +266,10 @@ pub enum Source {
     },
     /// A saved hsperfdata file (`<path>`).
     File(PathBuf),
-    /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`).
+    /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`), or a Windows
+    /// minidump (`--core <dump>`; a file that starts with `MDMP`: [`read_minidump`]).
     Core {
-        /// The core file.
+        /// The core file or minidump.
         core: PathBuf,
         /// The java launcher or libjvm.so the JVM ran, when not at its recorded path.
         exe: Option<PathBuf>,

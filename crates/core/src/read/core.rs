@@ -472,6 +472,16 @@ mod tests {
     /// A hand-made x86_64 core: `(vaddr, memsz, filesz)` loads, an NT_FILE entry for
     /// `/tmp/f` at 0x20000, an NT_PRPSINFO for pid 4242; the file cut to `cut` bytes.
     fn synthetic(loads: &[(u64, u64, u64)], cut: Option<usize>) -> (tempfile::TempDir, PathBuf) {
+        synthetic_of(EM_X86_64, None, loads, cut)
+    }
+
+    /// [`synthetic`] for a process of `machine`, with an `NT_AUXV` note giving `AT_PAGESZ`.
+    fn synthetic_of(
+        machine: u16,
+        page_size: Option<u64>,
+        loads: &[(u64, u64, u64)],
+        cut: Option<usize>,
+    ) -> (tempfile::TempDir, PathBuf) {
         let phnum = loads.len() + 1;
         let mut notes = Vec::new();
         let mut file = Vec::new();
@@ -484,10 +494,17 @@ mod tests {
         ps[24..28].copy_from_slice(&4242u32.to_le_bytes());
         ps[40..44].copy_from_slice(b"java");
         notes.extend(note(b"CORE\0", NT_PRPSINFO, &ps));
+        if let Some(page) = page_size {
+            let auxv: Vec<u8> = [crate::elf::AT_PAGESZ, page, 0, 0]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            notes.extend(note(b"CORE\0", crate::elf::NT_AUXV, &auxv));
+        }
         let mut b = Vec::new();
         put(&mut b, 0, b"\x7fELF\x02\x01\x01");
         put(&mut b, 16, &4u16.to_le_bytes());
-        put(&mut b, 18, &EM_X86_64.to_le_bytes());
+        put(&mut b, 18, &machine.to_le_bytes());
         put(&mut b, 20, &1u32.to_le_bytes());
         put(&mut b, 32, &64u64.to_le_bytes());
         put(&mut b, 52, &64u16.to_le_bytes());
@@ -558,6 +575,30 @@ mod tests {
             core.read_exact_at(u64::MAX - 4, &mut buf),
             Err(MemoryError::Unmapped { .. })
         ));
+    }
+
+    /// The core's machine and page size are its own: an aarch64 core with 64 KiB pages reads
+    /// the same on any host, and a core without `AT_PAGESZ` gets 4 KiB.
+    #[test]
+    fn machine_and_page_size_come_from_the_core() {
+        for (machine, page, want) in [
+            (EM_AARCH64, Some(65536), 65536),
+            (EM_AARCH64, Some(16384), 16384),
+            (EM_X86_64, Some(4096), 4096),
+            (EM_AARCH64, None, 4096),
+            (EM_AARCH64, Some(12345), 4096), // not a power of two: ignored
+        ] {
+            let (_dir, path) = synthetic_of(machine, page, &LOADS, None);
+            let core = CoreMemory::open(&path).unwrap();
+            assert_eq!(core.machine(), machine);
+            assert_eq!(core.page_size(), want, "{} {page:?}", machine_name(machine));
+            let mut buf = [0u8; 4];
+            core.read_exact_at(0x30010, &mut buf).unwrap();
+            assert_eq!(buf, [0x10, 0x11, 0x12, 0x13]);
+        }
+        let (_dir, path) = synthetic_of(goblin::elf::header::EM_RISCV, None, &LOADS, None);
+        let err = CoreMemory::open(&path).unwrap_err().to_string();
+        assert!(err.contains("riscv") && err.contains("aarch64"), "{err}");
     }
 
     #[test]

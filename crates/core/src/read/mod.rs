@@ -9,10 +9,12 @@
 //! A live process's memory is the one OS-specific part of this stage, in one module chosen
 //! below, exporting `ProcessMemory` (`open(&process::Process)`, [`ReadMemory`], whose
 //! `page_size` is the running kernel's): `linux.rs` (`process_vm_readv`, `/proc/<pid>/mem`),
-//! `windows.rs` (`ReadProcessMemory`), `unsupported.rs` (no live process). [`CoreMemory`] is
-//! portable: a core is read the same on every OS.
+//! `windows.rs` (`ReadProcessMemory`), `unsupported.rs` (no live process). [`CoreMemory`] (an ELF
+//! core) and [`MinidumpMemory`] (a Windows minidump) are portable: a dump is read the same on
+//! every OS.
 
 mod core;
+mod minidump;
 #[cfg(all(feature = "live", target_os = "linux"))]
 #[path = "linux.rs"]
 pub(crate) mod os;
@@ -24,6 +26,10 @@ pub(crate) mod os;
 pub(crate) mod os;
 
 pub use core::{CoreMemory, machine_name};
+pub use minidump::{
+    DumpModule, MINIDUMP_SIGNATURE, MINIDUMP_WITH_FULL_MEMORY, MinidumpMemory, dump_type_name,
+    is_minidump,
+};
 pub(crate) use os::ProcessMemory;
 
 /// The page size assumed where neither the target nor the OS says: 4 KiB (x86_64; aarch64
