@@ -10,11 +10,11 @@ use procfs::ProcError;
 use procfs::process::{Process, StatFlags};
 
 use super::{
-    Described, InfoSource, JvmInfo, NotInspected, Readable, Scan, ScanOptions, from_perfdata,
-    launcher, parallel_map, vanished,
+    Described, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions, launcher,
+    parallel_map,
 };
 use crate::process::os::{self as process, ProcessInfo};
-use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
+use crate::{Error, Reading};
 
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let me = std::process::id() as i32;
@@ -288,52 +288,32 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
     if info.start_time != c.start_time {
         return None;
     }
-    // No waiting: a JVM still starting is listed as such, not waited for.
-    let file = crate::read_shared_wait(c.pid, Duration::ZERO);
-    // Only when the mappings were readable: otherwise ptrace is refused too.
-    let forced = c.libjvm.as_ref().map(|_| {
-        crate::read_forced(
-            c.pid,
-            &ForcedOptions {
-                stop: false,
-                wait_accessible: Duration::ZERO,
-                symbol_cache: if opts.no_symbol_cache {
-                    SymbolCacheUse::Off
-                } else {
-                    SymbolCacheUse::ReadOnly
-                },
-                ..ForcedOptions::default()
-            },
-        )
-    });
-    let file_gone = file.as_ref().err().is_some_and(vanished);
-    let forced_gone = forced
-        .as_ref()
-        .is_some_and(|f| f.as_ref().err().is_some_and(vanished));
-    if (file_gone || forced_gone) && process::check_same_process(&info).is_err() {
+    // Memory only when the mappings were readable: otherwise ptrace is refused too.
+    let look = Look::take(c.pid, c.libjvm.is_some(), opts);
+    if look.saw_it_vanish() && process::check_same_process(&info).is_err() {
         return None;
     }
-    let readable = match (file.is_ok(), forced.as_ref().is_some_and(|f| f.is_ok())) {
-        (true, true) => Readable::Both,
-        (true, false) => Readable::File,
-        (false, true) => Readable::Forced,
-        (false, false) => Readable::Neither,
-    };
+    let readable = look.readable();
     let user = users.name(info.euid);
-    let reason = (readable == Readable::Neither)
-        .then(|| why_neither(&info, &user, c, file.as_ref().err(), forced.as_ref()));
-    let (described, info_from) = match (&file, &forced) {
-        (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
-        (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
-        _ => match from_cmdline(c, info.nspid == c.pid) {
-            Some(d) => (d, InfoSource::Cmdline),
-            None => (Described::default(), InfoSource::None),
-        },
-    };
+    let reason = (readable == Readable::Neither).then(|| {
+        why_neither(
+            &info,
+            &user,
+            c,
+            look.file.as_ref().err(),
+            look.forced.as_ref(),
+        )
+    });
+    let (described, info_from) =
+        look.described()
+            .unwrap_or_else(|| match from_cmdline(c, info.nspid == c.pid) {
+                Some(d) => (d, InfoSource::Cmdline),
+                None => (Described::default(), InfoSource::None),
+            });
     // A pid reused during the look: what was read may be another process's.
     process::check_same_process(&info).ok()?;
     let reading = if opts.keep_readings {
-        file.ok().or_else(|| forced.and_then(Result::ok))
+        look.into_reading()
     } else {
         None
     };

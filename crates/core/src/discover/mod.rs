@@ -59,11 +59,12 @@ mod os;
 pub use crate::process::os::{ProcessEntry, processes};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::perfdata::{Snapshot, Value};
-use crate::{Error, Reading};
+use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -250,6 +251,75 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
     });
     done.sort_by_key(|(k, _)| *k);
     done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// How a scan or a scrape reads a JVM's memory: never stopping it, never waiting for a starting
+/// JVM, and with the symbol cache read-only (or off, `--no-cache`).
+pub(crate) fn no_stop_options(no_symbol_cache: bool) -> ForcedOptions {
+    ForcedOptions {
+        stop: false,
+        wait_accessible: Duration::ZERO,
+        symbol_cache: if no_symbol_cache {
+            SymbolCacheUse::Off
+        } else {
+            SymbolCacheUse::ReadOnly
+        },
+        ..ForcedOptions::default()
+    }
+}
+
+/// One look at a JVM, the same on every OS: its shared PerfData (no waiting: a JVM still
+/// starting is listed as such) and, when its memory may be read, its memory read without a stop.
+struct Look {
+    file: Result<Reading, Error>,
+    /// `None` when the process's memory is known to be unreadable (so ptrace or
+    /// `PROCESS_VM_READ` would be refused too).
+    forced: Option<Result<Reading, Error>>,
+}
+
+impl Look {
+    fn take(pid: i32, memory_readable: bool, opts: &ScanOptions) -> Look {
+        Look {
+            file: crate::read_shared_wait(pid, Duration::ZERO),
+            forced: memory_readable
+                .then(|| crate::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
+        }
+    }
+
+    /// Whether a read failed because the process is gone or is another process now.
+    fn saw_it_vanish(&self) -> bool {
+        self.file.as_ref().err().is_some_and(vanished)
+            || self
+                .forced
+                .as_ref()
+                .is_some_and(|f| f.as_ref().err().is_some_and(vanished))
+    }
+
+    fn readable(&self) -> Readable {
+        match (
+            self.file.is_ok(),
+            self.forced.as_ref().is_some_and(|f| f.is_ok()),
+        ) {
+            (true, true) => Readable::Both,
+            (true, false) => Readable::File,
+            (false, true) => Readable::Forced,
+            (false, false) => Readable::Neither,
+        }
+    }
+
+    /// What the PerfData read says of the JVM (the file's first), and where it came from.
+    fn described(&self) -> Option<(Described, InfoSource)> {
+        match (&self.file, &self.forced) {
+            (Ok(r), _) => Some((from_perfdata(&r.snapshot), InfoSource::File)),
+            (_, Some(Ok(r))) => Some((from_perfdata(&r.snapshot), InfoSource::Memory)),
+            _ => None,
+        }
+    }
+
+    /// The reading to keep (`ScanOptions::keep_readings`): the file's, else the memory's.
+    fn into_reading(self) -> Option<Reading> {
+        self.file.ok().or_else(|| self.forced.and_then(Result::ok))
+    }
 }
 
 /// Whether an error means the process is gone or is another process now.

@@ -19,16 +19,15 @@
 //! Windows' own tools do, so that service JVMs can be read.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::{
-    Described, InfoSource, JvmInfo, NotInspected, Readable, Scan, ScanOptions, from_perfdata,
-    launcher, parallel_map, vanished,
+    Described, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions, launcher,
+    parallel_map,
 };
 use crate::locate::JVM_DLL;
 use crate::locate::os::find_module;
 use crate::process::os::{Process, candidate_users, enable_debug_privilege, processes, token_user};
-use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
+use crate::{Error, Reading};
 
 /// A process found to be a JVM by the first pass.
 struct Candidate {
@@ -155,36 +154,11 @@ fn has_hsperfdata_file(pid: i32) -> bool {
 /// Everything about one JVM; `None` when it exited or its pid was reused meanwhile.
 fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmInfo> {
     let pid = c.process.pid();
-    // No waiting: a JVM still starting is listed as such, not waited for.
-    let file = crate::read_shared_wait(pid, Duration::ZERO);
-    let forced = c.modules_readable.then(|| {
-        crate::read_forced(
-            pid,
-            &ForcedOptions {
-                stop: false,
-                wait_accessible: Duration::ZERO,
-                symbol_cache: if opts.no_symbol_cache {
-                    SymbolCacheUse::Off
-                } else {
-                    SymbolCacheUse::ReadOnly
-                },
-                ..ForcedOptions::default()
-            },
-        )
-    });
-    let file_gone = file.as_ref().err().is_some_and(vanished);
-    let forced_gone = forced
-        .as_ref()
-        .is_some_and(|f| f.as_ref().err().is_some_and(vanished));
-    if (file_gone || forced_gone) && c.process.check_same().is_err() {
+    let look = Look::take(pid, c.modules_readable, opts);
+    if look.saw_it_vanish() && c.process.check_same().is_err() {
         return None;
     }
-    let readable = match (file.is_ok(), forced.as_ref().is_some_and(|f| f.is_ok())) {
-        (true, true) => Readable::Both,
-        (true, false) => Readable::File,
-        (false, true) => Readable::Forced,
-        (false, false) => Readable::Neither,
-    };
+    let readable = look.readable();
     let owner = token_user(&c.process);
     let user = owner.clone().unwrap_or_else(|| "?".into());
     let reason = (readable == Readable::Neither).then(|| {
@@ -192,28 +166,26 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmI
             owner.as_deref(),
             c.modules_readable,
             elevated,
-            file.as_ref().err(),
-            forced.as_ref(),
+            look.file.as_ref().err(),
+            look.forced.as_ref(),
         )
     });
-    let (described, info_from) = match (&file, &forced) {
-        (Ok(r), _) => (from_perfdata(&r.snapshot), InfoSource::File),
-        (_, Some(Ok(r))) => (from_perfdata(&r.snapshot), InfoSource::Memory),
-        _ => match c.jvm_dll.as_deref().and_then(release_version) {
-            Some(version) => (
-                Described {
-                    version,
-                    ..Described::default()
-                },
-                InfoSource::Cmdline,
-            ),
-            None => (Described::default(), InfoSource::None),
-        },
-    };
+    let (described, info_from) =
+        look.described()
+            .unwrap_or_else(|| match c.jvm_dll.as_deref().and_then(release_version) {
+                Some(version) => (
+                    Described {
+                        version,
+                        ..Described::default()
+                    },
+                    InfoSource::Cmdline,
+                ),
+                None => (Described::default(), InfoSource::None),
+            });
     // A pid reused during the look: what was read may be another process's.
     c.process.check_same().ok()?;
     let reading: Option<Reading> = if opts.keep_readings {
-        file.ok().or_else(|| forced.and_then(Result::ok))
+        look.into_reading()
     } else {
         None
     };

@@ -22,7 +22,7 @@ use crate::discover::{self, JvmInfo, Readable, ScanOptions};
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
 use crate::metrics::JvmMetrics;
-use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
+use crate::{Error, Reading};
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
@@ -178,19 +178,6 @@ impl Exporter {
         scrape
     }
 
-    fn forced_options(&self) -> ForcedOptions {
-        ForcedOptions {
-            stop: false,
-            wait_accessible: Duration::ZERO,
-            symbol_cache: if self.symbol_cache {
-                SymbolCacheUse::ReadOnly
-            } else {
-                SymbolCacheUse::Off
-            },
-            ..ForcedOptions::default()
-        }
-    }
-
     /// One JVM's reading: the scan's own (the file first, else memory without a stop); when the
     /// scan could read neither, one more try the same way, whose error gives the failure's cause.
     fn read(&self, jvm: &mut JvmInfo) -> Result<Reading, Error> {
@@ -198,7 +185,7 @@ impl Exporter {
             return Ok(reading);
         }
         let file = || crate::read_shared_wait(jvm.pid, Duration::ZERO);
-        let memory = || crate::read_forced(jvm.pid, &self.forced_options());
+        let memory = || crate::read_forced(jvm.pid, &discover::no_stop_options(!self.symbol_cache));
         match jvm.readable {
             Readable::File => file(),
             Readable::Both => file().or_else(|_| memory()),
