@@ -89,6 +89,26 @@ pub fn machine_name(machine: u16) -> String {
     name.to_string()
 }
 
+/// Maps a dump (an ELF core or a Windows minidump) read-only, refusing what is not a regular
+/// file (a FIFO or device given as `--core` would otherwise hang or mislead the read).
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be opened or mapped; [`Error::Core`] when it is not a regular
+/// file.
+pub(super) fn map_dump(path: &Path) -> Result<Mmap, Error> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::core(path, "not a regular file"));
+    }
+    // SAFETY: a read-only shared mapping (memmap2's `Mmap::map` is MAP_SHARED with PROT_READ;
+    // nothing is ever written through it); every access to it is bounds-checked against the
+    // mapping's length. A dump shrunk while we read it would raise SIGBUS: cores and minidumps
+    // are not rewritten in place by their writers, so this is accepted. (libjvm and hsperfdata
+    // files, which their owners may change, are read with pread instead.)
+    unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))
+}
+
 impl CoreMemory {
     /// Opens and maps the core at `path` and reads its program headers and notes.
     ///
@@ -97,18 +117,7 @@ impl CoreMemory {
     /// ELF core (`ET_CORE`), is not a 64-bit little-endian x86_64/aarch64 core, or is truncated
     /// before its program headers or notes end.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        if !meta.is_file() {
-            return Err(Error::core(path, "not a regular file"));
-        }
-        // SAFETY: a read-only shared mapping (memmap2's `Mmap::map` is MAP_SHARED with PROT_READ;
-        // nothing is ever written through it); every access below is bounds-checked against the
-        // mapping's length. A core shrunk while we read it would raise SIGBUS: cores are not
-        // rewritten in place by their writers, so this is accepted. (libjvm and hsperfdata files,
-        // which their owners may change, are read with pread instead.)
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Self::from_map(path, map)
+        Self::from_map(path, map_dump(path)?)
     }
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {

@@ -168,15 +168,7 @@ impl MinidumpMemory {
     /// minidump (no `MDMP` signature), its header or stream directory is cut off, it is of a
     /// process that is not x86-64 (`SystemInfoStream`), or it has no readable module list.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-        if !meta.is_file() {
-            return Err(Error::core(path, "not a regular file"));
-        }
-        // SAFETY: as for `CoreMemory`: a read-only mapping, nothing written through it, every
-        // access bounds-checked (the crate's slices and ours); dumps are not rewritten in place.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Self::from_map(path, map)
+        Self::from_map(path, super::core::map_dump(path)?)
     }
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {

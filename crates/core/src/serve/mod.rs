@@ -3,7 +3,7 @@
 //!
 //! Each scrape of `/metrics` runs [`Exporter::scrape`]: the [`crate::discover::scan`] of `/proc`
 //! (the `inspect list` scan), then a read of each selected JVM's PerfData: its hsperfdata file
-//! where readable, else its memory **without stopping it** ([`ForcedOptions`] with
+//! where readable, else its memory **without stopping it** ([`crate::ForcedOptions`] with
 //! `stop: false`; serve never stops a JVM's threads). The counters go through the naming rule of
 //! [`crate::format::prometheus`], each series labelled `pid`, `main` (main class or jar, never
 //! its arguments), `user`, `jvm_version` and, for a JVM in another pid namespace,
