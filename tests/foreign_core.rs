@@ -406,47 +406,6 @@ fn inspect_a64(bin: &Path, args: &[&str]) -> Output {
         })
 }
 
-/// Starts the test program with a small address space (a gcore of ~400 MB).
-fn small_jvm(java_home: &Path, extra: &[&str]) -> Jvm {
-    let mut cmd = Command::new(java_home.join("bin/java"));
-    cmd.env("MALLOC_ARENA_MAX", "2")
-        .args([
-            "-Xmx32m",
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:ReservedCodeCacheSize=16m",
-            "-XX:CompressedClassSpaceSize=16m",
-        ])
-        .args(extra)
-        .arg("-cp")
-        .arg(test_classes())
-        .args(["Target", "0"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    Jvm::spawn(cmd, java_home)
-}
-
-/// `gcore -o <dir>/core <pid>` at the JVM's own coredump_filter; the core's path.
-fn gcore(pid: i32, dir: &Path) -> PathBuf {
-    let prefix = dir.join("core");
-    let out = Command::new("gcore")
-        .arg("-o")
-        .arg(&prefix)
-        .arg(pid.to_string())
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("running gcore ({e}): install gdb (scripts/setup-test-deps.sh)")
-        });
-    let core = PathBuf::from(format!("{}.{pid}", prefix.display()));
-    assert!(
-        out.status.success() && core.exists(),
-        "gcore {pid}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    core
-}
-
 #[test]
 #[ignore = "needs root, gdb, JDK 17, qemu-user and the static aarch64 build: run scripts/test.sh"]
 fn x86_64_cores_read_by_the_aarch64_build() {

@@ -748,3 +748,53 @@ pub fn minidumps() -> &'static Path {
         dir
     })
 }
+
+/// Starts the test program with the smallest address space that still runs, plus `extra` flags:
+/// a core of it is ~400 MB instead of ~2 GB (gdb dumps reserved memory too: heap, class space,
+/// malloc arenas).
+pub fn small_jvm(java_home: &Path, extra: &[&str]) -> Jvm {
+    let mut cmd = Command::new(java_home.join("bin/java"));
+    cmd.env("MALLOC_ARENA_MAX", "2")
+        .args([
+            "-Xmx32m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            "-XX:ReservedCodeCacheSize=16m",
+            "-XX:CompressedClassSpaceSize=16m",
+        ])
+        .args(extra)
+        .arg("-cp")
+        .arg(test_classes())
+        .args(["Target", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, java_home)
+}
+
+/// Dumps process `pid` with `gcore -o <dir>/core <pid>` (the process keeps running).
+pub fn gcore(pid: i32, dir: &Path) -> PathBuf {
+    let prefix = dir.join("core");
+    let out = match Command::new("gcore")
+        .arg("-o")
+        .arg(&prefix)
+        .arg(pid.to_string())
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "gcore (part of gdb) is not installed: install it with `apt-get install gdb` \
+             (.ci/run does this)"
+        ),
+        Err(e) => panic!("running gcore: {e}"),
+    };
+    let core = PathBuf::from(format!("{}.{pid}", prefix.display()));
+    assert!(
+        out.status.success() && core.exists(),
+        "gcore {pid} failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    core
+}
