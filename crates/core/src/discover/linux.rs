@@ -10,8 +10,8 @@ use procfs::ProcError;
 use procfs::process::{Process, StatFlags};
 
 use super::{
-    Described, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions, launcher,
-    parallel_map,
+    Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
+    assemble, launcher, parallel_map,
 };
 use crate::process::os::{self as process, ProcessInfo};
 use crate::{Error, Reading};
@@ -36,27 +36,11 @@ pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
             reason: format!("/proc/<pid>: {e}"),
         }),
     });
-    let mut result = Scan::default();
-    let mut candidates = Vec::new();
-    for e in examined {
-        match e {
-            Examined::Jvm(c) => candidates.push(c),
-            Examined::NotAJvm => {}
-            Examined::Vanished => result.vanished += 1,
-            Examined::NotInspected(n) => result.not_inspected.push(n),
-        }
-    }
     let clock = Clock::now();
     let users = Users::default();
-    let outcomes = inspect_all(&candidates, opts, &clock, &users);
-    for outcome in outcomes {
-        match outcome {
-            Some(info) => result.jvms.push(info),
-            None => result.vanished += 1,
-        }
-    }
-    result.jvms.sort_by_key(|j| j.pid);
-    Ok(result)
+    Ok(assemble(examined, |candidates| {
+        inspect_all(candidates, opts, &clock, &users)
+    }))
 }
 
 /// A process found to be a JVM by the first pass.
@@ -69,16 +53,9 @@ struct Candidate {
     libjvm: Option<PathBuf>,
 }
 
-enum Examined {
-    Jvm(Candidate),
-    NotAJvm,
-    Vanished,
-    NotInspected(NotInspected),
-}
-
 /// Whether `process` is a JVM. `maps` is read first: for most processes it is all that is read
 /// (a kernel thread's and a zombie's are empty); `stat` only for a JVM or an unreadable `maps`.
-fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examined {
+fn examine(process: &Process, host_files: &OnceLock<HostHsperfFiles>) -> Examined<Candidate> {
     let pid = process.pid();
     let maps = read_libjvm_line(process);
     if let Ok(None) = maps {

@@ -253,6 +253,41 @@ fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// What the first pass of a scan said of one process (`C`: the OS's JVM candidate).
+enum Examined<C> {
+    Jvm(C),
+    NotAJvm,
+    Vanished,
+    NotInspected(NotInspected),
+}
+
+/// The scan from its two passes, the same on every OS: the first pass's verdicts, and `inspect`
+/// run on the JVM candidates (`None`: exited or reused meanwhile). Counts what vanished, keeps
+/// what could not be looked into, and sorts the JVMs by pid.
+fn assemble<C>(
+    examined: Vec<Examined<C>>,
+    inspect: impl FnOnce(&[C]) -> Vec<Option<JvmInfo>>,
+) -> Scan {
+    let mut result = Scan::default();
+    let mut candidates = Vec::new();
+    for e in examined {
+        match e {
+            Examined::Jvm(c) => candidates.push(c),
+            Examined::NotAJvm => {}
+            Examined::Vanished => result.vanished += 1,
+            Examined::NotInspected(n) => result.not_inspected.push(n),
+        }
+    }
+    for outcome in inspect(&candidates) {
+        match outcome {
+            Some(info) => result.jvms.push(info),
+            None => result.vanished += 1,
+        }
+    }
+    result.jvms.sort_by_key(|j| j.pid);
+    result
+}
+
 /// How a scan or a scrape reads a JVM's memory: never stopping it, never waiting for a starting
 /// JVM, and with the symbol cache read-only (or off, `--no-cache`).
 pub(crate) fn no_stop_options(no_symbol_cache: bool) -> ForcedOptions {

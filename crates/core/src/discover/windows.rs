@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    Described, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions, launcher,
-    parallel_map,
+    Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
+    assemble, launcher, parallel_map,
 };
 use crate::locate::JVM_DLL;
 use crate::locate::os::find_module;
@@ -39,13 +39,6 @@ struct Candidate {
     jvm_dll: Option<PathBuf>,
 }
 
-enum Examined {
-    Jvm(Candidate),
-    NotAJvm,
-    Vanished,
-    NotInspected(NotInspected),
-}
-
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let elevated = enable_debug_privilege();
     let me = std::process::id() as i32;
@@ -55,28 +48,13 @@ pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
         .filter(|p| p.pid != me && p.pid > 4)
         .collect();
     let examined = parallel_map(&procs, |p| examine(p.pid, &p.exe, elevated));
-    let mut result = Scan::default();
-    let mut candidates = Vec::new();
-    for e in examined {
-        match e {
-            Examined::Jvm(c) => candidates.push(c),
-            Examined::NotAJvm => {}
-            Examined::Vanished => result.vanished += 1,
-            Examined::NotInspected(n) => result.not_inspected.push(n),
-        }
-    }
-    // One JVM first, so that its jvm.dll's export lookup fills the symbol cache for the others.
-    let (first, rest) = candidates.split_at(candidates.len().min(1));
-    let mut outcomes = parallel_map(first, |c| inspect_one(c, opts, elevated));
-    outcomes.extend(parallel_map(rest, |c| inspect_one(c, opts, elevated)));
-    for outcome in outcomes {
-        match outcome {
-            Some(info) => result.jvms.push(info),
-            None => result.vanished += 1,
-        }
-    }
-    result.jvms.sort_by_key(|j| j.pid);
-    Ok(result)
+    Ok(assemble(examined, |candidates| {
+        // One JVM first, so that its jvm.dll's export lookup fills the symbol cache for the others.
+        let (first, rest) = candidates.split_at(candidates.len().min(1));
+        let mut outcomes = parallel_map(first, |c| inspect_one(c, opts, elevated));
+        outcomes.extend(parallel_map(rest, |c| inspect_one(c, opts, elevated)));
+        outcomes
+    }))
 }
 
 /// The fix for a process this user may not look into.
@@ -89,7 +67,7 @@ fn elevate_hint(elevated: bool) -> &'static str {
 }
 
 /// Whether process `pid` (executable `exe`) is a JVM.
-fn examine(pid: i32, exe: &str, elevated: bool) -> Examined {
+fn examine(pid: i32, exe: &str, elevated: bool) -> Examined<Candidate> {
     let process = match Process::open(pid) {
         Ok(p) => p,
         Err(Error::NoSuchProcess(_) | Error::ProcessExited(_)) => return Examined::Vanished,
