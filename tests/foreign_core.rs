@@ -372,16 +372,7 @@ fn hide_nt_file(core: &Path) {
 
 /// The static aarch64 build: `$HSINSPECT_A64_BIN`, else the release build in this target dir.
 fn aarch64_bin() -> PathBuf {
-    let path = std::env::var_os("HSINSPECT_A64_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            // CARGO_BIN_EXE_inspect is <target dir>/<profile>/inspect
-            let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
-                .parent()
-                .and_then(Path::parent)
-                .unwrap();
-            target_dir.join(A64).join("release/inspect")
-        });
+    let path = release_build("HSINSPECT_A64_BIN", A64);
     assert!(
         path.is_file(),
         "no aarch64 binary at {}: build it with `rustup target add {A64} && source \

@@ -695,18 +695,22 @@ pub fn start_as_user_with_umask(user: &str, extra: &[&str], umask: Option<u32>) 
 /// The target of the static release binary.
 pub const MUSL: &str = "x86_64-unknown-linux-musl";
 
+/// A release build of `inspect` for `target`: the path in `$<env>`, else the one in this target
+/// dir (whether it exists is the caller's to check, with its own way to build it).
+pub fn release_build(env: &str, target: &str) -> PathBuf {
+    std::env::var_os(env).map(PathBuf::from).unwrap_or_else(|| {
+        // CARGO_BIN_EXE_inspect is <target dir>/<profile>/inspect
+        let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
+            .parent()
+            .and_then(Path::parent)
+            .unwrap();
+        target_dir.join(target).join("release/inspect")
+    })
+}
+
 /// The static binary: `$HSINSPECT_STATIC_BIN`, else the musl release build in this target dir.
 pub fn static_bin() -> PathBuf {
-    let path = std::env::var_os("HSINSPECT_STATIC_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            // CARGO_BIN_EXE_inspect is <target dir>/<profile>/inspect
-            let target_dir = Path::new(env!("CARGO_BIN_EXE_inspect"))
-                .parent()
-                .and_then(Path::parent)
-                .unwrap();
-            target_dir.join(MUSL).join("release/inspect")
-        });
+    let path = release_build("HSINSPECT_STATIC_BIN", MUSL);
     assert!(
         path.is_file(),
         "no static binary at {}: build it with `rustup target add {MUSL} && cargo build --release \
