@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::memory::MemoryError;
 use crate::perfdata::ParseError;
-use crate::read::MemoryError;
 
 /// Everything that can go wrong between naming a target and holding its parsed PerfData.
 #[derive(Debug, thiserror::Error)]

@@ -71,8 +71,10 @@ pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;
+pub mod memory;
 pub mod metrics;
 pub mod perfdata;
+mod pid;
 pub mod pipeline;
 pub(crate) mod process;
 pub mod read;
@@ -82,10 +84,9 @@ pub mod stat;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
+pub use memory::{LeBytes, MemoryCopy, MemoryError, ReadMemory};
 pub use pipeline::{
-    Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,
-    TargetSpec, Warning, read_core, read_file, read_forced, read_minidump, read_shared,
-    read_shared_wait,
+    Detail, ForcedOptions, ReadPath, Reading, Sampler, Source, SymbolCacheUse, TargetSpec, Warning,
+    read_core, read_file, read_forced, read_minidump, read_shared, read_shared_wait,
 };
 pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
-pub use read::{MemoryError, ReadMemory};

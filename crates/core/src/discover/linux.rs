@@ -13,8 +13,9 @@ use super::{
     Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
     assemble, launcher, parallel_map,
 };
+use crate::error::Error;
+use crate::pipeline::Reading;
 use crate::process::os::{self as process, ProcessInfo};
-use crate::{Error, Reading};
 
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let me = std::process::id() as i32;

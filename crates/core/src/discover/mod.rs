@@ -29,7 +29,7 @@
 //! the PerfData strings (`sun.rt.javaCommand`; `java.property.java.vm.version`, or on JDK 8
 //! `java.property.java.version`: [`java_version`]), read from the
 //! hsperfdata file when there is one, else from the process's memory *without stopping it*
-//! ([`crate::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
+//! ([`crate::pipeline::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
 //! `release` file. Whether each way of reading works is [`Readable`]; when neither does, the
 //! reason and the fix.
 //!
@@ -63,8 +63,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::perfdata::{Snapshot, Value};
-use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
+use crate::pipeline::{ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -315,9 +316,9 @@ struct Look {
 impl Look {
     fn take(pid: i32, memory_readable: bool, opts: &ScanOptions) -> Look {
         Look {
-            file: crate::read_shared_wait(pid, Duration::ZERO),
+            file: crate::pipeline::read_shared_wait(pid, Duration::ZERO),
             forced: memory_readable
-                .then(|| crate::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
+                .then(|| crate::pipeline::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
         }
     }
 

@@ -24,10 +24,11 @@ use super::{
     Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
     assemble, launcher, parallel_map,
 };
+use crate::error::Error;
 use crate::locate::JVM_DLL;
 use crate::locate::os::find_module;
+use crate::pipeline::Reading;
 use crate::process::os::{Process, candidate_users, enable_debug_privilege, processes, token_user};
-use crate::{Error, Reading};
 
 /// A process found to be a JVM by the first pass.
 struct Candidate {

@@ -9,6 +9,7 @@ use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
 use goblin::elf::program_header::ProgramHeader;
 
 use super::{CTX, NT_AUXV, SIZEOF_PHDR, SIZEOF_SHDR};
+use crate::memory::LeBytes;
 
 /// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
 const PN_XNUM: u16 = 0xffff;
@@ -67,13 +68,10 @@ impl CoreNotes {
 
 /// Parses `NT_AUXV`: `Elf64_auxv_t` pairs (`a_type`, `a_val`) up to `AT_NULL`.
 fn parse_auxv(desc: &[u8]) -> Vec<(u64, u64)> {
-    desc.chunks_exact(16)
-        .map(|c| {
-            (
-                u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
-                u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
-            )
-        })
+    let words: Vec<u64> = LeBytes::new(desc).u64s().collect();
+    words
+        .chunks_exact(2)
+        .map(|pair| (pair[0], pair[1]))
         .take_while(|&(k, _)| k != 0)
         .collect()
 }
@@ -84,7 +82,7 @@ fn parse_auxv(desc: &[u8]) -> Vec<(u64, u64)> {
 /// # Errors
 /// Why the table cannot be read (corrupt or truncated core), as a sentence for [`Error::Core`].
 ///
-/// [`Error::Core`]: crate::Error::Core
+/// [`Error::Core`]: crate::error::Error::Core
 pub(crate) fn program_headers(map: &[u8], header: &Header) -> Result<Vec<ProgramHeader>, String> {
     let mut count = header.e_phnum as usize;
     if header.e_phnum == PN_XNUM {
@@ -98,7 +96,7 @@ pub(crate) fn program_headers(map: &[u8], header: &Header) -> Result<Vec<Program
                     .into(),
             );
         };
-        count = u32::from_le_bytes(sh0[44..48].try_into().expect("4 bytes")) as usize;
+        count = LeBytes::new(sh0).u32_at(44).unwrap_or(0) as usize;
     }
     if count == 0 || count > MAX_PHDRS {
         return Err(format!(
@@ -127,9 +125,7 @@ pub(crate) fn program_headers(map: &[u8], header: &Header) -> Result<Vec<Program
 /// Parses `NT_FILE`: `count`, `page_size`, then `count` × (`start`, `end`, `file_ofs` in pages),
 /// then `count` NUL-terminated paths (`fs/binfmt_elf.c` `fill_files_note`).
 pub(crate) fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
-    let word = |i: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(desc.get(i..i + 8)?.try_into().ok()?))
-    };
+    let word = |i: usize| LeBytes::new(desc).u64_at(i);
     let count = usize::try_from(word(0)?).ok()?;
     let page = word(8)?;
     let names_at = count.checked_mul(24)?.checked_add(16)?;
@@ -153,9 +149,7 @@ pub(crate) fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
 
 /// Parses the 64-bit `struct elf_prpsinfo`: pid at 24, uid at 16, `pr_fname[16]` at 40.
 pub(crate) fn parse_prpsinfo(desc: &[u8]) -> Option<CoreProcess> {
-    let u32_at = |i: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(desc.get(i..i + 4)?.try_into().ok()?))
-    };
+    let u32_at = |i: usize| LeBytes::new(desc).u32_at(i);
     let fname = desc.get(40..56)?;
     let end = fname.iter().position(|&b| b == 0).unwrap_or(fname.len());
     Some(CoreProcess {

@@ -24,8 +24,8 @@
 use std::fmt;
 
 use super::prometheus::{Exposition, MetricType};
-use crate::ProcessUsage;
 use crate::metrics::{Area, JvmMetrics};
+use crate::process::ProcessUsage;
 
 /// One naming scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

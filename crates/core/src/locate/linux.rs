@@ -8,11 +8,14 @@ use std::path::PathBuf;
 use procfs::process::{MMapPath, Process as ProcfsProcess};
 
 use super::cache::SymbolCache;
-use super::{LIBJVM, Located, Mapping, Module, locate_perf_memory, strip_deleted};
+use super::{Located, Mapping, Module, locate_perf_memory};
+use crate::error::Error;
+use crate::memory::MemoryError;
+use crate::pipeline::SymbolCacheUse;
 use crate::process::Process;
 use crate::process::os::process_error;
+use crate::process::{LIBJVM, strip_deleted};
 use crate::read::ProcessMemory;
-use crate::{Error, MemoryError, SymbolCacheUse};
 
 /// Where `PerfMemory`'s variables are in live process `process`: libjvm from its mappings, then
 /// [`locate_perf_memory`] with the symbol cache as `cache` says.

@@ -33,8 +33,6 @@ pub(crate) mod os;
 
 pub(crate) use os::locate_in_process;
 
-/// The file name of HotSpot's library on Linux.
-pub const LIBJVM: &str = "libjvm.so";
 /// The module name of HotSpot's library on Windows.
 pub const JVM_DLL: &str = "jvm.dll";
 
@@ -44,8 +42,8 @@ use crate::elf::{self, ElfFile, SymbolSource, hex};
 use cache::{CachedVars, SymbolCache};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
-use crate::read::ReadMemory;
-use crate::{Error, LocateFailure, with_causes};
+use crate::error::{Error, LocateFailure, with_causes};
+use crate::memory::ReadMemory;
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,16 +210,6 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory4_topE",
     "_ZN10PerfMemory12_initializedE",
 ];
-
-/// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
-/// deleted or replaced after it was mapped.
-pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    match s.strip_suffix(" (deleted)") {
-        Some(n) => PathBuf::from(n),
-        None => p.to_owned(),
-    }
-}
 
 /// The load bias of an image with these program headers given its mappings and the target's
 /// page size `page` (a power of two): a mapping at file offset `o` that holds the page of a
@@ -696,18 +684,6 @@ mod tests {
     }
 
     #[test]
-    fn strip_deleted_removes_only_the_suffix() {
-        assert_eq!(
-            strip_deleted(Path::new("/j/lib/server/libjvm.so (deleted)")),
-            PathBuf::from("/j/lib/server/libjvm.so")
-        );
-        assert_eq!(
-            strip_deleted(Path::new("/j/a (deleted)/libjvm.so")),
-            PathBuf::from("/j/a (deleted)/libjvm.so")
-        );
-    }
-
-    #[test]
     fn debuglink_paths_are_where_gdb_looks() {
         assert_eq!(
             debuglink_paths(Path::new("/opt/jdk/lib/server/libjvm.so"), "libjvm.debug"),
@@ -789,9 +765,13 @@ mod page_size_tests {
         fn page_size(&self) -> u64 {
             self.page
         }
-        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), crate::read::MemoryError> {
+        fn read_exact_at(
+            &self,
+            addr: u64,
+            buf: &mut [u8],
+        ) -> Result<(), crate::memory::MemoryError> {
             if addr + buf.len() as u64 > self.end {
-                return Err(crate::read::MemoryError::Unmapped {
+                return Err(crate::memory::MemoryError::Unmapped {
                     addr,
                     len: buf.len(),
                 });

@@ -24,10 +24,10 @@ use goblin::pe::optional_header::MAGIC_64;
 use goblin::pe::section_table::SectionTable;
 
 use super::{LoadedModule, Located, vmstructs};
-use crate::Error;
+use crate::error::Error;
 #[cfg(all(test, target_os = "linux"))]
-use crate::read::MemoryError;
-use crate::read::ReadMemory;
+use crate::memory::MemoryError;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// Where `PerfMemory::_start` and `_capacity` are in an address space (`mem`: a live process or a
 /// minidump) where `jvm.dll` is loaded at `base` (`size` bytes, from `path`): its PE headers and
@@ -257,16 +257,12 @@ impl View<'_> {
 
     fn u32s(&self, rva: u32, n: u32, what: &str) -> Result<Vec<u32>, Error> {
         let b = self.bytes(rva, n as usize * 4, what)?;
-        Ok(b.chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect())
+        Ok(LeBytes::new(&b).u32s().collect())
     }
 
     fn u16s(&self, rva: u32, n: u32, what: &str) -> Result<Vec<u16>, Error> {
         let b = self.bytes(rva, n as usize * 2, what)?;
-        Ok(b.chunks_exact(2)
-            .map(|c| u16::from_le_bytes(c.try_into().expect("2 bytes")))
-            .collect())
+        Ok(LeBytes::new(&b).u16s().collect())
     }
 
     fn c_string(&self, rva: u32) -> Result<Option<Vec<u8>>, Error> {

@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 
 use super::PerfMemoryVars;
-use crate::Error;
-use crate::read::ReadMemory;
+use crate::error::Error;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// At most this many rows are walked (JDK 21 has about 2 500); a longer table is treated as corrupt.
 pub const MAX_ENTRIES: usize = 100_000;
@@ -102,13 +102,9 @@ pub fn find_perf_memory(
             }
         };
         for row in rows[..n * stride].chunks_exact(stride) {
-            let word = |off: u64| {
-                u64::from_le_bytes(
-                    row[off as usize..off as usize + 8]
-                        .try_into()
-                        .expect("8 bytes"),
-                )
-            };
+            // The layout check above keeps every field inside the row.
+            let row = LeBytes::new(row);
+            let word = |off: u64| row.u64_at(off as usize).unwrap_or(0);
             let (type_ptr, field_ptr) = (word(layout.type_name), word(layout.field_name));
             if field_ptr == 0 {
                 return vars.finish(index);
@@ -124,11 +120,7 @@ pub fn find_perf_memory(
                 }
             };
             if is_pm {
-                let is_static = u32::from_le_bytes(
-                    row[layout.is_static as usize..layout.is_static as usize + 4]
-                        .try_into()
-                        .expect("4 bytes"),
-                );
+                let is_static = row.u32_at(layout.is_static as usize).unwrap_or(0);
                 let field = read_name(mem, field_ptr, "field name")?;
                 if is_static != 0 {
                     vars.set(field.as_deref().unwrap_or_default(), word(layout.address));
@@ -198,28 +190,7 @@ mod tests {
     //! (typeName 0, fieldName 8, typeString 16, isStatic 24, offset 32, address 40, stride 48).
     //! Real JVMs exercise it in the integration tests (stripped libjvm).
     use super::*;
-    use crate::read::MemoryError;
-
-    struct Space {
-        base: u64,
-        bytes: Vec<u8>,
-    }
-
-    impl ReadMemory for Space {
-        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
-            let off = addr.checked_sub(self.base).map(|o| o as usize);
-            match off.and_then(|o| self.bytes.get(o..o + buf.len())) {
-                Some(src) => {
-                    buf.copy_from_slice(src);
-                    Ok(())
-                }
-                None => Err(MemoryError::Unmapped {
-                    addr,
-                    len: buf.len(),
-                }),
-            }
-        }
-    }
+    use crate::memory::MemoryCopy;
 
     const BASE: u64 = 0x10_0000;
     const STRINGS: u64 = 0x100; // offset of the string pool
@@ -232,7 +203,7 @@ mod tests {
 
     /// Builds a space with `rows` (type, field, is_static, address) and a terminating row unless
     /// `terminate` is false. Returns it and the resolver of the exported symbols.
-    fn space(rows: &[(&str, &str, u32, u64)], terminate: bool, stride: u64) -> Space {
+    fn space(rows: &[(&str, &str, u32, u64)], terminate: bool, stride: u64) -> MemoryCopy {
         let mut bytes = vec![0u8; 0x1000 + (rows.len() + 1) * stride.max(48) as usize];
         let mut pool = STRINGS;
         let mut intern = |bytes: &mut Vec<u8>, s: &str| {
@@ -256,7 +227,7 @@ mod tests {
         for (i, v) in [BASE + TABLE, 0, 8, 24, 40, stride].into_iter().enumerate() {
             put(&mut bytes, VARS + 8 * i as u64, v);
         }
-        Space { base: BASE, bytes }
+        MemoryCopy::new(BASE, bytes, crate::memory::DEFAULT_PAGE_SIZE)
     }
 
     fn resolve(name: &str) -> Option<u64> {

@@ -15,10 +15,11 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
 };
 
 use super::{JVM_DLL, Located};
+use crate::error::Error;
+use crate::pipeline::SymbolCacheUse;
 use crate::process::Process;
 use crate::process::os::{from_wide, last_error, os_code, permission_hint};
 use crate::read::ProcessMemory;
-use crate::{Error, SymbolCacheUse};
 
 /// Where `PerfMemory`'s variables are in live process `process`: `jvm.dll`'s base from the
 /// module list, its exports, the vmStructs walk (the symbol cache is not used: the walk reads

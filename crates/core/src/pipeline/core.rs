@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 
 use super::{Detail, ReadPath, Reading, Warning, read_region};
 use crate::elf::ElfFile;
+use crate::error::{Error, LocateFailure, MemoryItem, with_causes};
 use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
-use crate::locate::strip_deleted;
 use crate::locate::{self};
-use crate::read::{CoreMemory, MemoryError, ReadMemory};
-use crate::{Error, LocateFailure, MemoryItem, perfdata, process, with_causes};
+use crate::memory::{MemoryError, ReadMemory};
+use crate::process::strip_deleted;
+use crate::read::CoreMemory;
+use crate::{perfdata, process};
 
 /// Reads the PerfData region out of a core file (`inspect --core <core>`): an ELF core, or a
 /// Windows minidump (a file that starts with `MDMP`, whatever its name: [`super::read_minidump`]).

@@ -6,12 +6,13 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use super::{Detail, ForcedOptions, ReadPath, Reading, Warning, read_region, settled};
-use crate::Error;
+use crate::error::Error;
 use crate::locate::{self, PerfMemoryVars};
+use crate::memory::MemoryError;
 use crate::perfdata;
 use crate::process::Pid;
 use crate::process::{self, Process};
-use crate::read::{MemoryError, ProcessMemory};
+use crate::read::ProcessMemory;
 
 /// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
 ///

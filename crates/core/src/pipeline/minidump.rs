@@ -10,9 +10,11 @@
 use std::path::Path;
 
 use super::{Detail, ReadPath, Reading, Warning, read_region};
+use crate::error::Error;
 use crate::locate::{self, JVM_DLL};
-use crate::read::{MemoryError, MinidumpMemory, dump_type_name};
-use crate::{Error, perfdata};
+use crate::memory::MemoryError;
+use crate::perfdata;
+use crate::read::{MinidumpMemory, dump_type_name};
 
 /// How to write a dump that holds the PerfData region (for the errors of other kinds).
 pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minidump with full memory (MiniDumpWithFullMemory): write one with `procdump -ma <pid>`, with Task Manager (Details, right-click java.exe, \"Create dump file\"), or let HotSpot write hs_err_pid<pid>.mdmp when the JVM crashes (always with full memory: by default on Windows Server editions, elsewhere with -XX:+CreateCoredumpOnCrash); Windows Error Reporting's LocalDumps need DumpType 2";

@@ -21,14 +21,14 @@ use self::forced::ForcedReader;
 pub use self::forced::read_forced;
 pub use self::minidump::read_minidump;
 pub use self::shared::{read_shared, read_shared_wait};
-use crate::Error;
+use crate::error::Error;
+use crate::error::MemoryItem;
+use crate::locate;
 pub use crate::locate::cache::SymbolCacheUse;
-pub use crate::perfdata::MAX_REGION;
+use crate::memory::ReadMemory;
 use crate::perfdata::{self, Snapshot};
 use crate::process::Pid;
 use crate::process::Process;
-use crate::read::ReadMemory;
-use crate::{MemoryItem, locate};
 
 /// A parsed region and how it was obtained.
 #[derive(Debug, Clone)]
@@ -111,10 +111,11 @@ pub(crate) fn read_region(
             bytes: None,
         });
     }
-    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
+    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > perfdata::MAX_REGION {
         return Err(Error::ImplausibleRegion(format!(
-            "PerfMemory::_capacity is {capacity} bytes (expected {} to {MAX_REGION}); the symbols may not match this JVM",
-            perfdata::PROLOGUE_SIZE
+            "PerfMemory::_capacity is {capacity} bytes (expected {} to {}); the symbols may not match this JVM",
+            perfdata::PROLOGUE_SIZE,
+            perfdata::MAX_REGION
         )));
     }
     let mut bytes = vec![0u8; capacity as usize];

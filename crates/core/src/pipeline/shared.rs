@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Detail, ForcedOptions, ReadPath, Reading, STARTUP_GRACE, ready, still_starting};
-use crate::Error;
+use crate::error::Error;
 use crate::perfdata;
 use crate::process::Pid;
 use crate::process::{self, Process};

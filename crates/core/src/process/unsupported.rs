@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::Error;
+use crate::error::Error;
 use crate::perfdata::{MAX_REGION, PROLOGUE_SIZE};
 use crate::process::StopReport;
 

@@ -38,7 +38,7 @@ use windows_sys::Win32::System::Threading::{
     PROCESS_QUERY_LIMITED_INFORMATION, QueryFullProcessImageNameW,
 };
 
-use crate::Error;
+use crate::error::Error;
 use crate::perfdata::MAX_REGION;
 use crate::process::{StopMethod, StopReport};
 

@@ -20,10 +20,10 @@ use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_CORE, ET_DYN, ET_EXEC, ET_RE
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use memmap2::Mmap;
 
-use super::{MemoryError, ReadMemory};
-use crate::Error;
 use crate::elf::core::{CoreNotes, CoreProcess, FileMapping};
 use crate::elf::{self, HeaderProblem};
+use crate::error::Error;
+use crate::memory::{MemoryError, ReadMemory};
 
 /// One `PT_LOAD` segment of the core: a mapping of the process and the bytes dumped of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,7 +194,7 @@ impl CoreMemory {
         let Some(f) = self.file_at(at) else {
             return 0;
         };
-        let mapped = crate::locate::strip_deleted(&f.path);
+        let mapped = crate::process::strip_deleted(&f.path);
         let Some(b) = self.backing.iter().find(|b| b.mapped == mapped) else {
             return 0;
         };
@@ -216,7 +216,7 @@ impl CoreMemory {
         let Some(f) = self.file_at(at) else {
             return String::new();
         };
-        let mapped = crate::locate::strip_deleted(&f.path);
+        let mapped = crate::process::strip_deleted(&f.path);
         match self.unbacked.iter().find(|(p, _)| *p == mapped) {
             Some((_, why)) => format!("; {why}"),
             None => String::new(),
@@ -305,7 +305,7 @@ impl ReadMemory for CoreMemory {
     fn page_size(&self) -> u64 {
         self.auxv_value(crate::elf::AT_PAGESZ)
             .filter(|s| s.is_power_of_two() && (1024..=1 << 20).contains(s))
-            .unwrap_or(super::DEFAULT_PAGE_SIZE)
+            .unwrap_or(crate::memory::DEFAULT_PAGE_SIZE)
     }
 
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {

@@ -10,7 +10,7 @@ use nix::errno::Errno;
 use nix::sys::uio::{RemoteIoVec, process_vm_readv};
 use nix::unistd::Pid;
 
-use super::{MemoryError, ReadMemory};
+use crate::memory::{MemoryError, ReadMemory};
 
 /// Reads a live process's memory. Needs ptrace-read permission on the target (same user without
 /// `kernel.yama.ptrace_scope` restrictions, or `CAP_SYS_PTRACE`). Opens nothing for writing.
@@ -27,7 +27,7 @@ pub fn page_size() -> u64 {
     u64::try_from(size)
         .ok()
         .filter(|s| s.is_power_of_two())
-        .unwrap_or(super::DEFAULT_PAGE_SIZE)
+        .unwrap_or(crate::memory::DEFAULT_PAGE_SIZE)
 }
 
 impl ProcessMemory {
@@ -35,7 +35,7 @@ impl ProcessMemory {
     ///
     /// # Errors
     /// None on Linux (permission is checked by each read); the signature is the seam's.
-    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::error::Error> {
         Ok(ProcessMemory::new(process.pid()))
     }
 

@@ -25,7 +25,7 @@ use nix::fcntl::{AtFlags, OFlag, open, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
 use super::ProcessInfo;
-use crate::Error;
+use crate::error::Error;
 
 /// Largest hsperfdata file read: [`crate::perfdata::MAX_REGION`].
 const MAX_FILE_SIZE: u64 = crate::perfdata::MAX_REGION;

@@ -14,7 +14,7 @@ use procfs::Current;
 use procfs::ProcError;
 use procfs::process::{Process as ProcfsProcess, StatFlags};
 
-use crate::Error;
+use crate::error::Error;
 
 /// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
 #[derive(Debug, Clone)]
@@ -326,7 +326,7 @@ pub fn not_a_jvm(pid: i32) -> Option<Error> {
     let maps = process.maps().ok()?;
     let jvm = maps.iter().any(|m| {
         matches!(&m.pathname, procfs::process::MMapPath::Path(p)
-            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::locate::LIBJVM)))
+            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::process::LIBJVM)))
     });
     if jvm || maps.iter().next().is_none() {
         return None;

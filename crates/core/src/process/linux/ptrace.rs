@@ -27,7 +27,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use crate::Error;
+use crate::error::Error;
 use crate::process::{StopMethod, StopReport};
 
 /// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
