@@ -338,7 +338,7 @@ fn source(cli: &Cli) -> anyhow::Result<Source> {
 }
 
 /// The live process read, if any (for the machine formats' `pid`).
-fn sampler_pid(cli: &Cli) -> Option<i32> {
+fn sampler_pid(cli: &Cli) -> Option<hsinspect::Pid> {
     source(cli).ok().and_then(|s| s.pid())
 }
 

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 use std::time::SystemTime;
 
+use hsinspect::Pid;
 use hsinspect::format::dialect::{self, ApplicationRule, Names};
 use hsinspect::format::{self, json, prometheus};
 use hsinspect::metrics::JvmMetrics;
@@ -65,7 +66,7 @@ pub fn write<'a, W: Write>(
     out: &mut W,
     fmt: OutputFormat,
     dialects: &DialectArgs,
-    pid: Option<i32>,
+    pid: Option<Pid>,
     taken: SystemTime,
     snapshot: &Snapshot,
     counters: &[&'a Counter],
@@ -95,7 +96,7 @@ pub fn write<'a, W: Write>(
 fn add_dialects(
     page: &mut prometheus::Exposition,
     dialects: &DialectArgs,
-    pid: Option<i32>,
+    pid: Option<Pid>,
     taken: SystemTime,
     snapshot: &Snapshot,
 ) {

@@ -11,6 +11,7 @@ use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
 
 use crate::http;
 use crate::web::Web;
+use hsinspect::Pid;
 
 /// The arguments of `inspect serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -33,7 +34,7 @@ pub struct ServeArgs {
 
     /// Export only this JVM (host pid); repeat for more.
     #[arg(long = "pid", value_name = "PID")]
-    pub pids: Vec<i32>,
+    pub pids: Vec<Pid>,
 
     /// Export only JVMs of this user (name or uid); repeat for more.
     #[arg(long = "user", value_name = "NAME")]

@@ -34,6 +34,7 @@ use crate::output::{self, OutputFormat};
 use crate::target::TargetArgs;
 
 use crate::sampling::{self, Sample, Schedule};
+use hsinspect::Pid;
 
 /// The arguments of `inspect stat`, parsed by [`run`] with jstat's grammar.
 #[derive(Debug, Default, clap::Args)]
@@ -351,7 +352,7 @@ fn live_uptime(sample: &Sample) -> Option<f64> {
 
 /// One JSON Lines object: `{"pid", "timestamp" (Unix ms of the sample), "option", "columns":
 /// {key: number | string | null}}`; numbers are the cells jstat would print, as numbers.
-fn json_line(view: &View, cells: &[Cell], pid: Option<i32>, sample: &Sample) -> String {
+fn json_line(view: &View, cells: &[Cell], pid: Option<Pid>, sample: &Sample) -> String {
     let mut columns = serde_json::Map::new();
     for (i, (spec, cell)) in view.specs().zip(cells).enumerate() {
         let value = match cell {

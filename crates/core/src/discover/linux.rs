@@ -14,14 +14,15 @@ use super::{
     assemble, launcher, parallel_map,
 };
 use crate::error::Error;
+use crate::pid::Pid;
 use crate::pipeline::Reading;
 use crate::process::os::{self as process, ProcessInfo};
 
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
-    let me = std::process::id() as i32;
+    let me = std::process::id() as Pid;
     // Pids first, each process opened only while it is looked at: holding a descriptor per
     // process would run out of them on a host with thousands.
-    let pids: Vec<i32> = std::fs::read_dir("/proc")
+    let pids: Vec<Pid> = std::fs::read_dir("/proc")
         .map_err(|e| Error::io(Path::new("/proc"), e))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .filter(|pid| *pid != me)
@@ -47,7 +48,7 @@ pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
 /// A process found to be a JVM by the first pass.
 #[derive(Debug)]
 struct Candidate {
-    pid: i32,
+    pid: Pid,
     start_time: u64,
     comm: String,
     /// libjvm's path from `maps`; `None` when `maps` was unreadable (known by its file).
@@ -185,7 +186,7 @@ impl HostHsperfFiles {
         HostHsperfFiles(pids)
     }
 
-    fn has(&self, pid: i32, uid: u32) -> bool {
+    fn has(&self, pid: Pid, uid: u32) -> bool {
         self.0.get(&pid) == Some(&uid)
     }
 }
@@ -420,7 +421,7 @@ fn why_neither(
 mod tests {
     use super::*;
 
-    fn info(euid: u32, nspid: i32) -> ProcessInfo {
+    fn info(euid: u32, nspid: Pid) -> ProcessInfo {
         ProcessInfo {
             pid: 4242,
             start_time: 1,
@@ -452,7 +453,7 @@ mod tests {
     /// A JVM neither path could read: who it is, what each path said, what the reason must say.
     struct Case {
         euid: u32,
-        nspid: i32,
+        nspid: Pid,
         maps_readable: bool,
         file: Error,
         forced: Option<Error>,

@@ -65,6 +65,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::perfdata::{Snapshot, Value};
+use crate::pid::Pid;
 use crate::pipeline::{ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
@@ -115,10 +116,10 @@ pub enum InfoSource {
 #[derive(Debug, Clone, Serialize)]
 pub struct JvmInfo {
     /// The pid in this host's (the inspector's) pid namespace.
-    pub pid: i32,
+    pub pid: Pid,
     /// The pid in the JVM's own, innermost pid namespace (the last `NSpid` of
     /// `/proc/<pid>/status`: a container's pid), when it differs from `pid`.
-    pub container_pid: Option<i32>,
+    pub container_pid: Option<Pid>,
     /// The effective uid (Linux); `None` on Windows, which has no uids (and then left out of
     /// the JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,7 +166,7 @@ pub struct JvmInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct NotInspected {
     /// Its pid.
-    pub pid: i32,
+    pub pid: Pid,
     /// Its uid, when `/proc/<pid>` says.
     pub uid: Option<u32>,
     /// What was refused, and the fix.
@@ -314,7 +315,7 @@ struct Look {
 }
 
 impl Look {
-    fn take(pid: i32, memory_readable: bool, opts: &ScanOptions) -> Look {
+    fn take(pid: Pid, memory_readable: bool, opts: &ScanOptions) -> Look {
         Look {
             file: crate::pipeline::read_shared_wait(pid, Duration::ZERO),
             forced: memory_readable

@@ -10,6 +10,7 @@ use goblin::elf::program_header::ProgramHeader;
 
 use super::{CTX, NT_AUXV, SIZEOF_PHDR, SIZEOF_SHDR};
 use crate::memory::LeBytes;
+use crate::pid::Pid;
 
 /// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
 const PN_XNUM: u16 = 0xffff;
@@ -33,7 +34,7 @@ pub struct FileMapping {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreProcess {
     /// `pr_pid`.
-    pub pid: i32,
+    pub pid: Pid,
     /// `pr_uid`.
     pub uid: u32,
     /// `pr_fname`: the command name (up to 16 bytes).
@@ -153,7 +154,7 @@ pub(crate) fn parse_prpsinfo(desc: &[u8]) -> Option<CoreProcess> {
     let fname = desc.get(40..56)?;
     let end = fname.iter().position(|&b| b == 0).unwrap_or(fname.len());
     Some(CoreProcess {
-        pid: u32_at(24)? as i32,
+        pid: u32_at(24)? as crate::pid::Pid,
         uid: u32_at(16)?,
         command: String::from_utf8_lossy(&fname[..end]).into_owned(),
     })

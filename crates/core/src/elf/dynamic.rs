@@ -307,7 +307,7 @@ mod tests {
             .iter()
             .find(|p| p.p_type == PT_DYNAMIC)
             .unwrap();
-        let mem = ProcessMemory::new(std::process::id() as i32);
+        let mem = ProcessMemory::new(std::process::id() as crate::pid::Pid);
         // glibc's libc.so.6 has both tables (DT_GNU_HASH and DT_HASH): each is read.
         for use_gnu in [true, false] {
             let syms = DynamicSymbols::read_with(

@@ -25,6 +25,7 @@ use std::fmt;
 
 use super::prometheus::{Exposition, MetricType};
 use crate::metrics::{Area, JvmMetrics};
+use crate::pid::Pid;
 use crate::process::ProcessUsage;
 
 /// One naming scheme.
@@ -938,7 +939,7 @@ pub fn application(main: &str, rules: &[ApplicationRule]) -> String {
 /// The labels every series of a JVM carries in the dialects: `application`, `instance`
 /// (`<host>/<pid>`: each JVM its own instance, so dashboards that select on `application` and
 /// `instance` never merge two JVMs; Prometheus keeps it with `honor_labels: true`) and `pid`.
-pub fn jvm_labels(application: &str, host: &str, pid: i32) -> Vec<(&'static str, String)> {
+pub fn jvm_labels(application: &str, host: &str, pid: Pid) -> Vec<(&'static str, String)> {
     vec![
         ("application", application.to_string()),
         ("instance", format!("{host}/{pid}")),

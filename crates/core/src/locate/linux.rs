@@ -11,6 +11,7 @@ use super::cache::SymbolCache;
 use super::{Located, Mapping, Module, locate_perf_memory};
 use crate::error::Error;
 use crate::memory::MemoryError;
+use crate::pid::Pid;
 use crate::pipeline::SymbolCacheUse;
 use crate::process::Process;
 use crate::process::os::process_error;
@@ -56,7 +57,7 @@ pub fn locate_in_process(
 /// # Errors
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when maps cannot be read, and
 /// [`Error::NotAJvm`] when no libjvm is mapped.
-pub fn find_in_process(pid: i32) -> Result<Module, Error> {
+pub fn find_in_process(pid: Pid) -> Result<Module, Error> {
     let process = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
     let maps = process
         .maps()

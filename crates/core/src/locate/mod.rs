@@ -675,8 +675,11 @@ mod tests {
             &raw const HSINSPECT_BIAS_PROBE as u64
         );
         // The same bias and build-id from the headers in memory, without the file.
-        let image =
-            LoadedImage::read(&module, &ProcessMemory::new(std::process::id() as i32)).unwrap();
+        let image = LoadedImage::read(
+            &module,
+            &ProcessMemory::new(std::process::id() as crate::pid::Pid),
+        )
+        .unwrap();
         assert_eq!(image.bias, bias);
         assert_eq!(image.build_id, elf.build_id());
         // No mapping at a PT_LOAD's file page: no bias.

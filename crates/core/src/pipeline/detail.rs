@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::locate::{LoadedModule, Note};
+use crate::pid::Pid;
 use crate::process::StopReport;
 
 /// How the region's bytes were reached.
@@ -16,7 +17,7 @@ pub enum ReadPath {
     /// A live process's memory (`-F`).
     Forced {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// Its command name (`comm`, or the executable's file name on Windows).
         name: String,
     },
@@ -30,7 +31,7 @@ pub enum ReadPath {
         /// The core file.
         path: PathBuf,
         /// pid and command of the dead process.
-        process: Option<(i32, String)>,
+        process: Option<(Pid, String)>,
     },
     /// A Windows minidump, and the process it is of when the dump says (pid from its
     /// `MiscInfoStream`, executable from its module list).
@@ -191,7 +192,7 @@ pub enum Warning {
     /// ahead, values may be mid-update.
     ThreadsNotStopped {
         /// Their thread ids.
-        tids: Vec<i32>,
+        tids: Vec<Pid>,
         /// The timeout.
         timeout: Duration,
     },

@@ -32,7 +32,7 @@ pub fn read_forced(pid: Pid, opts: &ForcedOptions) -> Result<Reading, Error> {
 
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
 /// (EPERM from ptrace, short reads, a vanished module list).
-fn exited_or(pid: i32, e: Error) -> Error {
+fn exited_or(pid: Pid, e: Error) -> Error {
     match e {
         Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
         _ if process::exited_or_exiting(pid) => Error::ProcessExited(pid),
@@ -41,7 +41,7 @@ fn exited_or(pid: i32, e: Error) -> Error {
 }
 
 /// Turns a refused memory read into [`Error::PermissionDenied`] with the cause and fix.
-fn permission(pid: i32, e: Error) -> Error {
+fn permission(pid: Pid, e: Error) -> Error {
     match e {
         Error::Memory {
             what,
@@ -67,11 +67,11 @@ pub(super) struct ForcedReader {
 }
 
 impl ForcedReader {
-    pub(super) fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+    pub(super) fn open(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
         Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
     }
 
-    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+    fn open_inner(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
         let process = Process::open(pid)?;
         let mem = ProcessMemory::open(&process)?;
         let located = locate::locate_in_process(&process, &mem, opts.symbol_cache)

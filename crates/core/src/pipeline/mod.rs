@@ -134,7 +134,7 @@ const STARTUP_GRACE: Duration = Duration::from_secs(2);
 
 /// Sleeps before another try while `wait` has not passed since `began`; then says the JVM is
 /// still starting.
-fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error> {
+fn still_starting(pid: Pid, began: Instant, wait: Duration) -> Result<(), Error> {
     if began.elapsed() < wait {
         std::thread::sleep(Duration::from_millis(20));
         return Ok(());
@@ -152,7 +152,7 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
 fn ready(
     parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
     bytes: &[u8],
-    pid: i32,
+    pid: Pid,
     age: &dyn Fn() -> Duration,
     began: Instant,
     wait: Duration,
@@ -179,7 +179,7 @@ fn ready(
 /// `torn_reads_left` lasts.
 fn settled(
     bytes: Option<Vec<u8>>,
-    pid: i32,
+    pid: Pid,
     age: &dyn Fn() -> Duration,
     parse: impl FnOnce(&[u8]) -> Result<perfdata::Snapshot, perfdata::ParseError>,
     began: Instant,

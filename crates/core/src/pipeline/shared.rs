@@ -44,7 +44,7 @@ pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
-fn read_shared_inner(pid: i32, wait: Duration) -> Result<Reading, Error> {
+fn read_shared_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     let process = Process::open(pid)?;
     let began = Instant::now();
     loop {

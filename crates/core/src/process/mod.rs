@@ -134,7 +134,7 @@ pub struct StopReport {
     /// From the first thread held to the last one released.
     pub stopped_for: Duration,
     /// Thread ids that had not stopped when the timeout passed (read anyway).
-    pub not_stopped: Vec<i32>,
+    pub not_stopped: Vec<Pid>,
 }
 
 impl std::fmt::Display for StopReport {

@@ -8,15 +8,16 @@ use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::sys::uio::{RemoteIoVec, process_vm_readv};
-use nix::unistd::Pid;
+use nix::unistd::Pid as NixPid;
 
 use crate::memory::{MemoryError, ReadMemory};
+use crate::pid::Pid;
 
 /// Reads a live process's memory. Needs ptrace-read permission on the target (same user without
 /// `kernel.yama.ptrace_scope` restrictions, or `CAP_SYS_PTRACE`). Opens nothing for writing.
 #[derive(Debug)]
 pub struct ProcessMemory {
-    pid: i32,
+    pid: Pid,
     mem: OnceLock<Option<File>>,
 }
 
@@ -40,7 +41,7 @@ impl ProcessMemory {
     }
 
     /// A reader for process `pid` (the pid as this inspector sees it).
-    pub fn new(pid: i32) -> Self {
+    pub fn new(pid: Pid) -> Self {
         ProcessMemory {
             pid,
             mem: OnceLock::new(),
@@ -90,7 +91,7 @@ impl ReadMemory for ProcessMemory {
                 len,
             }];
             let mut local = [IoSliceMut::new(&mut buf[done..])];
-            match process_vm_readv(Pid::from_raw(self.pid), &mut local, &remote) {
+            match process_vm_readv(NixPid::from_raw(self.pid), &mut local, &remote) {
                 Ok(0) => return Err(MemoryError::Unmapped { addr: start, len }),
                 Ok(n) => done += n,
                 Err(Errno::EFAULT) => return Err(MemoryError::Unmapped { addr: start, len }),

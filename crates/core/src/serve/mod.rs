@@ -23,13 +23,14 @@ use crate::error::Error;
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
 use crate::metrics::JvmMetrics;
+use crate::pid::Pid;
 use crate::pipeline::Reading;
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
 pub struct Selection {
     /// Only these host pids (`--pid`).
-    pub pids: Vec<i32>,
+    pub pids: Vec<Pid>,
     /// Only JVMs of these users, by name or uid (`--user`).
     pub users: Vec<String>,
     /// Only JVMs whose main class or jar path matches this glob (`--match`; `*` crosses `/`).
