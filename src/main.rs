@@ -36,7 +36,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{Reading, Sampler, Source};
+use hsinspect::{Reading, Sampler, Target};
 use target::TargetArgs;
 
 const EXAMPLES: &str = "\
@@ -322,7 +322,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// The source named on the command line.
-fn source(cli: &Cli) -> anyhow::Result<Source> {
+fn source(cli: &Cli) -> anyhow::Result<Target> {
     TargetArgs {
         target: cli.target.clone(),
         force: cli.force,

@@ -28,7 +28,7 @@ use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
 use hsinspect::stat::{self, Cell, Layout, View};
-use hsinspect::{ForcedOptions, Sampler, Source};
+use hsinspect::{ForcedOptions, Sampler, Target};
 
 use crate::output::{self, OutputFormat};
 use crate::target::TargetArgs;
@@ -86,7 +86,7 @@ struct Command {
     format: OutputFormat,
     /// `--jstat`: a layout chosen on the command line instead of the target's.
     layout: Option<Layout>,
-    source: Source,
+    source: Target,
     schedule: Schedule,
     verbose: bool,
 }
@@ -204,7 +204,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                 positional.join(" ")
             );
         }
-        Source::Core { core, exe, sysroot }
+        Target::Core { core, exe, sysroot }
     } else {
         if exe.is_some() || sysroot.is_some() {
             bail!("--exe and --sysroot go with --core");
@@ -418,7 +418,7 @@ mod tests {
         assert_eq!(c.option, "gcutil");
         assert!(c.timestamp);
         assert_eq!(c.header_every, 10);
-        assert!(matches!(c.source, Source::Forced { pid: 4242, .. }));
+        assert!(matches!(c.source, Target::Forced { pid: 4242, .. }));
         assert_eq!(
             c.schedule,
             Schedule {
@@ -427,18 +427,18 @@ mod tests {
             }
         );
         let c = command("-class 4242 1s");
-        assert!(matches!(c.source, Source::Shared { pid: 4242, .. }));
+        assert!(matches!(c.source, Target::Hsperfdata { pid: 4242, .. }));
         assert_eq!(c.schedule.count, None);
         assert_eq!(command("-gc -h 5 x.hsperf").header_every, 5);
         assert_eq!(command("-gc x.hsperf").schedule, Schedule::ONCE);
         assert!(matches!(
             command("-gc --core c").source,
-            Source::Core { .. }
+            Target::Core { .. }
         ));
         assert_eq!(command("-gc --format=json 1").format, OutputFormat::Json);
         assert!(matches!(parse(&args("-options")).unwrap(), Parsed::Options));
         let c = command("-J-Xmx8m -gcutil file:///tmp/r.hsperf");
-        assert!(matches!(c.source, Source::File(p) if p == Path::new("/tmp/r.hsperf")));
+        assert!(matches!(c.source, Target::SavedFile(p) if p == Path::new("/tmp/r.hsperf")));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::bail;
-use hsinspect::{ForcedOptions, Source, SymbolCacheUse, TargetSpec};
+use hsinspect::{ForcedOptions, Pid, SymbolCacheUse, Target};
 
 /// The target flags both commands take.
 #[derive(Debug, Clone)]
@@ -48,13 +48,13 @@ impl Default for TargetArgs {
 }
 
 impl TargetArgs {
-    /// The [`Source`] these flags name.
+    /// The [`Target`] these flags name.
     ///
     /// # Errors
     /// No target; a pid that cannot be one (0, negative); `-F` with a file.
-    pub fn source(&self) -> anyhow::Result<Source> {
+    pub fn source(&self) -> anyhow::Result<Target> {
         if let Some(core) = &self.core {
-            return Ok(Source::Core {
+            return Ok(Target::Core {
                 core: core.clone(),
                 exe: self.exe.clone(),
                 sysroot: self.sysroot.clone(),
@@ -69,7 +69,7 @@ impl TargetArgs {
                     "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
                 )
             }
-            TargetSpec::Pid(pid) if self.force => Source::Forced {
+            TargetSpec::Pid(pid) if self.force => Target::Forced {
                 pid,
                 opts: ForcedOptions {
                     stop: !self.no_stop,
@@ -82,7 +82,7 @@ impl TargetArgs {
                     },
                 },
             },
-            TargetSpec::Pid(pid) => Source::Shared {
+            TargetSpec::Pid(pid) => Target::Hsperfdata {
                 pid,
                 wait: self.wait,
             },
@@ -92,7 +92,54 @@ impl TargetArgs {
                     path.display()
                 )
             }
-            TargetSpec::File(path) => Source::File(path),
+            TargetSpec::File(path) => Target::SavedFile(path),
         })
+    }
+}
+
+/// A target named on the command line: a pid, or a path to an hsperfdata file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// A process id.
+    Pid(Pid),
+    /// A file.
+    File(PathBuf),
+}
+
+impl TargetSpec {
+    /// An integer: a pid (0 and negative ones too, so they are refused as pids rather than
+    /// looked for as files; a file named `-5` is `./-5`); anything else: a path.
+    pub fn parse(s: &str) -> Self {
+        match s.parse::<Pid>() {
+            Ok(pid) if !s.starts_with('+') => TargetSpec::Pid(pid),
+            _ => TargetSpec::File(PathBuf::from(s)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::TargetSpec;
+
+    #[test]
+    fn integers_are_pids_and_everything_else_is_a_path() {
+        assert_eq!(TargetSpec::parse("4242"), TargetSpec::Pid(4242));
+        // Refused later as pids, never looked for as files.
+        assert_eq!(TargetSpec::parse("0"), TargetSpec::Pid(0));
+        assert_eq!(TargetSpec::parse("-5"), TargetSpec::Pid(-5));
+        for path in [
+            "+5",
+            "./4242",
+            "4242.hsperf",
+            "/tmp/hsperfdata_u/4242",
+            "99999999999",
+        ] {
+            assert_eq!(
+                TargetSpec::parse(path),
+                TargetSpec::File(PathBuf::from(path))
+            );
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
 
 use hsinspect::discover::{self, JvmInfo, Readable, ScanOptions};
-use hsinspect::{Error, ForcedOptions, Reading, Sampler, Source, SymbolCacheUse};
+use hsinspect::{Error, ForcedOptions, Reading, Sampler, SymbolCacheUse, Target};
 
 use super::metrics::{Counters, Figures, Point};
 use hsinspect::Pid;
@@ -100,12 +100,12 @@ impl Tracked {
         let source = match info.readable {
             Readable::Neither => None,
             // The file alone: ptrace is not allowed.
-            Readable::File => Some(Source::Shared {
+            Readable::File => Some(Target::Hsperfdata {
                 pid,
                 wait: Duration::ZERO,
             }),
             // The memory, never stopping the JVM: one process_vm_readv a sample.
-            Readable::Forced | Readable::Both => Some(Source::Forced {
+            Readable::Forced | Readable::Both => Some(Target::Forced {
                 pid,
                 opts: ForcedOptions {
                     stop: false,

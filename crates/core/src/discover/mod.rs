@@ -317,7 +317,7 @@ struct Look {
 impl Look {
     fn take(pid: Pid, memory_readable: bool, opts: &ScanOptions) -> Look {
         Look {
-            file: crate::pipeline::read_shared_wait(pid, Duration::ZERO),
+            file: crate::pipeline::read_hsperfdata(pid, Duration::ZERO),
             forced: memory_readable
                 .then(|| crate::pipeline::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
         }

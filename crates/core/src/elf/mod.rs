@@ -16,7 +16,7 @@
 //!
 //! [`ReadMemory`]: crate::memory::ReadMemory
 
-pub(crate) mod core;
+pub(crate) mod coredump;
 pub(crate) mod dynamic;
 pub(crate) mod file;
 pub(crate) mod link_map;

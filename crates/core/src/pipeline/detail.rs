@@ -23,9 +23,9 @@ pub enum ReadPath {
     },
     /// A live JVM's shared PerfData: where it was found (the hsperfdata file with its owner and
     /// NSpid, or the Windows file mapping).
-    Shared(String),
+    Hsperfdata(String),
     /// A saved hsperfdata file.
-    File(PathBuf),
+    SavedFile(PathBuf),
     /// A core file, and the process it is of (pid and command, from `NT_PRPSINFO`) when known.
     Core {
         /// The core file.
@@ -51,8 +51,8 @@ impl fmt::Display for ReadPath {
             ReadPath::Forced { pid, name } => {
                 write!(f, "forced read of process {pid} ({name}) memory")
             }
-            ReadPath::Shared(desc) => f.write_str(desc),
-            ReadPath::File(path) => write!(f, "file {}", path.display()),
+            ReadPath::Hsperfdata(desc) => f.write_str(desc),
+            ReadPath::SavedFile(path) => write!(f, "file {}", path.display()),
             ReadPath::Core { path, process } => {
                 write!(f, "core file {} of ", path.display())?;
                 match process {

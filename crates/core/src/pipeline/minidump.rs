@@ -23,7 +23,7 @@ pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minid
 /// starts with `MDMP`).
 ///
 /// # Errors
-/// [`Error::Core`] when the file is not a usable minidump (see [`MinidumpMemory::open`]), its
+/// [`Error::Core`] when the file is not a usable minidump (see `MinidumpMemory::open`), its
 /// process has no `jvm.dll`, the dump lacks full memory (with how to write one), `_start` is NULL,
 /// or the region is not in it; [`Error::Pe`], [`Error::Locate`] and the vmStructs walk's errors
 /// when `jvm.dll` in the dump is not as expected; [`Error::PerfData`] when the bytes are

@@ -168,7 +168,7 @@ impl MinidumpMemory {
     /// minidump (no `MDMP` signature), its header or stream directory is cut off, it is of a
     /// process that is not x86-64 (`SystemInfoStream`), or it has no readable module list.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        Self::from_map(path, super::core::map_dump(path)?)
+        Self::from_map(path, super::coredump::map_dump(path)?)
     }
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {

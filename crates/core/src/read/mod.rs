@@ -13,7 +13,7 @@
 //! core) and [`MinidumpMemory`] (a Windows minidump) are portable: a dump is read the same on
 //! every OS.
 
-mod core;
+mod coredump;
 mod minidump;
 #[cfg(all(feature = "live", target_os = "linux"))]
 #[path = "linux.rs"]
@@ -25,9 +25,6 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
-pub use core::{CoreMemory, machine_name};
-pub use minidump::{
-    DumpModule, MINIDUMP_SIGNATURE, MINIDUMP_WITH_FULL_MEMORY, MinidumpMemory, dump_type_name,
-    is_minidump,
-};
+pub use coredump::{CoreMemory, machine_name};
+pub use minidump::{MinidumpMemory, dump_type_name, is_minidump};
 pub(crate) use os::ProcessMemory;

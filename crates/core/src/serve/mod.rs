@@ -22,7 +22,6 @@ use crate::discover::{self, JvmInfo, Readable, ScanOptions};
 use crate::error::Error;
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
-use crate::metrics::JvmMetrics;
 use crate::pid::Pid;
 use crate::pipeline::Reading;
 
@@ -52,7 +51,7 @@ impl Selection {
 
 /// Why a JVM found by the scan was not exported in a scrape (the `cause` label of
 /// `hsinspect_jvm_read_failures_total`).
-pub const CAUSES: &[&str] = &[
+pub(crate) const CAUSES: &[&str] = &[
     "exited",
     "permission_denied",
     "perf_data_disabled",
@@ -186,7 +185,7 @@ impl Exporter {
         if let Some(reading) = jvm.reading.take() {
             return Ok(reading);
         }
-        let file = || crate::pipeline::read_shared_wait(jvm.pid, Duration::ZERO);
+        let file = || crate::pipeline::read_hsperfdata(jvm.pid, Duration::ZERO);
         let memory = || {
             crate::pipeline::read_forced(jvm.pid, &discover::no_stop_options(!self.symbol_cache))
         };
@@ -328,19 +327,15 @@ fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &D
         page.add_snapshot(&reading.snapshot, &labels);
     }
     if dialects.names.needs_jvm_metrics() {
-        let metrics = JvmMetrics::from_snapshot(&reading.snapshot);
-        let usage = crate::process::usage(jvm.pid).ok();
-        let app = dialect::application(&jvm.main, &dialects.applications);
-        let labels = dialect::jvm_labels(&app, &dialects.host, jvm.pid);
-        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let source = dialect::Source {
-            jvm: &metrics,
-            process: usage.as_ref(),
-            now_seconds: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
-        };
-        dialect::add_jvm(page, &dialects.names, &source, &labels);
+        dialect::add_reading(
+            page,
+            &dialects.names,
+            &dialects.applications,
+            &reading.snapshot,
+            &jvm.main,
+            Some((&dialects.host, jvm.pid)),
+            std::time::SystemTime::now(),
+        );
     }
 }
 

@@ -20,7 +20,7 @@ use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_CORE, ET_DYN, ET_EXEC, ET_RE
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use memmap2::Mmap;
 
-use crate::elf::core::{CoreNotes, CoreProcess, FileMapping};
+use crate::elf::coredump::{CoreNotes, CoreProcess, FileMapping};
 use crate::elf::{self, HeaderProblem};
 use crate::error::Error;
 use crate::memory::{MemoryError, ReadMemory};
@@ -122,7 +122,7 @@ impl CoreMemory {
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {
         let header = core_header(&map).map_err(|reason| Error::core(path, reason))?;
-        let phdrs = elf::core::program_headers(&map, &header)
+        let phdrs = elf::coredump::program_headers(&map, &header)
             .map_err(|reason| Error::core(path, reason))?;
         let segments = load_segments(&phdrs);
         let notes = core_notes(&map, &phdrs).map_err(|reason| Error::core(path, reason))?;

@@ -1,23 +1,14 @@
-//! The shared pipeline (`inspect <pid>`), written once over the OS seam: the JVM's own shared
+//! The hsperfdata pipeline (`inspect <pid>`), written once over the OS seam: the JVM's own shared
 //! PerfData (the hsperfdata file, or on Windows its named file mapping), waited for while the
 //! JVM starts.
 
 use std::time::{Duration, Instant};
 
-use super::{Detail, ForcedOptions, ReadPath, Reading, STARTUP_GRACE, ready, still_starting};
+use super::{Detail, ReadPath, Reading, STARTUP_GRACE, ready, still_starting};
 use crate::error::Error;
 use crate::perfdata;
 use crate::process::Pid;
 use crate::process::{self, Process};
-
-/// Reads the JVM's shared PerfData by pid (`inspect <pid>`), waiting up to 5 s for a starting
-/// JVM (see [`read_shared_wait`]).
-///
-/// # Errors
-/// As [`read_shared_wait`].
-pub fn read_shared(pid: Pid) -> Result<Reading, Error> {
-    read_shared_wait(pid, ForcedOptions::default().wait_accessible)
-}
 
 /// Reads the JVM's shared PerfData by pid (`inspect <pid>`): on Linux its hsperfdata file, with
 /// HotSpot's safety rules; on Windows the named file mapping `hsperfdata_<user>_<pid>`, else its
@@ -30,8 +21,8 @@ pub fn read_shared(pid: Pid) -> Result<Reading, Error> {
 /// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
 /// when the region stayed inaccessible for all of `wait`, [`Error::ProcessExited`],
 /// [`Error::Unsupported`] on an OS without a live backend.
-pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
-    read_shared_inner(pid, wait).map_err(|e| match e {
+pub fn read_hsperfdata(pid: Pid, wait: Duration) -> Result<Reading, Error> {
+    read_hsperfdata_inner(pid, wait).map_err(|e| match e {
         // The JVM deletes its file as it exits: "no file" then means "exited".
         Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. }
             if process::exited_or_exiting(pid) =>
@@ -44,7 +35,7 @@ pub fn read_shared_wait(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
-fn read_shared_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
+fn read_hsperfdata_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     let process = Process::open(pid)?;
     let began = Instant::now();
     loop {
@@ -63,7 +54,7 @@ fn read_shared_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
         return Ok(Reading {
             snapshot,
             bytes,
-            details: vec![Detail::Path(ReadPath::Shared(found))],
+            details: vec![Detail::Path(ReadPath::Hsperfdata(found))],
             warnings: Vec::new(),
             fallback: None,
         });
