@@ -79,7 +79,7 @@ pub mod read;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
-pub(crate) mod vm;
+pub mod vm;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};

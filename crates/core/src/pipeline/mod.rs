@@ -14,6 +14,7 @@ mod detail;
 mod forced;
 mod minidump;
 mod shared;
+mod threads;
 
 pub use self::core::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
@@ -21,6 +22,9 @@ use self::forced::ForcedReader;
 pub use self::forced::read_forced;
 pub use self::minidump::read_minidump;
 pub use self::shared::{read_shared, read_shared_wait};
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use self::threads::dump_threads;
+pub use self::threads::{ThreadDump, ThreadsOptions, dump_threads_core};
 use crate::Error;
 pub use crate::locate::cache::SymbolCacheUse;
 pub use crate::perfdata::MAX_REGION;

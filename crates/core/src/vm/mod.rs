@@ -10,8 +10,12 @@
 //! that names it.
 
 pub(crate) mod codec;
+pub mod dump;
+pub mod frames;
+pub mod java;
 pub mod paged;
 pub mod tables;
+pub mod threads;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;

@@ -135,7 +135,9 @@ impl ThreadLayout {
         let thread_obj_field = vm
             .field("JavaThread", "_threadObj")
             .filter(|f| !f.is_static)
-            .ok_or_else(|| Error::VmStructs("no member JavaThread::_threadObj in gHotSpotVMStructs".into()))?;
+            .ok_or_else(|| {
+                Error::VmStructs("no member JavaThread::_threadObj in gHotSpotVMStructs".into())
+            })?;
         let thread_obj_handle = thread_obj_field
             .type_string
             .as_deref()
@@ -163,8 +165,12 @@ impl ThreadLayout {
             osthread,
             os_thread_id: vm.offset("OSThread", "_thread_id")?,
             os_state: vm.offset("OSThread", "_state").ok(),
-            stack_base: vm.offset("Thread", "_stack_base")?,
-            stack_size: vm.offset("Thread", "_stack_size")?,
+            stack_base: vm
+                .offset("Thread", "_stack_base")
+                .or_else(|_| vm.offset("JavaThread", "_stack_base"))?,
+            stack_size: vm
+                .offset("Thread", "_stack_size")
+                .or_else(|_| vm.offset("JavaThread", "_stack_size"))?,
             vm_states,
         })
     }
@@ -176,10 +182,15 @@ impl ThreadLayout {
     /// [`Error::Memory`] when the list cannot be read; [`Error::VmStructs`] when its length is
     /// over [`MAX_THREADS`].
     pub fn thread_addresses(&self, mem: &dyn ReadMemory) -> Result<(u64, Vec<u64>), Error> {
-        let list = rd(mem, self.java_thread_list, "ThreadsSMRSupport::_java_thread_list")?;
+        let list = rd(
+            mem,
+            self.java_thread_list,
+            "ThreadsSMRSupport::_java_thread_list",
+        )?;
         if list == 0 {
             return Err(Error::VmStructs(
-                "ThreadsSMRSupport::_java_thread_list is NULL (the VM is not initialized yet?)".into(),
+                "ThreadsSMRSupport::_java_thread_list is NULL (the VM is not initialized yet?)"
+                    .into(),
             ));
         }
         let length = u64::from(rd32(mem, list + self.list_length, "ThreadsList::_length")?);
@@ -209,18 +220,36 @@ impl ThreadLayout {
         let f = |off: u64, what: &str| rd(mem, address.wrapping_add(off), what);
         let anchor = address.wrapping_add(self.anchor);
         let anchor = Anchor {
-            sp: rd(mem, anchor + self.last_java_sp, "JavaFrameAnchor::_last_Java_sp")?,
-            fp: rd(mem, anchor + self.last_java_fp, "JavaFrameAnchor::_last_Java_fp")?,
-            pc: rd(mem, anchor + self.last_java_pc, "JavaFrameAnchor::_last_Java_pc")?,
+            sp: rd(
+                mem,
+                anchor + self.last_java_sp,
+                "JavaFrameAnchor::_last_Java_sp",
+            )?,
+            fp: rd(
+                mem,
+                anchor + self.last_java_fp,
+                "JavaFrameAnchor::_last_Java_fp",
+            )?,
+            pc: rd(
+                mem,
+                anchor + self.last_java_pc,
+                "JavaFrameAnchor::_last_Java_pc",
+            )?,
         };
-        let vm_state = i64::from(rd32(mem, address + self.thread_state, "JavaThread::_thread_state")? as i32);
+        let vm_state = i64::from(rd32(
+            mem,
+            address + self.thread_state,
+            "JavaThread::_thread_state",
+        )? as i32);
         let osthread = f(self.osthread, "JavaThread::_osthread")?;
         let (os_tid, os_state) = if osthread == 0 {
             (None, None)
         } else {
             let tid = rd32(mem, osthread + self.os_thread_id, "OSThread::_thread_id")? as i32;
             let state = match self.os_state {
-                Some(o) => Some(i64::from(rd32(mem, osthread + o, "OSThread::_state")? as i32)),
+                Some(o) => Some(i64::from(
+                    rd32(mem, osthread + o, "OSThread::_state")? as i32
+                )),
                 None => None,
             };
             (Some(i64::from(tid)), state)
