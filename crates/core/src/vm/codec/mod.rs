@@ -27,6 +27,7 @@
 
 pub(crate) mod compressed;
 pub(crate) mod line_numbers;
+pub(crate) mod scopes;
 pub(crate) mod unsigned5;
 
 /// A decoder's refusal of its input. `what` names the structure being decoded (for the caller's
