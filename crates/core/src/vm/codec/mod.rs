@@ -26,6 +26,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod compressed;
+pub(crate) mod field_info;
 pub(crate) mod line_numbers;
 pub(crate) mod scopes;
 pub(crate) mod unsigned5;
