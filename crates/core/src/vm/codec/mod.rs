@@ -27,6 +27,7 @@
 
 pub(crate) mod compressed;
 pub(crate) mod field_info;
+pub(crate) mod java_string;
 pub(crate) mod line_numbers;
 pub(crate) mod scopes;
 pub(crate) mod unsigned5;
