@@ -26,7 +26,10 @@
 #![allow(dead_code)]
 
 pub(crate) mod compressed;
+pub(crate) mod field_info;
+pub(crate) mod java_string;
 pub(crate) mod line_numbers;
+pub(crate) mod scopes;
 pub(crate) mod unsigned5;
 
 /// A decoder's refusal of its input. `what` names the structure being decoded (for the caller's
