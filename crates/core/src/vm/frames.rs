@@ -173,6 +173,20 @@ fn rd16(mem: &dyn ReadMemory, addr: u64) -> Option<u16> {
     Some(u16::from_le_bytes(b))
 }
 
+/// A class's external name as `Klass::external_name` gives it (`oops/klass.cpp`): `/` → `.`, and
+/// a hidden class's `+0x<address>` suffix (JDK 15+, `ClassFileParser`'s naming) printed as
+/// `/0x<address>`.
+pub fn external_name(internal: &str) -> String {
+    let dotted = internal.replace('/', ".");
+    if let Some(i) = dotted.rfind("+0x")
+        && dotted.len() > i + 3
+        && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return format!("{}/{}", &dotted[..i], &dotted[i + 1..]);
+    }
+    dotted
+}
+
 impl<'a> Walker<'a> {
     /// Resolves the layout from `vm` and reads the code heaps.
     ///
@@ -372,7 +386,7 @@ impl<'a> Walker<'a> {
             let code_size = u64::from(rd16(self.mem, cm + self.cm_code_size)?);
             let cm_flags = rd32(self.mem, cm + self.cm_flags)?;
             Some(MethodInfo {
-                class: class.replace('/', "."),
+                class: external_name(&class),
                 name,
                 file,
                 native: flags & 0x0100 != 0,
