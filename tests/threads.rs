@@ -204,3 +204,21 @@ fn frames_are_normalized_without_the_module() {
         "X$$Lambda$1/0x00007f2a48000a08.run(Unknown Source)"
     );
 }
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_xcomp_compiled_and_inlined_frames_match_jcmd() {
+    compare(&jdk17(), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_without_compressed_oops_matches_jcmd() {
+    compare(&jdk17(), &["-XX:-UseCompressedOops"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_zgc_matches_jcmd() {
+    compare(&jdk17(), &["-XX:+UseZGC"]);
+}

@@ -34,8 +34,14 @@
 
 use std::collections::HashMap;
 
+use std::rc::Rc;
+
 use super::VmModel;
 use super::codec::line_numbers::LineNumberTable;
+use super::codec::scopes::{
+    self, DebugInfoFormat, PcDesc, PcDescLayout, ScopeMethod, decode_pc_descs, find_pc_desc,
+    scope_chain,
+};
 use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
 use crate::Error;
@@ -114,6 +120,36 @@ struct Blob {
     frame_size: u64,
 }
 
+/// Where an nmethod's debug information is, JDK 9 to 22 (`code/compiledMethod.hpp`,
+/// `code/nmethod.hpp`): `CodeBlob::_code_begin`; `CompiledMethod::_scopes_data_begin`
+/// (a pointer) up to `this + _scopes_pcs_offset`; the `PcDesc` array from there up to
+/// `this + _dependencies_offset`; the metadata (`Metadata*`s, 1-based in scopes) from
+/// `this + _metadata_offset` up to the scopes data.
+#[derive(Debug, Clone, Copy)]
+struct DebugLayout {
+    code_begin: u64,
+    scopes_data_begin: u64,
+    scopes_pcs_offset: u64,
+    dependencies_offset: u64,
+    metadata_offset: u64,
+    deopt_handler_begin: Option<u64>,
+    orig_pc_offset: Option<u64>,
+}
+
+/// An nmethod's decoded debug information (cached per nmethod).
+#[derive(Debug)]
+struct NmethodInfo {
+    code_begin: u64,
+    scopes_data: Vec<u8>,
+    pcs: Vec<PcDesc>,
+    metadata: Vec<u64>,
+    deopt_handler: Option<u64>,
+    orig_pc_offset: Option<u64>,
+}
+
+/// The largest debug info section read per nmethod.
+const MAX_DEBUG_BYTES: u64 = 16 << 20;
+
 #[derive(Debug, Clone, Copy)]
 struct Heap {
     low: u64,
@@ -130,6 +166,10 @@ pub struct Walker<'a> {
     blob_name: u64,
     blob_frame_size: u64,
     nmethod_method: u64,
+    /// JDK ≤ 22 nmethod debug info layout, when the tables have it.
+    debug: Option<DebugLayout>,
+    scopes_format: DebugInfoFormat,
+    nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
     call_stub_return: u64,
     call_wrapper_offset: i64,
     wrapper_anchor: u64,
@@ -259,6 +299,24 @@ impl<'a> Walker<'a> {
             nmethod_method: vm
                 .offset("CompiledMethod", "_method")
                 .or_else(|_| vm.offset("nmethod", "_method"))?,
+            debug: (|| {
+                let cm = |f: &str| {
+                    vm.offset("CompiledMethod", f)
+                        .or_else(|_| vm.offset("nmethod", f))
+                        .ok()
+                };
+                Some(DebugLayout {
+                    code_begin: vm.offset("CodeBlob", "_code_begin").ok()?,
+                    scopes_data_begin: cm("_scopes_data_begin")?,
+                    scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
+                    dependencies_offset: vm.offset("nmethod", "_dependencies_offset").ok()?,
+                    metadata_offset: vm.offset("nmethod", "_metadata_offset").ok()?,
+                    deopt_handler_begin: cm("_deopt_handler_begin"),
+                    orig_pc_offset: vm.offset("nmethod", "_orig_pc_offset").ok(),
+                })
+            })(),
+            scopes_format: DebugInfoFormat::for_jdk(vm.major),
+            nmethods: HashMap::new(),
             call_stub_return,
             call_wrapper_offset: vm.int("frame::entry_frame_call_wrapper_offset")?,
             wrapper_anchor: vm.offset("JavaCallWrapper", "_anchor")?,
@@ -434,6 +492,80 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// The debug information of the nmethod at `nm` (JDK 9–22 layout).
+    fn nmethod(&mut self, nm: u64) -> Option<Rc<NmethodInfo>> {
+        if let Some(n) = self.nmethods.get(&nm) {
+            return n.clone();
+        }
+        let info = (|| {
+            let d = self.debug?;
+            let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
+            let code_begin = rd(self.mem, nm + d.code_begin)?;
+            let scopes_begin = rd(self.mem, nm + d.scopes_data_begin)?;
+            let pcs_begin = nm + int(d.scopes_pcs_offset)?;
+            let pcs_end = nm + int(d.dependencies_offset)?;
+            let meta_begin = nm + int(d.metadata_offset)?;
+            let bytes = |from: u64, to: u64| -> Option<Vec<u8>> {
+                let len = to.checked_sub(from).filter(|&n| n <= MAX_DEBUG_BYTES)?;
+                let mut b = vec![0u8; len as usize];
+                self.mem.read_exact_at(from, &mut b).ok()?;
+                Some(b)
+            };
+            let scopes_data = bytes(scopes_begin, pcs_begin)?;
+            let pcs = decode_pc_descs(&bytes(pcs_begin, pcs_end)?, &PcDescLayout::HOTSPOT, 1 << 20)
+                .ok()?;
+            let metadata = bytes(meta_begin, scopes_begin)?
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect();
+            Some(Rc::new(NmethodInfo {
+                code_begin,
+                scopes_data,
+                pcs,
+                metadata,
+                deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
+                orig_pc_offset: d.orig_pc_offset.and_then(|o| int(o)),
+            }))
+        })();
+        self.nmethods.insert(nm, info.clone());
+        info
+    }
+
+    /// The frames of a compiled frame at `pc` in nmethod `blob`, innermost first, from its
+    /// `PcDesc` and `ScopeDesc` chain (`code/nmethod.cpp` `pc_desc_at`, `scope_desc_at`);
+    /// `None` when the debug information cannot be read (the caller marks the frame).
+    fn compiled_frames(&mut self, blob: &Blob, pc: u64) -> Option<Vec<Frame>> {
+        let info = self.nmethod(blob.address)?;
+        let offset = i32::try_from(pc.checked_sub(info.code_begin)?).ok()?;
+        let (pcd, exact) = match find_pc_desc(&info.pcs, offset, false) {
+            Some(p) => (*p, true),
+            None => (*find_pc_desc(&info.pcs, offset, true)?, false),
+        };
+        let chain = scope_chain(&info.scopes_data, &pcd, self.scopes_format.variant, 256).ok()?;
+        let mut frames = Vec::new();
+        for (i, scope) in chain.iter().enumerate() {
+            let method = match scope.method {
+                ScopeMethod::Metadata(0) => return None,
+                ScopeMethod::Metadata(m) => *info.metadata.get(m as usize - 1)?,
+                ScopeMethod::NmethodMethod => rd(self.mem, blob.address + self.nmethod_method)?,
+            };
+            let kind = if i + 1 == chain.len() {
+                FrameKind::Compiled
+            } else {
+                FrameKind::Inlined
+            };
+            let mut f = self.frame(method, Some(scope.bci.max(0)), kind)?;
+            if !exact {
+                f.mark = Some(format!(
+                    "pc {pc:#x} is not a recorded pc: nearest debug info used"
+                ));
+            }
+            frames.push(f);
+        }
+        let _ = scopes::SERIALIZED_NULL;
+        Some(frames)
+    }
+
     /// Walks the Java frames of a thread from its anchor; `stack` is `(base, size)`. Returns
     /// the frames and, when the walk stopped before the first entry frame, why.
     pub fn walk(&mut self, anchor: Anchor, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
@@ -576,7 +708,32 @@ impl<'a> Walker<'a> {
                     pc = ret;
                 }
                 BlobKind::Nmethod | BlobKind::NativeNmethod | BlobKind::Other => {
-                    if blob.kind != BlobKind::Other {
+                    let mut frame_pc = pc;
+                    if blob.kind == BlobKind::Nmethod
+                        && let Some(info) = self.nmethod(blob.address)
+                        && info.deopt_handler == Some(pc)
+                        && let Some(o) = info.orig_pc_offset
+                    {
+                        // A frame being deoptimized: its own pc was saved in the frame
+                        // (`nmethod::get_original_pc`, frame_x86.cpp `adjust_unextended_sp`).
+                        match rd(self.mem, unextended_sp + o) {
+                            Some(orig) => frame_pc = orig,
+                            None => {
+                                return (
+                                    frames,
+                                    Some("deoptimized frame: original pc not readable".into()),
+                                );
+                            }
+                        }
+                    }
+                    let compiled = if blob.kind == BlobKind::Nmethod {
+                        self.compiled_frames(&blob, frame_pc)
+                    } else {
+                        None
+                    };
+                    if let Some(c) = compiled {
+                        frames.extend(c);
+                    } else if blob.kind != BlobKind::Other {
                         let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
                         let kind = if blob.kind == BlobKind::NativeNmethod {
                             FrameKind::Native
