@@ -524,7 +524,7 @@ impl<'a> Walker<'a> {
                 pcs,
                 metadata,
                 deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
-                orig_pc_offset: d.orig_pc_offset.and_then(|o| int(o)),
+                orig_pc_offset: d.orig_pc_offset.and_then(int),
             }))
         })();
         self.nmethods.insert(nm, info.clone());
