@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Jvm, jdk17, test_classes};
+use common::{Jvm, jdk, jdk17, test_classes};
 
 /// One thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,3 +222,54 @@ fn jdk17_without_compressed_oops_matches_jcmd() {
 fn jdk17_zgc_matches_jcmd() {
     compare(&jdk17(), &["-XX:+UseZGC"]);
 }
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_interpreted_matches_jcmd() {
+    compare(&jdk(11), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_default_flags_matches_jcmd() {
+    compare(&jdk(11), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_xcomp_matches_jcmd() {
+    compare(&jdk(11), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_interpreted_matches_jcmd() {
+    compare(&jdk(21), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_default_flags_matches_jcmd() {
+    compare(&jdk(21), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_xcomp_matches_jcmd() {
+    compare(&jdk(21), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_interpreted_matches_jcmd() {
+    compare(&jdk(25), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_default_flags_matches_jcmd() {
+    compare(&jdk(25), &[]);
+}
+
+// JDK 25 -Xcomp is not here yet: nmethods of JDK 23+ keep their debug info in `_immutable_data`
+// (not decoded yet), so compiled frames print marked, with their root method only.

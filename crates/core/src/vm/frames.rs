@@ -189,6 +189,9 @@ pub struct Walker<'a> {
     cp_source_file: Option<u64>,
     ik_source_file: Option<u64>,
     klass_name: u64,
+    /// JDK ≤ 14 VM-anonymous classes (`Unsafe.defineAnonymousClass`, lambdas in 8–14):
+    /// `InstanceKlass::_misc_flags` and its `_misc_is_anonymous` bit (int constant).
+    anonymous: Option<(u64, u32)>,
     symbol_length: u64,
     symbol_body: u64,
     line_variant: Variant,
@@ -336,6 +339,14 @@ impl<'a> Walker<'a> {
             cp_source_file: vm.offset("ConstantPool", "_source_file_name_index").ok(),
             ik_source_file: vm.offset("InstanceKlass", "_source_file_name_index").ok(),
             klass_name: vm.offset("Klass", "_name")?,
+            anonymous: vm
+                .offset("InstanceKlass", "_misc_flags")
+                .ok()
+                .zip(
+                    vm.int_opt("InstanceKlass::_misc_is_anonymous")
+                        .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
+                )
+                .map(|(o, bit)| (o, bit as u32)),
             symbol_length: vm.offset("Symbol", "_length")?,
             symbol_body: vm.offset("Symbol", "_body")?,
             line_variant: Variant::for_compressed_stream(vm.major),
@@ -443,8 +454,15 @@ impl<'a> Walker<'a> {
                 .and_then(|i| self.cp_symbol(cp, u64::from(i)));
             let code_size = u64::from(rd16(self.mem, cm + self.cm_code_size)?);
             let cm_flags = rd32(self.mem, cm + self.cm_flags)?;
+            let mut class = external_name(&class);
+            // `Klass::external_name` of JDK ≤ 14: a VM-anonymous class is `Name/0x<Klass*>`.
+            if let Some((flags_at, bit)) = self.anonymous
+                && rd16(self.mem, holder + flags_at).is_some_and(|f| u32::from(f) & bit != 0)
+            {
+                class = format!("{class}/{holder:#018x}");
+            }
             Some(MethodInfo {
-                class: external_name(&class),
+                class,
                 name,
                 file,
                 native: flags & 0x0100 != 0,

@@ -25,9 +25,7 @@ pub const MAX_THREADS: u64 = 100_000;
 /// Offsets of the fields read per thread, resolved once from the model.
 #[derive(Debug, Clone)]
 pub struct ThreadLayout {
-    java_thread_list: u64,
-    list_length: u64,
-    list_threads: u64,
+    list: ListLayout,
     thread_obj: u64,
     /// `_threadObj` is an `OopHandle` (one more indirection) rather than an `oop`.
     thread_obj_handle: bool,
@@ -43,6 +41,21 @@ pub struct ThreadLayout {
     stack_size: u64,
     /// `JavaThreadState` names by value (`_thread_in_native`, ...), from the int constants.
     vm_states: Vec<(i64, &'static str)>,
+}
+
+/// How the Java threads are listed.
+#[derive(Debug, Clone, Copy)]
+enum ListLayout {
+    /// JDK 12+ (and some 10–11 builds): `ThreadsSMRSupport::_java_thread_list` →
+    /// `ThreadsList::_length`, `_threads`.
+    Smr {
+        java_thread_list: u64,
+        length: u64,
+        threads: u64,
+    },
+    /// JDK ≤ 11 tables: `Threads::_thread_list` (the head `JavaThread*`) and `JavaThread::_next`
+    /// (`runtime/thread.hpp`; SA `Threads.java` of those releases).
+    Linked { head: u64, next: u64 },
 }
 
 /// The `JavaThreadState` values by name (`utilities/globalDefinitions.hpp`), as the int
@@ -152,9 +165,20 @@ impl ThreadLayout {
             }
         }
         Ok(ThreadLayout {
-            java_thread_list: vm.static_address("ThreadsSMRSupport", "_java_thread_list")?,
-            list_length: vm.offset("ThreadsList", "_length")?,
-            list_threads: vm.offset("ThreadsList", "_threads")?,
+            list: match vm.static_address("ThreadsSMRSupport", "_java_thread_list") {
+                Ok(java_thread_list) => ListLayout::Smr {
+                    java_thread_list,
+                    length: vm.offset("ThreadsList", "_length")?,
+                    threads: vm.offset("ThreadsList", "_threads")?,
+                },
+                Err(e) => match (
+                    vm.static_address("Threads", "_thread_list"),
+                    vm.offset("JavaThread", "_next"),
+                ) {
+                    (Ok(head), Ok(next)) => ListLayout::Linked { head, next },
+                    _ => return Err(e),
+                },
+            },
             thread_obj: thread_obj_field.offset,
             thread_obj_handle,
             thread_state: vm.offset("JavaThread", "_thread_state")?,
@@ -182,9 +206,30 @@ impl ThreadLayout {
     /// [`Error::Memory`] when the list cannot be read; [`Error::VmStructs`] when its length is
     /// over [`MAX_THREADS`].
     pub fn thread_addresses(&self, mem: &dyn ReadMemory) -> Result<(u64, Vec<u64>), Error> {
+        let (java_thread_list, length_off, threads_off) = match self.list {
+            ListLayout::Smr {
+                java_thread_list,
+                length,
+                threads,
+            } => (java_thread_list, length, threads),
+            ListLayout::Linked { head, next } => {
+                let mut out = Vec::new();
+                let mut at = rd(mem, head, "Threads::_thread_list")?;
+                while at != 0 {
+                    if out.len() as u64 >= MAX_THREADS || out.contains(&at) {
+                        return Err(Error::VmStructs(format!(
+                            "Threads::_thread_list: a loop or more than {MAX_THREADS} threads"
+                        )));
+                    }
+                    out.push(at);
+                    at = rd(mem, at + next, "JavaThread::_next")?;
+                }
+                return Ok((0, out));
+            }
+        };
         let list = rd(
             mem,
-            self.java_thread_list,
+            java_thread_list,
             "ThreadsSMRSupport::_java_thread_list",
         )?;
         if list == 0 {
@@ -193,13 +238,13 @@ impl ThreadLayout {
                     .into(),
             ));
         }
-        let length = u64::from(rd32(mem, list + self.list_length, "ThreadsList::_length")?);
+        let length = u64::from(rd32(mem, list + length_off, "ThreadsList::_length")?);
         if length > MAX_THREADS {
             return Err(Error::VmStructs(format!(
                 "ThreadsList::_length is {length}, more than {MAX_THREADS}: the list is corrupt"
             )));
         }
-        let threads = rd(mem, list + self.list_threads, "ThreadsList::_threads")?;
+        let threads = rd(mem, list + threads_off, "ThreadsList::_threads")?;
         let mut bytes = vec![0u8; (length * 8) as usize];
         mem.read_exact_at(threads, &mut bytes)
             .map_err(|e| Error::memory("ThreadsList::_threads", e))?;
