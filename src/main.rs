@@ -15,6 +15,7 @@ mod sampling;
 mod serve;
 mod stat;
 mod target;
+mod threads;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod top;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
@@ -153,6 +154,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
     Top(top::TopArgs),
+    /// A thread dump (as `jcmd <pid> Thread.print`) read from outside: no attach, no safepoint;
+    /// live (threads held briefly as with -F) or from a core.
+    Threads(threads::ThreadsArgs),
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -194,6 +198,7 @@ fn main() -> ExitCode {
         Some(Command::List(args)) => list::run(args),
         Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Top(args)) => top::run(args),
+        Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),

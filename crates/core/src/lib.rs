@@ -81,6 +81,7 @@ pub(crate) mod read;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
+pub mod vm;
 
 pub use error::{Error, LocateFailure, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};

@@ -4,7 +4,7 @@
 //!
 //! Symbol sources, in order: a separate debug file found by build-id under `/usr/lib/debug`, the
 //! library's own `.symtab`, a debug file named by `.gnu_debuglink`, and finally the exported
-//! `gHotSpotVMStructs` table walked in the target's memory ([`vmstructs`]), which works on
+//! `gHotSpotVMStructs` table walked in the target's memory ([`crate::vm::find_perf_memory`]), which works on
 //! stripped builds. On Windows, `jvm.dll`'s export table ([`pe`]) gives the vmStructs symbols.
 //!
 //! # The OS seam
@@ -19,7 +19,6 @@
 pub mod cache;
 pub mod core_libjvm;
 pub mod pe;
-pub mod vmstructs;
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 #[path = "linux.rs"]
@@ -425,17 +424,17 @@ pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located
     };
     let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
     let mut values = Vec::new();
-    for name in vmstructs::SYMBOLS {
+    for name in crate::vm::tables::STRUCT_SYMBOLS {
         values.push(syms.lookup(name).map_err(to_error)?);
     }
     let resolve = |name: &str| {
-        vmstructs::SYMBOLS
+        crate::vm::tables::STRUCT_SYMBOLS
             .iter()
             .position(|s| *s == name)
             .and_then(|i| values[i])
             .map(|v| image.bias.wrapping_add(v))
     };
-    let vars = vmstructs::find_perf_memory(mem, &resolve)?;
+    let vars = crate::vm::find_perf_memory(mem, &resolve)?;
     Ok(Located {
         vars,
         module: LoadedModule::LibjvmInMemory {
@@ -598,15 +597,15 @@ impl Lookup<'_> {
 
     /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
     fn vmstructs(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
-        let exported = self.elf.find_in_dynsym(&vmstructs::SYMBOLS);
+        let exported = self.elf.find_in_dynsym(&crate::vm::tables::STRUCT_SYMBOLS);
         let resolve = |name: &str| {
-            vmstructs::SYMBOLS
+            crate::vm::tables::STRUCT_SYMBOLS
                 .iter()
                 .position(|s| *s == name)
                 .and_then(|i| exported[i])
                 .map(|s| self.bias.wrapping_add(s.value))
         };
-        match vmstructs::find_perf_memory(self.mem, &resolve) {
+        match crate::vm::find_perf_memory(self.mem, &resolve) {
             Ok(vars) => Some((
                 vars,
                 format!(

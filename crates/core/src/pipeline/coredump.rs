@@ -219,7 +219,7 @@ fn without_the_file(e: &Error) -> String {
 /// names there) from the first candidate file whose build-id equals the one in the core's copy
 /// of libjvm's ELF headers (kept by default: bit 4). Without such a file, the error of a missing
 /// byte will say which file to give and how.
-fn back_with_library(core: &mut CoreMemory, module: &locate::Module) {
+pub(super) fn back_with_library(core: &mut CoreMemory, module: &locate::Module) {
     let path = &module.path;
     let fix = format!(
         "give the JVM's own {} with --sysroot <dir> (at its path under dir) or --exe <that libjvm.so>",

@@ -134,12 +134,16 @@ pub enum Detail {
     /// A forced read was refused (ptrace permission) and the hsperfdata file was read instead;
     /// the refusal's cause and fix.
     ForcedRefused(String),
+    /// A fact of a thread dump (`inspect threads -v`): the VM model read, the walk's reads and
+    /// time.
+    Threads(String),
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::Path(p) => write!(f, "path: {p}"),
+            Detail::Threads(s) => write!(f, "{s}"),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(

@@ -14,6 +14,7 @@ mod detail;
 mod forced;
 mod hsperfdata;
 mod minidump;
+mod threads;
 
 pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
@@ -21,6 +22,9 @@ use self::forced::ForcedReader;
 pub use self::forced::read_forced;
 pub use self::hsperfdata::read_hsperfdata;
 pub use self::minidump::read_minidump;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use self::threads::dump_threads;
+pub use self::threads::{ThreadDump, ThreadsOptions, dump_threads_core};
 use crate::error::Error;
 use crate::error::MemoryItem;
 use crate::locate;
