@@ -45,7 +45,7 @@ use super::codec::scopes::{
 use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
 use crate::error::Error;
-use crate::memory::ReadMemory;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
 pub const MAX_FRAMES: usize = 4096;
@@ -205,15 +205,11 @@ fn rd(mem: &dyn ReadMemory, addr: u64) -> Option<u64> {
 }
 
 fn rd32(mem: &dyn ReadMemory, addr: u64) -> Option<u32> {
-    let mut b = [0u8; 4];
-    mem.read_exact_at(addr, &mut b).ok()?;
-    Some(u32::from_le_bytes(b))
+    mem.read_u32(addr).ok()
 }
 
 fn rd16(mem: &dyn ReadMemory, addr: u64) -> Option<u16> {
-    let mut b = [0u8; 2];
-    mem.read_exact_at(addr, &mut b).ok()?;
-    Some(u16::from_le_bytes(b))
+    mem.read_u16(addr).ok()
 }
 
 /// A class's external name as `Klass::external_name` gives it (`oops/klass.cpp`): `/` → `.`, and
@@ -532,9 +528,8 @@ impl<'a> Walker<'a> {
             let scopes_data = bytes(scopes_begin, pcs_begin)?;
             let pcs = decode_pc_descs(&bytes(pcs_begin, pcs_end)?, &PcDescLayout::HOTSPOT, 1 << 20)
                 .ok()?;
-            let metadata = bytes(meta_begin, scopes_begin)?
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            let metadata = LeBytes::new(&bytes(meta_begin, scopes_begin)?)
+                .u64s()
                 .collect();
             Some(Rc::new(NmethodInfo {
                 code_begin,

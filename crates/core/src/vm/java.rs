@@ -131,29 +131,30 @@ impl<'a> JavaReader<'a> {
     }
 
     fn u32_at(&self, addr: u64, what: &str) -> Result<u32, Error> {
-        let mut b = [0u8; 4];
         self.mem
-            .read_exact_at(addr, &mut b)
-            .map_err(|e| Error::memory(what.to_string(), e))?;
-        Ok(u32::from_le_bytes(b))
+            .read_u32(addr)
+            .map_err(|e| Error::memory(what.to_string(), e))
     }
 
     fn u8_at(&self, addr: u64, what: &str) -> Result<u8, Error> {
-        let mut b = [0u8; 1];
         self.mem
-            .read_exact_at(addr, &mut b)
-            .map_err(|e| Error::memory(what.to_string(), e))?;
-        Ok(b[0])
+            .read_u8(addr)
+            .map_err(|e| Error::memory(what.to_string(), e))
     }
 
     fn symbol(&self, sym: u64) -> Result<String, Error> {
-        let mut b = [0u8; 2];
-        self.mem
-            .read_exact_at(sym + self.symbol_length, &mut b)
+        let len = self
+            .mem
+            .read_u16(sym + self.symbol_length)
             .map_err(|e| Error::memory("Symbol::_length", e))?;
-        let mut body = vec![0u8; usize::from(u16::from_le_bytes(b))];
-        self.mem
-            .read_exact_at(sym + self.symbol_body, &mut body)
+        // A u16 length: at most 65535 bytes, HotSpot's own limit for a Symbol.
+        let body = self
+            .mem
+            .read_vec(
+                sym + self.symbol_body,
+                usize::from(len),
+                usize::from(u16::MAX),
+            )
             .map_err(|e| Error::memory("Symbol::_body", e))?;
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
@@ -213,13 +214,13 @@ impl<'a> JavaReader<'a> {
         let decoded = match self.fields {
             Fields::Array { fields, java_count } => {
                 let bytes = array(fields, "InstanceKlass::_fields")?;
-                let mut b = [0u8; 2];
-                self.mem
-                    .read_exact_at(klass + java_count, &mut b)
+                let java_fields = self
+                    .mem
+                    .read_u16(klass + java_count)
                     .map_err(|e| Error::memory("InstanceKlass::_java_fields_count", e))?;
                 field_info::decode_fields_array(
                     &bytes,
-                    u16::from_le_bytes(b),
+                    java_fields,
                     &field_info::FieldsArrayLayout::for_jdk(self.vm.major),
                     MAX_FIELDS,
                 )

@@ -22,7 +22,7 @@ use std::ops::ControlFlow;
 
 use crate::error::Error;
 use crate::locate::PerfMemoryVars;
-use crate::memory::ReadMemory;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// A field of a HotSpot type, as a `gHotSpotVMStructs` row describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -281,10 +281,9 @@ impl VmModel {
     /// `Abstract_VM_Version::_s_vm_release` and `_vm_major_version` (`runtime/abstract_vm_version.hpp`).
     fn read_version(&mut self, mem: &dyn ReadMemory) -> Result<(), Error> {
         let major = self.static_address("Abstract_VM_Version", "_vm_major_version")?;
-        let mut b = [0u8; 4];
-        mem.read_exact_at(major, &mut b)
+        self.major = mem
+            .read_u32(major)
             .map_err(|e| Error::memory("Abstract_VM_Version::_vm_major_version", e))?;
-        self.major = u32::from_le_bytes(b);
         if let Ok(at) = self.static_address("Abstract_VM_Version", "_s_vm_release") {
             self.release = mem
                 .read_u64(at)
@@ -327,8 +326,8 @@ impl VmModel {
             ..Layout::default()
         };
         for row in table.chunks_exact(size as usize) {
-            let w =
-                |o: u64| u64::from_le_bytes(row[o as usize..o as usize + 8].try_into().unwrap());
+            let row = LeBytes::new(row);
+            let w = |o: u64| row.u64_at(o as usize).unwrap_or(0);
             let (name, addr) = (w(name_at), w(addr_at));
             if name == 0 || addr == 0 {
                 continue;
@@ -337,21 +336,19 @@ impl VmModel {
                 continue;
             };
             let byte = || -> Result<bool, Error> {
-                let mut b = [0u8; 1];
-                mem.read_exact_at(addr, &mut b).map_err(|e| {
+                let b = mem.read_u8(addr).map_err(|e| {
                     Error::memory(format!("flag {}", String::from_utf8_lossy(&name)), e)
                 })?;
-                Ok(b[0] != 0)
+                Ok(b != 0)
             };
             match name.as_slice() {
                 b"UseCompressedOops" => layout.compressed_oops = byte()?,
                 b"UseCompressedClassPointers" => layout.compressed_class_pointers = byte()?,
                 b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
                 b"ObjectAlignmentInBytes" => {
-                    let mut b = [0u8; 4];
-                    mem.read_exact_at(addr, &mut b)
+                    layout.object_alignment = mem
+                        .read_u32(addr)
                         .map_err(|e| Error::memory("flag ObjectAlignmentInBytes", e))?;
-                    layout.object_alignment = u32::from_le_bytes(b);
                 }
                 _ => {}
             }
@@ -414,10 +411,9 @@ impl VmModel {
             let base = mem
                 .read_u64(b)
                 .map_err(|e| Error::memory(format!("{ty}::{base}"), e))?;
-            let mut sb = [0u8; 4];
-            mem.read_exact_at(s, &mut sb)
+            let shift = mem
+                .read_u32(s)
                 .map_err(|e| Error::memory(format!("{ty}::{shift}"), e))?;
-            let shift = u32::from_le_bytes(sb);
             if shift > 8 {
                 return Err(missing(format!("implausible {ty}::{shift} = {shift}")));
             }

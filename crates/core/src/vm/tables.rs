@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use crate::error::Error;
-use crate::memory::ReadMemory;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// At most this many rows are walked in any table (JDK 21 has about 2 500 structs rows); a
 /// longer table is treated as corrupt.
@@ -172,22 +172,15 @@ fn walk_rows(
     )))
 }
 
+/// The `u64` at `off` of a row (every offset was checked against the stride; a field that
+/// does not fit reads as 0, which no row of a sane table holds there).
 fn word(row: &[u8], off: u64) -> u64 {
-    let o = off as usize;
-    u64::from_le_bytes(
-        row[o..o + 8]
-            .try_into()
-            .expect("checked against the stride"),
-    )
+    LeBytes::new(row).u64_at(off as usize).unwrap_or(0)
 }
 
+/// The `u32` at `off` of a row, as [`word`].
 fn word32(row: &[u8], off: u64) -> u32 {
-    let o = off as usize;
-    u32::from_le_bytes(
-        row[o..o + 4]
-            .try_into()
-            .expect("checked against the stride"),
-    )
+    LeBytes::new(row).u32_at(off as usize).unwrap_or(0)
 }
 
 /// Walks `gHotSpotVMStructs`, handing each row to `visit` until it breaks or the terminating row

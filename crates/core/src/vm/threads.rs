@@ -17,7 +17,7 @@
 
 use super::VmModel;
 use crate::error::Error;
-use crate::memory::ReadMemory;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// The most threads read from a `ThreadsList` (a JVM with more is refused as corrupt).
 pub const MAX_THREADS: u64 = 100_000;
@@ -132,10 +132,8 @@ fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
 }
 
 fn rd32(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u32, Error> {
-    let mut b = [0u8; 4];
-    mem.read_exact_at(addr, &mut b)
-        .map_err(|e| Error::memory(what.to_string(), e))?;
-    Ok(u32::from_le_bytes(b))
+    mem.read_u32(addr)
+        .map_err(|e| Error::memory(what.to_string(), e))
 }
 
 impl ThreadLayout {
@@ -248,13 +246,7 @@ impl ThreadLayout {
         let mut bytes = vec![0u8; (length * 8) as usize];
         mem.read_exact_at(threads, &mut bytes)
             .map_err(|e| Error::memory("ThreadsList::_threads", e))?;
-        Ok((
-            list,
-            bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect(),
-        ))
+        Ok((list, LeBytes::new(&bytes).u64s().collect()))
     }
 
     /// Reads one `JavaThread`.
