@@ -4,13 +4,11 @@
 //! hang), says what happened, and the target is left as it was: running (or stopped, if it was),
 //! traced by nobody, and still answering.
 
-mod common;
-
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use nix::sys::ptrace;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;

@@ -10,16 +10,13 @@
 //! has no base. Podman's storage is a temp dir (vfs driver), removed at the end; the settings
 //! are the ones that work on a kernel with hybrid cgroups (runc, cgroupfs, no default rlimits).
 
-mod common;
-mod prom;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::*;
-use prom::Prometheus;
+use crate::support::prom::Prometheus;
+use crate::support::*;
 use serde_json::Value;
 
 const IMAGE: &str = "localhost/hsinspect:test";

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hsinspect::perfdata::{Counter, Value, parse, parse_reusing};
+use hsinspect_core::perfdata::{Counter, Value, parse, parse_reusing};
 
 fn testdata_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let mut files = Vec::new();
     for dir in ["captures", "stat", "derived", "malformed"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap() {
@@ -53,9 +53,10 @@ fn reusing_any_earlier_snapshot_gives_exactly_the_fresh_parse() {
 
 #[test]
 fn altered_names_and_values_in_the_spare_are_not_kept() {
-    let buf =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat/jdk17-g1.hsperf"))
-            .unwrap();
+    let buf = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/stat/jdk17-g1.hsperf"),
+    )
+    .unwrap();
     let mut spare = parse(&buf).unwrap().counters;
     for (i, c) in spare.iter_mut().enumerate() {
         match i % 4 {

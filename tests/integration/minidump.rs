@@ -12,14 +12,12 @@
 //! find the directory. `inspect.exe` reading the same dumps under Wine is checked by
 //! `scripts/windows/integration.py` (`test_minidump_read_by_inspect_exe_matches_linux_build`).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::*;
+use crate::support::*;
 
-/// The directory of the cached dumps (`common::minidumps`).
+/// The directory of the cached dumps (`crate::support::minidumps`).
 fn dumps() -> &'static Path {
     minidumps()
 }

@@ -1,13 +1,10 @@
 //! `--format json` and `--format prometheus` of the plain counter listing: against the text
 //! output of the same region, against promtool, and against secrets in a real JVM's arguments.
 
-mod common;
-mod prom;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::{Jvm, counters, inspect_ok, jdk17};
+use crate::support::{Jvm, counters, inspect_ok, jdk17};
 use hsinspect::format::prometheus::mapping;
 use hsinspect::perfdata::{Units, Variability};
 
@@ -69,8 +66,8 @@ fn prometheus_output_of_every_capture_passes_promtool() {
         .chain(regions("testdata/stat"))
     {
         let page = inspect_ok(&["--format", "prometheus", file.to_str().unwrap()]);
-        prom::check_metrics(&page, &file.display().to_string());
-        let (samples, types) = prom::parse(&page);
+        crate::support::prom::check_metrics(&page, &file.display().to_string());
+        let (samples, types) = crate::support::prom::parse(&page);
         assert!(
             samples.len() > 100,
             "{}: {} samples",
@@ -177,7 +174,7 @@ fn json_and_prometheus_values_equal_the_text_output() {
 
         // Every long is one Prometheus sample, named by the rule, in base units.
         let page = inspect_ok(&["--format", "prometheus", f]);
-        let (samples, _) = prom::parse(&page);
+        let (samples, _) = crate::support::prom::parse(&page);
         let frequency = json["sun.os.hrt.frequency"]["value"].as_i64();
         let mut seen = 0;
         for (name, c) in json {
@@ -221,7 +218,7 @@ fn json_and_prometheus_values_equal_the_text_output() {
 fn machine_formats_never_show_arguments_or_properties() {
     // A secret as a system property, as a -XX value and as an application argument.
     let mut cmd = std::process::Command::new(jdk17().join("bin/java"));
-    cmd.args(common::target_args(
+    cmd.args(crate::support::target_args(
         &[
             "-Dpassword=hunter2-S3CRET",
             "-XX:OnOutOfMemoryError=echo S3CRET-oom",
@@ -254,7 +251,7 @@ fn machine_formats_never_show_arguments_or_properties() {
             assert!(!out.contains("S3CRET"), "{all:?} shows a secret: {out}");
             assert!(!out.contains("-Dpassword"), "{all:?}: {out}");
             if format == "prometheus" {
-                prom::check_metrics(&out, &format!("{all:?}"));
+                crate::support::prom::check_metrics(&out, &format!("{all:?}"));
                 assert!(out.contains(&format!("pid=\"{pid}\"")), "{out}");
                 assert!(out.contains("hotspot_jvm_info{"), "{out}");
             }
@@ -284,8 +281,8 @@ fn patterns_select_counters_in_every_format() {
     let names: Vec<&String> = record["counters"].as_object().unwrap().keys().collect();
     assert!(!names.is_empty() && names.iter().all(|n| n.starts_with("sun.gc.collector.")));
     let page = inspect_ok(&["--format", "prometheus", f, "sun.gc.collector"]);
-    prom::check_metrics(&page, "a selection");
-    let (samples, _) = prom::parse(&page);
+    crate::support::prom::check_metrics(&page, "a selection");
+    let (samples, _) = crate::support::prom::parse(&page);
     assert!(
         samples
             .iter()
@@ -337,7 +334,7 @@ fn sampling_repeats_each_format() {
     let pages: Vec<&str> = pages.split("\n\n").collect();
     assert_eq!(pages.len(), 2);
     for p in pages {
-        prom::check_metrics(&format!("{}\n", p.trim_end()), "a sampled page");
+        crate::support::prom::check_metrics(&format!("{}\n", p.trim_end()), "a sampled page");
     }
 }
 
@@ -388,7 +385,7 @@ fn dialects_of_every_saved_region_name_pools_and_collectors_as_jmx() {
             "client_java",
             file.to_str().unwrap(),
         ]);
-        let (samples, _) = prom::parse(&page);
+        let (samples, _) = crate::support::prom::parse(&page);
         let pools: BTreeSet<String> = samples
             .iter()
             .filter(|s| s.name == "jvm_memory_pool_used_bytes")
@@ -436,7 +433,7 @@ fn dialects_of_every_saved_region_name_pools_and_collectors_as_jmx() {
                 names,
                 file.to_str().unwrap(),
             ]);
-            let (other, _) = prom::parse(&page);
+            let (other, _) = crate::support::prom::parse(&page);
             let label = match names {
                 "micrometer" => "id",
                 "otel" => "jvm_memory_pool_name",

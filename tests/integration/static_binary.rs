@@ -10,12 +10,10 @@
 //! `cargo build --release --target x86_64-unknown-linux-musl` (or named by
 //! `$HSINSPECT_STATIC_BIN`).
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 /// An empty root: the binary as /inspect, and /proc (the host's, bind-mounted at run time).

@@ -11,8 +11,6 @@
 //! JVM's hsperfdata file planted the same way is read fine, which shows the layout is right and
 //! that only the hostile part is refused.
 
-mod common;
-
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -21,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 
 /// The user whose hsperfdata directory the by-pid tests plant files in.
 const USER: &str = "hsinspect-hostile";

@@ -6,14 +6,12 @@
 //! Needs: JDK 17 (system), the JDK 11/21/25 runtimes of `scripts/fetch-jdks.sh`, binutils,
 //! util-linux, root, and the test users of `scripts/setup-test-deps.sh`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 
 /// `-F` and the shared-file path both match jcmd on the JDK at `home`.
 fn both_paths_match_jcmd(home: &Path, flags: &[&str]) -> Jvm {

@@ -2,8 +2,6 @@
 //! real captures from JDK 17 and 21, their big-endian rewrites, and files with one defect each.
 //! jstat (jvmstat, the JDK's own reader, via its `file:` protocol) is the reference for the output.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,7 +46,7 @@ fn entries(s: &Snapshot) -> Vec<&Counter> {
 /// `jstat -snap` of JDK 17 reading the file through jvmstat's `file:` protocol: every counter as
 /// jcmd `PerfCounter.print` prints it.
 fn jstat_snap(path: &Path) -> String {
-    let out = Command::new(common::jdk17().join("bin/jstat"))
+    let out = Command::new(crate::support::jdk17().join("bin/jstat"))
         .arg("-J-Djstat.showUnsupported=true")
         .arg("-snap")
         .arg(format!("file://{}", path.canonicalize().unwrap().display()))
@@ -65,7 +63,7 @@ fn jstat_snap(path: &Path) -> String {
 }
 
 fn inspect_file(path: &Path) -> String {
-    common::inspect_ok(&[path.to_str().unwrap()])
+    crate::support::inspect_ok(&[path.to_str().unwrap()])
 }
 
 #[test]
@@ -240,7 +238,7 @@ fn unknown_type_is_reported_not_decoded() {
         }
     }
     // inspect prints every other counter and says which one it left out.
-    let out = common::inspect(&[path.to_str().unwrap()]);
+    let out = crate::support::inspect(&[path.to_str().unwrap()]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -522,7 +520,7 @@ fn every_malformed_file_fails_naming_the_fault_and_its_offset() {
         );
 
         // The CLI: non-zero exit, the same message, nothing on stdout, no panic.
-        let out = common::inspect(&[path.to_str().unwrap()]);
+        let out = crate::support::inspect(&[path.to_str().unwrap()]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{name}: inspect succeeded");
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");

@@ -6,16 +6,13 @@
 //! the README ("Metric dialects": PerfData's used sizes of some spaces are refreshed only by a GC
 //! or by the 50 ms sampler).
 
-mod common;
-mod prom;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 const JAVA_HOME8: &str = "/usr/lib/jvm/java-8-openjdk-amd64";
@@ -244,7 +241,11 @@ const VIEWS: &[View] = &[
 ];
 
 /// `family{label=key}` → value, for every sample of the family.
-fn by_label(samples: &[prom::Sample], family: &str, label: &str) -> BTreeMap<String, f64> {
+fn by_label(
+    samples: &[crate::support::prom::Sample],
+    family: &str,
+    label: &str,
+) -> BTreeMap<String, f64> {
     samples
         .iter()
         .filter(|s| s.name == family)
@@ -252,7 +253,7 @@ fn by_label(samples: &[prom::Sample], family: &str, label: &str) -> BTreeMap<Str
         .collect()
 }
 
-fn one(samples: &[prom::Sample], family: &str) -> f64 {
+fn one(samples: &[crate::support::prom::Sample], family: &str) -> f64 {
     let found: Vec<f64> = samples
         .iter()
         .filter(|s| s.name == family)
@@ -340,7 +341,7 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
         .collect();
 
     for (view, page) in &pages {
-        let (samples, _types) = prom::parse(page);
+        let (samples, _types) = crate::support::prom::parse(page);
         let v = view.names;
         // Pools: the same names, committed and max equal, used within the lag.
         let used = by_label(&samples, view.pool_used, view.pool_label);

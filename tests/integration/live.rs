@@ -1,8 +1,6 @@
 //! `inspect -F <pid>` and `inspect <pid>` against real JDK 17 JVMs, with jcmd as the reference.
 
-mod common;
-
-use common::*;
+use crate::support::*;
 
 #[test]
 #[ignore = "needs root and JDK 17: run scripts/test.sh"]

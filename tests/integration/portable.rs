@@ -4,8 +4,6 @@
 //! build does, and says "not supported" with exit status 2 for everything that needs a live
 //! process.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -129,8 +127,8 @@ fn live_commands_say_not_supported_with_status_2() {
 #[test]
 #[ignore = "needs JDK 17 and gdb (gcore), and builds the CLI without its live backend: run scripts/test.sh"]
 fn a_core_reads_the_same_without_the_live_backend() {
-    let jvm = common::Jvm::start(&[]);
-    let dir = common::scratch_dir("portable-core");
+    let jvm = crate::support::Jvm::start(&[]);
+    let dir = crate::support::scratch_dir("portable-core");
     let prefix = dir.path().join("core");
     let out = Command::new("gcore")
         .arg("-o")
@@ -150,7 +148,7 @@ fn a_core_reads_the_same_without_the_live_backend() {
 #[test]
 #[ignore = "needs Wine and the Windows JDK (scripts/windows/minidump.py), and builds the CLI without its live backend: run scripts/test.sh"]
 fn a_windows_minidump_reads_the_same_without_the_live_backend() {
-    let dir = common::minidumps();
+    let dir = crate::support::minidumps();
     let dump = dir.join("full.mdmp");
     let dump = dump.to_str().unwrap();
     assert_same(&["--core", dump]);

@@ -5,13 +5,11 @@
 //! `java.lang.Thread.State`, the same top 10 frames (`class.method(File:line)`, module prefixes
 //! removed, since they are not known from outside).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{Jvm, jdk, jdk17, test_classes};
+use crate::support::{Jvm, jdk, jdk17, test_classes};
 
 /// One thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,9 +11,6 @@
 //! Needs root, the JDK 8 root (scripts/jdk8-root.sh, called by scripts/setup-test-deps.sh), the
 //! JDK 11/21/25 runtimes, JDK 17 and promtool: every test is ignored in plain `cargo test`.
 
-mod common;
-mod prom;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -21,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::support::*;
 
 /// JDK 8's home inside the root (Debian's path).
 const JAVA_HOME8: &str = "/usr/lib/jvm/java-8-openjdk-amd64";
@@ -499,8 +496,8 @@ fn serve_page_with_jdk8_11_17_21_25_passes_promtool() {
     let pids: Vec<i32> = jvms.iter().map(|(_, j)| j.pid).collect();
     let serve = Serve::start(&pids);
     let page = serve.metrics();
-    prom::check_metrics(&page, "JVMs of JDK 8, 11, 17, 21 and 25");
-    let (samples, _) = prom::parse(&page);
+    crate::support::prom::check_metrics(&page, "JVMs of JDK 8, 11, 17, 21 and 25");
+    let (samples, _) = crate::support::prom::parse(&page);
     for (what, jvm) in &jvms {
         let info = samples
             .iter()

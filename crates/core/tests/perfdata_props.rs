@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hsinspect::perfdata::{
+use hsinspect_core::perfdata::{
     self, ByteOrder, Counter, ENTRY_HEADER_SIZE, MAGIC, PROLOGUE_SIZE, ParseError, Snapshot, Units,
     Value, Variability,
 };
@@ -40,7 +40,7 @@ fn parse_checked(buf: &[u8]) -> Result<Snapshot, ParseError> {
 
 fn capture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
+        .join("../../testdata")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| {
         panic!(

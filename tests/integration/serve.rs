@@ -1,9 +1,6 @@
 //! `inspect serve` against real JVMs, a real Prometheus server and promtool; the HTTP surface;
 //! load; the deploy/ files against their checkers.
 
-mod common;
-mod prom;
-
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -13,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use common::{Jvm, jdk17, scratch_dir, start_in_own_namespaces, test_classes};
-use prom::Prometheus;
+use crate::support::prom::Prometheus;
+use crate::support::{Jvm, jdk17, scratch_dir, start_in_own_namespaces, test_classes};
 
 /// Tests that start JVMs hold this for reading; the memory test holds it for writing, so the JVMs
 /// its scans see (and so its heap's high-water mark) do not change under it.
@@ -101,7 +98,7 @@ impl Serve {
 
     /// Stops it with SIGTERM; returns whether it exited 0 within 10 s.
     fn terminate(mut self) -> bool {
-        common::send_signal(self.pid(), libc::SIGTERM);
+        crate::support::send_signal(self.pid(), libc::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -147,7 +144,7 @@ fn http(port: u16, raw: &[u8]) -> (u16, String, String) {
 }
 
 fn rss_kib(pid: i32) -> u64 {
-    common::status_field(pid, "VmRSS")
+    crate::support::status_field(pid, "VmRSS")
         .trim_end_matches(" kB")
         .trim()
         .parse()
@@ -164,7 +161,7 @@ fn open_fds(pid: i32) -> usize {
 fn jar_at(dir: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let jar = dir.join(name);
-    common::run_ok(
+    crate::support::run_ok(
         Command::new(jdk17().join("bin/jar"))
             .arg("cfe")
             .arg(&jar)
@@ -191,7 +188,10 @@ fn start_jar(jar: &Path, extra: &[&str], app_args: &[&str]) -> Jvm {
 }
 
 /// The samples of a page that belong to `pid`.
-fn of_pid(samples: &[prom::Sample], pid: i32) -> Vec<&prom::Sample> {
+fn of_pid(
+    samples: &[crate::support::prom::Sample],
+    pid: i32,
+) -> Vec<&crate::support::prom::Sample> {
     let pid = pid.to_string();
     samples
         .iter()
@@ -209,7 +209,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
     let pids = [plain.pid, no_file.pid, contained.pid];
     let serve = Serve::for_pids(&[plain.pid, no_file.pid, contained.pid]);
     let page = serve.metrics();
-    prom::check_metrics(&page, "three JVMs");
+    crate::support::prom::check_metrics(&page, "three JVMs");
 
     let prometheus = Prometheus::start(serve.port);
     prometheus.wait_for("up{job=\"hsinspect\"}", |r| r.len() == 1 && r[0].1 == 1.0);
@@ -262,10 +262,10 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
     );
     let serve = Serve::for_pids(&[jvm.pid, other.pid]);
     let page = serve.metrics();
-    prom::check_metrics(&page, "a jar path with \", \\ and a newline");
+    crate::support::prom::check_metrics(&page, "a jar path with \", \\ and a newline");
     assert!(!page.contains("S3CRET"), "a secret on the page");
     assert!(!page.contains("-Dpassword"), "JVM flags on the page");
-    let (samples, _) = prom::parse(&page);
+    let (samples, _) = crate::support::prom::parse(&page);
     for pid in [jvm.pid, other.pid] {
         let mine = of_pid(&samples, pid);
         assert!(mine.len() > 150, "{pid}: {} samples", mine.len());
@@ -281,7 +281,7 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
         "{html}"
     );
     // The reference: the JVM did get the secrets (jcmd's view of its file).
-    let text = common::inspect_ok(&[&other.pid.to_string()]);
+    let text = crate::support::inspect_ok(&[&other.pid.to_string()]);
     assert!(text.contains("hunter2-S3CRET") && text.contains("tok-S3CRET"));
 }
 
@@ -290,7 +290,7 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
 fn http_surface_is_get_on_two_paths_with_bounded_heads() {
     let serve = Serve::start(&["--pid", "999999999"]);
     let page = serve.metrics();
-    prom::check_metrics(&page, "no JVM selected");
+    crate::support::prom::check_metrics(&page, "no JVM selected");
     assert!(page.contains("hsinspect_jvms 0\n"), "{page}");
     assert_eq!(serve.get("/metrics?x=1").0, 200);
     let (status, head, body) = serve.get("/");
@@ -370,11 +370,11 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     std::thread::sleep(Duration::from_millis(2500));
     let serve = Serve::for_pids(&[no_perf.pid, fine.pid]);
     let page = serve.metrics();
-    prom::check_metrics(&page, "one unreadable JVM");
-    let (samples, _) = prom::parse(&page);
+    crate::support::prom::check_metrics(&page, "one unreadable JVM");
+    let (samples, _) = crate::support::prom::parse(&page);
     assert!(of_pid(&samples, no_perf.pid).is_empty());
     assert!(of_pid(&samples, fine.pid).len() > 150);
-    let failures = |samples: &[prom::Sample], cause: &str| {
+    let failures = |samples: &[crate::support::prom::Sample], cause: &str| {
         samples
             .iter()
             .find(|s| {
@@ -388,7 +388,7 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     let jvms = samples.iter().find(|s| s.name == "hsinspect_jvms").unwrap();
     assert_eq!(jvms.value, 2.0);
     // Counted again on the next scrape (a counter), and the page still whole.
-    let (samples, _) = prom::parse(&serve.metrics());
+    let (samples, _) = crate::support::prom::parse(&serve.metrics());
     assert_eq!(failures(&samples, "perf_data_disabled"), 2.0);
 }
 
@@ -400,7 +400,7 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
     let file = Jvm::start(&[]);
     let memory = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
     let user = "hsinspect-other";
-    common::require_user(user);
+    crate::support::require_user(user);
     let as_user = [
         "setpriv",
         "--reuid=hsinspect-other",
@@ -417,8 +417,8 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
     ];
     let exported = |wrapper: &[&str]| {
         let page = Serve::start_under(wrapper, &args).metrics();
-        prom::check_metrics(&page, "serve as another user");
-        let (samples, _) = prom::parse(&page);
+        crate::support::prom::check_metrics(&page, "serve as another user");
+        let (samples, _) = crate::support::prom::parse(&page);
         pids.iter()
             .filter(|p| of_pid(&samples, **p).len() > 150)
             .count()
@@ -445,7 +445,7 @@ fn pid_user_and_match_select_jvms() {
     let pid = jvm.pid.to_string();
     let exported = |args: &[&str]| {
         let page = Serve::start(args).metrics();
-        let (samples, _) = prom::parse(&page);
+        let (samples, _) = crate::support::prom::parse(&page);
         let jvms = samples.iter().find(|s| s.name == "hsinspect_jvms").unwrap();
         (of_pid(&samples, jvm.pid).len() > 150, jvms.value)
     };
@@ -520,12 +520,15 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
                             http(port, b"GET /metrics HTTP/1.1\r\nHost: load\r\n\r\n");
                         assert_eq!(status, 200, "client {c} scrape {i}: {head}");
                         assert!(body.ends_with('\n'));
-                        let (samples, types) = prom::parse(&body);
+                        let (samples, types) = crate::support::prom::parse(&body);
                         assert!(types.contains_key("hsinspect_scrape_duration_seconds"));
                         let jvms = samples.iter().find(|s| s.name == "hsinspect_jvms").unwrap();
                         jvm_counts.insert(jvms.value as u32);
                         if i % 100 == 0 {
-                            prom::check_metrics(&body, &format!("client {c} scrape {i}"));
+                            crate::support::prom::check_metrics(
+                                &body,
+                                &format!("client {c} scrape {i}"),
+                            );
                         }
                     }
                     jvm_counts
@@ -544,7 +547,7 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
     assert!(started >= 3, "only {started} JVMs started during the load");
     assert!(counts.len() > 1, "JVM count never changed: {counts:?}");
     // Concurrent scrapes shared scans: far fewer scans than requests.
-    let (samples, _) = prom::parse(&serve.metrics());
+    let (samples, _) = crate::support::prom::parse(&serve.metrics());
     let scans = samples
         .iter()
         .find(|s| s.name == "hsinspect_scans_total")
@@ -664,7 +667,7 @@ fn deploy_systemd_unit_verifies() {
 #[test]
 #[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
 fn deploy_prometheus_config_checks() {
-    let out = Command::new(prom::tool("promtool"))
+    let out = Command::new(crate::support::prom::tool("promtool"))
         .args(["check", "config"])
         .arg(deploy("prometheus.yml"))
         .output()
@@ -793,7 +796,7 @@ fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
         // Micrometer's own names for JIT and CPU time keep its units' abbreviations, and
         // OpenTelemetry's `jvm.thread.count`/`jvm.class.count` end in `_count`: promtool's lint
         // flags those names, kept so that dashboards find them; anything else must pass.
-        prom::check_metrics_allowing(
+        crate::support::prom::check_metrics_allowing(
             &page,
             names,
             &[

@@ -2,6 +2,8 @@
 //! binary, and checks on the target's state.
 #![allow(dead_code)]
 
+pub mod prom;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -466,7 +468,7 @@ pub fn inspect_err(out: &Output) -> String {
     stderr
 }
 
-// ---- Helpers for the hostile-file and fault tests (tests/hostile_files.rs, tests/faults.rs). ----
+// ---- Helpers for the hostile-file and fault tests (tests/integration/hostile_files.rs, tests/integration/faults.rs). ----
 
 /// Starts the `inspect` binary with `args`, its output piped.
 pub fn spawn_inspect(args: &[&str]) -> Child {
@@ -607,7 +609,7 @@ impl Drop for Sleeper {
     }
 }
 
-// ---- JVMs in hard places (tests/matrix.rs, tests/list.rs). ----
+// ---- JVMs in hard places (tests/integration/matrix.rs, tests/integration/list.rs). ----
 
 /// The first child of `pid` (`/proc/<pid>/task/<pid>/children`), waiting up to 10 s for one.
 pub fn child_of(pid: i32) -> i32 {
@@ -722,7 +724,7 @@ pub fn static_bin() -> PathBuf {
 
 /// The directory of the cached Windows minidumps (`full.mdmp`, `normal.mdmp`,
 /// `hs_err_pid<pid>.mdmp`, the `jcmd.exe` references, `info.json`), made by
-/// `scripts/windows/minidump.py` under Wine if missing (tests/minidump.rs, tests/portable.rs).
+/// `scripts/windows/minidump.py` under Wine if missing (tests/integration/minidump.rs, tests/integration/portable.rs).
 pub fn minidumps() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {

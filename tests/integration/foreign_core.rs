@@ -18,12 +18,10 @@
 //! vmStructs walk reads are not in the core and come from the libjvm file of the other
 //! architecture, once its build-id matches).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::*;
+use crate::support::*;
 
 const A64: &str = "aarch64-unknown-linux-musl";
 /// Where the arm64 Debian JDK 17 and the stripped copy live in the VM's root (and in the cache's

@@ -2,13 +2,11 @@
 //! hsperfdata directory (Tomcat's umask 0027), a pid that is not a JVM, a thread id, a stopped
 //! JVM, and a root listing that warns only about processes that could be JVMs.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 /// The service user of these tests (made by scripts/setup-test-deps.sh): its JVM runs with

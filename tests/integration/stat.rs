@@ -2,17 +2,14 @@
 //! 17's layout against JDK 17's jstat; in the region's own JDK's layout against JDK 11's jstat
 //! and JDK 8's jstat outputs saved in testdata/stat/jdk8-golden/), sampling (count, interval,
 //! header repeat) on files, and the JSON output against the text. Live targets are in
-//! tests/stat_live.rs and tests/jdk8.rs. The comparisons with jstat need JDKs and run in
+//! tests/integration/stat_live.rs and tests/integration/jdk8.rs. The comparisons with jstat need JDKs and run in
 //! scripts/test.sh; the JSON and argument checks run in plain `cargo test`.
-
-mod common;
-mod prom;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 
 /// Every region the golden tests cover: the idle captures (testdata/captures/) and the ones from
 /// JVMs that collected, loaded classes and compiled (testdata/stat/).
@@ -147,7 +144,7 @@ fn every_option_on_every_region_is_byte_identical_to_jstat() {
 
 /// JDK 8's layout by default on JDK 8 regions: every option on every JDK 8 region (Parallel,
 /// Serial, G1, CMS) equals what JDK 8's jstat printed for it (testdata/stat/jdk8-golden/, written
-/// by scripts/capture-stat-testdata.sh; tests/jdk8.rs checks them against JDK 8's jstat again).
+/// by scripts/capture-stat-testdata.sh; tests/integration/jdk8.rs checks them against JDK 8's jstat again).
 /// Needs no JDK.
 #[test]
 fn jdk8_regions_print_jdk8_jstats_layout() {
@@ -341,7 +338,7 @@ fn prometheus_output_is_the_views_counters_as_the_listing_names_them() {
     on_two_threads(&regions, |region| {
         // The plain listing's page: the reference for names, labels and values.
         let all = inspect_ok(&["--format", "prometheus", region.to_str().unwrap()]);
-        let (all_samples, all_types) = prom::parse(&all);
+        let (all_samples, all_types) = crate::support::prom::parse(&all);
         let snapshot = hsinspect::perfdata::parse(&std::fs::read(region).unwrap()).unwrap();
         for option in &options {
             let what = format!("stat -{option} on {}", region.display());
@@ -350,8 +347,8 @@ fn prometheus_output_is_the_views_counters_as_the_listing_names_them() {
                 region,
                 &[],
             );
-            prom::check_metrics(&page, &what);
-            let (samples, types) = prom::parse(&page);
+            crate::support::prom::check_metrics(&page, &what);
+            let (samples, types) = crate::support::prom::parse(&page);
             for s in &samples {
                 assert!(
                     all_samples.contains(s),

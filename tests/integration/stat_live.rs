@@ -2,13 +2,11 @@
 //! a `-XX:+PerfDisableSharedMem` JVM against jstat on the region the JVM dumped of itself, and
 //! sampling (interval, count, `-t`, a JVM exiting mid-stream, a closed stdout, a reused pid).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 
 /// The options compared live: numbers only, string columns, and capacities.
 const LIVE_OPTIONS: &[&str] = &["gcutil", "gc", "class", "compiler", "gccause", "gccapacity"];

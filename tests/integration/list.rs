@@ -8,14 +8,12 @@
 //! Needs: JDK 17 (system), a C compiler (`cc`, for the JNI launcher), util-linux (unshare,
 //! setpriv), root, and the test users of `scripts/setup-test-deps.sh`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 /// `inspect list` with `args` (as root, or as `user`), its JSON parsed; panics on a failure.

@@ -10,15 +10,13 @@
 //! `scripts/setup-test-deps.sh`. The tests take turns (one lock): their rates must not be
 //! measured while another test's JVM allocates.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::support::*;
 use serde_json::Value;
 
 static TURN: Mutex<()> = Mutex::new(());
