@@ -155,6 +155,7 @@ pub fn read_core(
         warnings.push(Warning::CoreNotAccessible);
     }
     Ok(Reading {
+        pid: None,
         snapshot,
         bytes,
         details,

@@ -160,6 +160,7 @@ impl ForcedReader {
             }
             details.push(Detail::Region { start, capacity });
             return Ok(Reading {
+                pid: Some(pid),
                 snapshot,
                 bytes,
                 details,

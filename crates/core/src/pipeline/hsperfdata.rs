@@ -52,6 +52,7 @@ fn read_hsperfdata_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
             continue;
         };
         return Ok(Reading {
+            pid: Some(pid),
             snapshot,
             bytes,
             details: vec![Detail::Path(ReadPath::Hsperfdata(found))],

@@ -87,6 +87,7 @@ pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
         warnings.push(Warning::CoreNotAccessible);
     }
     Ok(Reading {
+        pid: None,
         snapshot,
         bytes,
         details,

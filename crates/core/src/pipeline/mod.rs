@@ -37,6 +37,9 @@ use crate::process::Process;
 /// A parsed region and how it was obtained.
 #[derive(Debug, Clone)]
 pub struct Reading {
+    /// The live process read (as this host sees it); `None` for a saved file, a core or a
+    /// minidump.
+    pub pid: Option<Pid>,
     /// The counters.
     pub snapshot: Snapshot,
     /// The raw region bytes (for saving or re-parsing).
@@ -222,6 +225,7 @@ pub fn read_file(path: &Path) -> Result<Reading, Error> {
     let bytes = crate::process::read_hsperfdata_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
+        pid: None,
         snapshot,
         bytes,
         details: vec![Detail::Path(ReadPath::SavedFile(path.to_owned()))],

@@ -272,6 +272,14 @@ impl Dump {
     }
 }
 
+/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
+#[cfg(not(unix))]
+fn clock_ticks() -> u64 {
+    100
+}
+
+/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
+#[cfg(unix)]
 fn clock_ticks() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

@@ -7,7 +7,7 @@
 //! * Field offsets of `java.lang.Thread`, its `FieldHolder` (JDK 19+, field `holder`) and
 //!   `java.lang.String` are not in vmStructs (`java_lang_Thread::_name_offset` is not
 //!   exported): they come from the classes' own field metadata (`InstanceKlass::_fields` up to
-//!   JDK 20, `_fieldinfo_stream` from 21; decoded by [`super::codec`]).
+//!   JDK 20, `_fieldinfo_stream` from 21; decoded by `vm::codec`).
 //! * Reference fields are narrow oops (`u32`, `CompressedOops` base/shift) with
 //!   `UseCompressedOops`, full words otherwise.
 //! * `threadStatus` is a JVMTI thread state bit set (`classfile/javaThreadStatus.hpp`), named

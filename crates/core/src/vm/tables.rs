@@ -38,7 +38,7 @@ pub const MAX_NAME: usize = 256;
 const BATCH: usize = 64;
 
 /// The exported symbols of the `gHotSpotVMStructs` walk (the table, then its layout variables in
-/// the order [`StructsLayout`] reads them).
+/// the order `StructsLayout` reads them).
 pub const STRUCT_SYMBOLS: [&str; 8] = [
     "gHotSpotVMStructs",
     "gHotSpotVMStructEntryTypeNameOffset",

@@ -1,5 +1,8 @@
 //! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
 
+pub(crate) mod http;
+mod web;
+
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,9 +12,8 @@ use anyhow::Context;
 use hsinspect::format::prometheus;
 use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
 
-use crate::http;
-use crate::web::Web;
 use hsinspect::Pid;
+use web::Web;
 
 /// The arguments of `inspect serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -71,19 +73,9 @@ pub struct ServeArgs {
 
 /// Runs `inspect serve` until SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's
 /// close, or the service's stop control).
+/// (The Windows service's install, uninstall and run are dispatched by `main.rs` to
+/// `winservice.rs`, which calls [`serve`] with `Stop::Service`.)
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    #[cfg(windows)]
-    {
-        if args.install_service {
-            return crate::winservice::install();
-        }
-        if args.uninstall_service {
-            return crate::winservice::uninstall();
-        }
-        if args.service {
-            return crate::winservice::run(args);
-        }
-    }
     serve(args, Stop::Console)
 }
 

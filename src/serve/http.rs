@@ -1,5 +1,5 @@
 //! The smallest HTTP/1.x server `serve` needs: `GET` on a few paths, one request per connection,
-//! over plain TCP or TLS ([`crate::web`]).
+//! over plain TCP or TLS ([`super::web`]).
 //!
 //! The request head is parsed by [`head`] from a fixed [`MAX_HEAD`]-byte buffer. Bodies are
 //! never read. Every response carries `Content-Length` and `Connection: close`. Connections are
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::web::{Policy, Web};
+use super::web::{Policy, Web};
 pub use head::{MAX_HEAD, Request, Response};
 
 /// Threads answering connections.

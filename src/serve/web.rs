@@ -26,7 +26,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 
-use crate::http::head;
+use super::http::head;
 use config::{CipherSuite, ClientAuth, Curve, TlsConfig, TlsVersion, WebConfig};
 
 /// Most remembered credential checks; the memory is emptied when full.
