@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use procfs::process::{MMapPath, Process as ProcfsProcess};
 
 use super::cache::SymbolCache;
+use super::cache::SymbolCacheUse;
 use super::{Located, Mapping, Module, locate_perf_memory};
 use crate::error::Error;
 use crate::memory::MemoryError;
 use crate::pid::Pid;
-use crate::pipeline::SymbolCacheUse;
 use crate::process::Process;
 use crate::process::os::process_error;
 use crate::process::{LIBJVM, strip_deleted};

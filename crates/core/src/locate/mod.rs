@@ -44,18 +44,7 @@ use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use crate::error::{Error, LocateFailure, with_causes};
 use crate::memory::ReadMemory;
 
-/// Run-time addresses of `PerfMemory`'s static variables in the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PerfMemoryVars {
-    /// `&PerfMemory::_start` (a `char*`: the region's address).
-    pub start: u64,
-    /// `&PerfMemory::_capacity` (a `size_t`: the region's size in bytes).
-    pub capacity: u64,
-    /// `&PerfMemory::_top` (a `char*`), when known.
-    pub top: Option<u64>,
-    /// `&PerfMemory::_initialized` (an `int`), when known.
-    pub initialized: Option<u64>,
-}
+pub use crate::vm::PerfMemoryVars;
 
 /// One mapping of a file in the target: `[start, end)` maps file bytes from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The locate stage where no live backend exists (see [`crate::locate`]).
 
 use super::Located;
+use super::cache::SymbolCacheUse;
 use crate::error::Error;
-use crate::pipeline::SymbolCacheUse;
 use crate::process::Process;
 use crate::read::ProcessMemory;
 

@@ -21,8 +21,20 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use crate::error::Error;
-use crate::locate::PerfMemoryVars;
 use crate::memory::{LeBytes, ReadMemory};
+
+/// Run-time addresses of `PerfMemory`'s static variables in the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfMemoryVars {
+    /// `&PerfMemory::_start` (a `char*`: the region's address).
+    pub start: u64,
+    /// `&PerfMemory::_capacity` (a `size_t`: the region's size in bytes).
+    pub capacity: u64,
+    /// `&PerfMemory::_top` (a `char*`), when known.
+    pub top: Option<u64>,
+    /// `&PerfMemory::_initialized` (an `int`), when known.
+    pub initialized: Option<u64>,
+}
 
 /// A field of a HotSpot type, as a `gHotSpotVMStructs` row describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
