@@ -35,6 +35,7 @@ pub(crate) use os::locate_in_process;
 /// The module name of HotSpot's library on Windows.
 pub const JVM_DLL: &str = "jvm.dll";
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::elf::{self, ElfFile, SymbolSource, hex};
@@ -397,6 +398,36 @@ pub fn locate_perf_memory(
 /// [`Error::VmStructs`] when the module's ELF headers or `_DYNAMIC` are not usable, a symbol is
 /// not exported, or the walk fails; [`Error::Memory`] when a read fails (bytes a core lacks).
 pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
+    let (load_bias, symbols) = exported_in_memory(module, mem, &crate::vm::tables::STRUCT_SYMBOLS)?;
+    let resolve = |name: &str| symbols.get(name).copied();
+    let vars = crate::vm::find_perf_memory(mem, &resolve)?;
+    Ok(Located {
+        vars,
+        module: LoadedModule::LibjvmInMemory {
+            path: module.path.clone(),
+            load_bias,
+        },
+        source: format!(
+            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
+            module.path.display()
+        ),
+        notes: Vec::new(),
+    })
+}
+
+/// The load bias of `module` and the run-time addresses of those of `names` it exports, read
+/// from its own ELF headers, `_DYNAMIC` and hash table in the target's memory ([`elf::dynamic`]):
+/// no file is opened, so this works on stripped builds, in containers and on cores that hold
+/// the module's read-only data. A name it does not export is absent from the map.
+///
+/// # Errors
+/// [`Error::VmStructs`] when the headers or `_DYNAMIC` are not usable; [`Error::Memory`] when a
+/// read fails.
+pub(crate) fn exported_in_memory<'n>(
+    module: &Module,
+    mem: &dyn ReadMemory,
+    names: &[&'n str],
+) -> Result<(u64, HashMap<&'n str, u64>), Error> {
     use elf::dynamic::{DynamicError, DynamicSymbols};
     let image = LoadedImage::read(module, mem).ok_or_else(|| {
         Error::VmStructs(format!(
@@ -412,30 +443,13 @@ pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located
         DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
     };
     let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
-    let mut values = Vec::new();
-    for name in crate::vm::tables::STRUCT_SYMBOLS {
-        values.push(syms.lookup(name).map_err(to_error)?);
+    let mut out = HashMap::new();
+    for &name in names {
+        if let Some(v) = syms.lookup(name).map_err(to_error)? {
+            out.insert(name, image.bias.wrapping_add(v));
+        }
     }
-    let resolve = |name: &str| {
-        crate::vm::tables::STRUCT_SYMBOLS
-            .iter()
-            .position(|s| *s == name)
-            .and_then(|i| values[i])
-            .map(|v| image.bias.wrapping_add(v))
-    };
-    let vars = crate::vm::find_perf_memory(mem, &resolve)?;
-    Ok(Located {
-        vars,
-        module: LoadedModule::LibjvmInMemory {
-            path: module.path.clone(),
-            load_bias: image.bias,
-        },
-        source: format!(
-            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
-            module.path.display()
-        ),
-        notes: Vec::new(),
-    })
+    Ok((image.bias, out))
 }
 
 /// The build-id read from the target at the address of the file's build-id note.

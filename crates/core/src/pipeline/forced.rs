@@ -5,14 +5,15 @@
 use std::cell::Cell;
 use std::time::Instant;
 
-use super::{Detail, ForcedOptions, ReadPath, Reading, Warning, read_region, settled};
+use super::{Detail, ForcedOptions, ReadPath, Reading, read_region, record_stop, settled};
 use crate::error::Error;
-use crate::locate::{self, PerfMemoryVars};
+use crate::locate;
 use crate::memory::MemoryError;
 use crate::perfdata;
 use crate::process::Pid;
 use crate::process::{self, Process};
 use crate::read::ProcessMemory;
+use crate::vm::PerfMemoryVars;
 
 /// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
 ///
@@ -150,13 +151,7 @@ impl ForcedReader {
             };
             let mut warnings = Vec::new();
             if let Some(r) = report {
-                if !r.not_stopped.is_empty() {
-                    warnings.push(Warning::ThreadsNotStopped {
-                        tids: r.not_stopped.clone(),
-                        timeout: opts.stop_timeout,
-                    });
-                }
-                details.push(Detail::Stopped(r));
+                record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
             }
             details.push(Detail::Region { start, capacity });
             return Ok(Reading {

@@ -214,6 +214,23 @@ fn settled(
     Ok(snapshot.map(|s| (bytes, s)))
 }
 
+/// Records a stop's report: the `-v` line, and a warning when threads were read running
+/// because they did not stop within `timeout`.
+pub(crate) fn record_stop(
+    report: crate::process::StopReport,
+    timeout: Duration,
+    details: &mut Vec<Detail>,
+    warnings: &mut Vec<Warning>,
+) {
+    if !report.not_stopped.is_empty() {
+        warnings.push(Warning::ThreadsNotStopped {
+            tids: report.not_stopped.clone(),
+            timeout,
+        });
+    }
+    details.push(Detail::Stopped(report));
+}
+
 /// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
 /// platform (Linux: `process/linux/hsperfdata_file.rs`; Windows: no reparse point, a regular disk
 /// file with one link, a sane size; elsewhere: a regular file of a region's size). Works on every

@@ -8,12 +8,11 @@
 //! list, each thread and its frames are read through one page cache, the threads are released,
 //! and only then is anything formatted.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::{Detail, ReadPath, Warning};
 use crate::error::Error;
-use crate::locate::{LoadedImage, Module};
+use crate::locate::Module;
 use crate::memory::ReadMemory;
 use crate::vm::dump::{self, Dump};
 use crate::vm::paged::Paged;
@@ -30,43 +29,10 @@ pub struct ThreadDump {
     pub warnings: Vec<Warning>,
 }
 
-/// The run-time addresses of the exported symbols the VM model needs, read from libjvm's
-/// `_DYNAMIC` in the target's memory (no file is opened: this works on stripped builds, in
-/// containers and on cores that hold libjvm's read-only data or are backed by its file).
-///
-/// # Errors
-/// [`Error::VmStructs`] when the headers or `_DYNAMIC` are not usable; [`Error::Memory`].
-pub(crate) fn exported_symbols(
-    module: &Module,
-    mem: &dyn ReadMemory,
-) -> Result<HashMap<&'static str, u64>, Error> {
-    use crate::elf::dynamic::{DynamicError, DynamicSymbols};
-    let image = LoadedImage::read(module, mem).ok_or_else(|| {
-        Error::VmStructs(format!(
-            "the ELF headers of {} are not readable in the target",
-            module.path.display()
-        ))
-    })?;
-    let (vaddr, memsz) = image
-        .dynamic
-        .ok_or_else(|| Error::VmStructs(format!("{} has no PT_DYNAMIC", module.path.display())))?;
-    let to_error = |e: DynamicError| match e {
-        DynamicError::Malformed(why) => Error::VmStructs(why),
-        DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
-    };
-    let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
-    let mut out = HashMap::new();
-    for name in tables::all_symbols() {
-        if let Some(v) = syms.lookup(name).map_err(to_error)? {
-            out.insert(name, image.bias.wrapping_add(v));
-        }
-    }
-    Ok(out)
-}
-
 /// Reads the VM model of the JVM whose libjvm is `module`.
 fn model(module: &Module, mem: &dyn ReadMemory) -> Result<VmModel, Error> {
-    let symbols = exported_symbols(module, mem)?;
+    let names: Vec<&'static str> = tables::all_symbols().collect();
+    let (_, symbols) = crate::locate::exported_in_memory(module, mem, &names)?;
     let paged = Paged::new(mem);
     VmModel::read(&paged, &|name| symbols.get(name).copied())
 }
@@ -128,13 +94,7 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     details.push(model_detail(&vm, modelled));
     details.push(walk_detail(&dump, walk_time, paged.reads()));
     if let Some(r) = report {
-        if !r.not_stopped.is_empty() {
-            warnings.push(Warning::ThreadsNotStopped {
-                tids: r.not_stopped.clone(),
-                timeout: opts.stop_timeout,
-            });
-        }
-        details.push(Detail::Stopped(r));
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
     Ok(ThreadDump {
         dump,
