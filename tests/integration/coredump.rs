@@ -101,7 +101,7 @@ fn copy_prefix(from: &Path, to: &Path, len: u64) {
 }
 
 /// Renames the core's NT_FILE note (to an unknown type) in place, as if the dumper wrote none.
-fn hide_nt_file(core: &Path) {
+pub(crate) fn hide_nt_file(core: &Path) {
     use std::io::{Seek, SeekFrom};
     use std::os::unix::fs::FileExt;
     let mut f = std::fs::OpenOptions::new()

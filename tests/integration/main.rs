@@ -54,5 +54,7 @@ mod stat_live;
 mod static_binary;
 /// `inspect threads` against `jcmd Thread.print -l` of the same JVM.
 mod threads;
+/// `inspect threads` on cores, SIGSTOPped and stuck JVMs, stripped libjvm, damaged cores.
+mod threads_field;
 /// `inspect top` in a real terminal (tmux) and as a script.
 mod top;

@@ -13,12 +13,12 @@ use crate::support::{Jvm, jdk, jdk17, test_classes};
 
 /// One thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Thread {
-    name: String,
-    id: Option<u64>,
-    nid: Option<String>,
-    state: Option<String>,
-    frames: Vec<String>,
+pub(crate) struct Thread {
+    pub(crate) name: String,
+    pub(crate) id: Option<u64>,
+    pub(crate) nid: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) frames: Vec<String>,
 }
 
 /// `at java.lang.Object.wait(java.base@17.0.15/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`.
@@ -35,7 +35,7 @@ fn normalize_frame(line: &str) -> String {
 }
 
 /// The Java threads of a jcmd `Thread.print` dump (or ours), by name.
-fn parse(text: &str) -> BTreeMap<String, Thread> {
+pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
     let mut out = BTreeMap::new();
     let mut current: Option<Thread> = None;
     for line in text.lines() {
@@ -105,10 +105,10 @@ fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
 
 /// Threads whose top frames are running Java (no anchor) are not walked yet: their identity
 /// and state are compared, not their frames.
-const RUNNING_JAVA: &[&str] = &["t-spin"];
+pub(crate) const RUNNING_JAVA: &[&str] = &["t-spin"];
 
 /// The named test threads that must be in every dump.
-const NAMED: &[&str] = &[
+pub(crate) const NAMED: &[&str] = &[
     "main",
     "t-object-wait",
     "t-deadlock-1",
