@@ -67,9 +67,9 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     for w in &taken.warnings {
         eprintln!("warning: {w}");
     }
-    let mut out = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
-        ThreadsFormat::Text => out.write_all(taken.dump.to_jcmd_text().as_bytes())?,
+        ThreadsFormat::Text => taken.dump.write_jcmd_text(&mut out)?,
         ThreadsFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &taken.dump)?;
             out.write_all(b"\n")?;

@@ -725,7 +725,7 @@ fn core_cut_at_every_segment_boundary() {
     assert!(dumps > 0, "no cut of the kernel core gave a dump");
 }
 
-/// Random bytes flipped in the heap and stack segments of a real core (proptest, 64 cases,
+/// Random bytes flipped in the heap and stack segments of a real core (proptest, 128 cases,
 /// restored after each): near the `java.lang.Thread` objects, in the used part of each
 /// thread's stack, and anywhere in those segments. Each damaged core is read within the time
 /// and memory bounds and gives a dump (per-thread notes) or a clear error.
@@ -783,7 +783,7 @@ fn flipped_bytes_in_heap_and_stack_segments() {
         .unwrap();
     let flips = prop::collection::vec((0..ranges.len(), 0.0f64..1.0, 1u8..=255), 1..32);
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases: 128,
         failure_persistence: None,
         ..Config::default()
     });
@@ -824,7 +824,7 @@ fn flipped_bytes_in_heap_and_stack_segments() {
     assert_eq!(threads_ok(&["--core", &core_s]), full);
     let (dumps, changed, errors, slowest, largest) = stats.get();
     eprintln!(
-        "64 damaged cores: {dumps} dumps ({changed} unlike the clean one), {errors} errors; \
+        "128 damaged cores: {dumps} dumps ({changed} unlike the clean one), {errors} errors; \
          slowest {slowest:?}, largest peak RSS {largest} KiB"
     );
     assert!(

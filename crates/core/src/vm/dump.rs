@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use super::VmModel;
 use super::frames::{Frame, FrameKind, Walker};
 use super::java::{JavaIdentity, JavaReader};
+use super::paged::Paged;
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use crate::error::Error;
-use crate::memory::ReadMemory;
 
 /// One thread of a dump.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -44,12 +44,23 @@ pub struct Dump {
     pub threads: Vec<DumpThread>,
 }
 
-/// Walks every Java thread of the VM `vm` through `mem` (which should be a page cache over a
-/// stopped target).
+/// The used part of a thread's stack, read in one piece for its walk: from a little below its
+/// last Java sp (the walk reads the return address at `sp - 8`) up to `Thread::_stack_base`;
+/// `None` without an anchor or when the sp is not inside the stack the thread reports.
+fn used_stack(t: &VmThread) -> Option<(u64, u64)> {
+    let (base, size) = t.stack;
+    let lowest = base.checked_sub(size)?;
+    let sp = t.anchor.sp;
+    (sp > lowest && sp < base).then(|| (sp.saturating_sub(256).max(lowest), base))
+}
+
+/// Walks every Java thread of the VM `vm` through `mem`, a page cache over a stopped target
+/// (each thread's used stack read in one piece, [`Paged::focus`]; its `JavaThread` is not:
+/// neighbouring threads share pages, so the cache reads fewer of them).
 ///
 /// # Errors
 /// When the thread list itself cannot be read; a thread that cannot be read is kept with a note.
-pub fn walk(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Dump, Error> {
+pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
     let layout = ThreadLayout::new(vm)?;
     let (list, addresses) = layout.thread_addresses(mem)?;
     let mut walker = Walker::new(vm, mem);
@@ -102,7 +113,9 @@ pub fn walk(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Dump, Error> {
         };
         let frames = match &mut walker {
             Ok(w) => {
+                mem.focus(used_stack(&vm_thread).as_slice());
                 let (frames, why) = w.walk(vm_thread.anchor, vm_thread.stack);
+                mem.focus(&[]);
                 if let Some(why) = why {
                     notes.push(why);
                 }
@@ -142,30 +155,52 @@ impl Dump {
     /// Fills each thread's CPU time and nice value from `/proc/<pid>/task/<tid>/stat` (a live
     /// target; fields 14–15 utime/stime in clock ticks, 19 nice, after the `)` of `comm`).
     pub fn cpu_ms_from_proc(&mut self, pid: i32) {
+        use std::io::Read;
         let tick_ms = 1000.0 / clock_ticks() as f64;
+        // One open and one read a thread: the line is ~300 bytes (comm at most 16 + 52 numbers).
+        let mut buf = [0u8; 1024];
         for t in &mut self.threads {
             let Some(tid) = t.vm.os_tid else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else {
+            let Ok(n) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
+                .and_then(|mut f| f.read(&mut buf))
+            else {
                 continue;
             };
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            let stat = &buf[..n];
+            let Some(rest) = stat
+                .iter()
+                .rposition(|&b| b == b')')
+                .and_then(|i| std::str::from_utf8(&stat[i + 1..]).ok())
+            else {
                 continue;
             };
             // After comm: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
             // cmajflt utime(14) stime(15) cutime cstime priority(18) nice(19).
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            if f.len() > 16 {
-                if let (Ok(u), Ok(s)) = (f[11].parse::<u64>(), f[12].parse::<u64>()) {
-                    t.cpu_ms = Some((u + s) as f64 * tick_ms);
-                }
-                t.os_prio = f[16].parse().ok();
+            let mut f = rest.split_ascii_whitespace().skip(11);
+            let (u, s) = (f.next(), f.next());
+            if let (Some(Ok(u)), Some(Ok(s))) = (u.map(str::parse::<u64>), s.map(str::parse::<u64>))
+            {
+                t.cpu_ms = Some((u + s) as f64 * tick_ms);
             }
+            t.os_prio = f.nth(3).and_then(|p| p.parse().ok());
         }
     }
 
     /// The dump as `jcmd <pid> Thread.print` prints its Java threads (the non-Java threads
     /// and the JNI refs line are not known from outside and are left out).
     pub fn to_jcmd_text(&self) -> String {
+        let mut out = Vec::new();
+        self.write_jcmd_text(&mut out)
+            .expect("writing to a Vec cannot fail");
+        String::from_utf8(out).expect("the dump is UTF-8")
+    }
+
+    /// [`Dump::to_jcmd_text`] written to `w` a thread at a time (a dump of thousands of threads
+    /// is megabytes of text: it is never held whole).
+    ///
+    /// # Errors
+    /// Those of `w`.
+    pub fn write_jcmd_text(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -202,8 +237,10 @@ impl Dump {
         out.push_str("}\n\n");
         for t in &self.threads {
             self.thread_text(t, &mut out);
+            w.write_all(out.as_bytes())?;
+            out.clear();
         }
-        out
+        w.write_all(out.as_bytes())
     }
 
     fn thread_text(&self, t: &DumpThread, out: &mut String) {

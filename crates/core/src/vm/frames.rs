@@ -669,7 +669,7 @@ impl<'a> Walker<'a> {
             match blob.kind {
                 BlobKind::Interpreter => {
                     if fp <= sp.saturating_sub(16)
-                        || fp - sp > MAX_INTERPRETER_FRAME
+                        || fp.checked_sub(sp).is_none_or(|d| d > MAX_INTERPRETER_FRAME)
                         || !in_stack(fp)
                     {
                         return (

@@ -2,23 +2,32 @@
 //! (vmStructs names, `Method`/`ConstMethod`/`Symbol` fields, stack slots) that cluster on few
 //! pages, so each page is read once, whole, and later reads are copies. Only valid while the
 //! target does not change: a stopped process or a core.
+//!
+//! What belongs to one thread (its `JavaThread`, the used part of its stack) is read apart from
+//! the cache ([`Paged::focus`]): each range in one read, dropped once the thread is done, so a
+//! dump of a thousand threads neither reads them page by page nor keeps them.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
 
-use crate::memory::{MemoryError, ReadMemory};
+use crate::memory::{MemoryCopy, MemoryError, ReadMemory};
 
 /// At most this many pages are kept (64 MiB with 4 KiB pages); past it the cache is cleared.
 const MAX_PAGES: usize = 16_384;
+
+/// The longest range read in one piece by [`Paged::focus`] (a longer one is read through the
+/// page cache).
+const MAX_FOCUS: usize = 1 << 20;
 
 /// A read-through page cache over `inner`. A page that cannot be read whole is not cached: the
 /// read goes to `inner` as asked, so a range at the end of a mapping still reads.
 pub struct Paged<'a> {
     inner: &'a dyn ReadMemory,
     page: u64,
-    pages: RefCell<HashMap<u64, Option<Rc<[u8]>>>>,
+    pages: RefCell<HashMap<u64, Option<Box<[u8]>>>>,
     reads: std::cell::Cell<u64>,
+    /// The ranges of the thread being read, each copied in one read.
+    focus: RefCell<Vec<MemoryCopy>>,
 }
 
 impl<'a> Paged<'a> {
@@ -29,6 +38,7 @@ impl<'a> Paged<'a> {
             page: inner.page_size().clamp(4096, 65536),
             pages: RefCell::new(HashMap::new()),
             reads: std::cell::Cell::new(0),
+            focus: RefCell::new(Vec::new()),
         }
     }
 
@@ -37,23 +47,48 @@ impl<'a> Paged<'a> {
         self.reads.get()
     }
 
-    fn page_at(&self, base: u64) -> Option<Rc<[u8]>> {
-        if let Some(p) = self.pages.borrow().get(&base) {
-            return p.clone();
+    /// Reads each `[from, to)` of `ranges` (what belongs to one thread: its `JavaThread`, the
+    /// used part of its stack) in one read and serves reads inside them from those copies, not
+    /// the page cache, until the next call (`&[]` ends it). A range longer than 1 MiB, or one
+    /// that cannot be read whole, is left to the page cache.
+    pub fn focus(&self, ranges: &[(u64, u64)]) {
+        let mut focus = self.focus.borrow_mut();
+        focus.clear();
+        for &(from, to) in ranges {
+            let Some(len) = to.checked_sub(from).and_then(|l| usize::try_from(l).ok()) else {
+                continue;
+            };
+            if len == 0 || len > MAX_FOCUS {
+                continue;
+            }
+            self.reads.set(self.reads.get() + 1);
+            if let Ok(copy) = MemoryCopy::read(self.inner, from, len, MAX_FOCUS) {
+                focus.push(copy);
+            }
         }
-        let mut buf = vec![0u8; self.page as usize];
+    }
+
+    /// Copies what page `base` holds from `off` into `out` (as much as fits), reading the page
+    /// first if it is not cached; `None` when the page cannot be read whole.
+    fn copy_from_page(&self, base: u64, off: usize, out: &mut [u8]) -> Option<usize> {
+        let n = (self.page as usize - off).min(out.len());
+        if let Some(p) = self.pages.borrow().get(&base) {
+            out[..n].copy_from_slice(&p.as_ref()?[off..off + n]);
+            return Some(n);
+        }
+        let mut buf = vec![0u8; self.page as usize].into_boxed_slice();
         self.reads.set(self.reads.get() + 1);
-        let got: Option<Rc<[u8]>> = self
-            .inner
-            .read_exact_at(base, &mut buf)
-            .ok()
-            .map(|()| Rc::from(buf));
+        let got = self.inner.read_exact_at(base, &mut buf).ok().map(|()| buf);
+        if let Some(p) = &got {
+            out[..n].copy_from_slice(&p[off..off + n]);
+        }
         let mut pages = self.pages.borrow_mut();
         if pages.len() >= MAX_PAGES {
             pages.clear();
         }
-        pages.insert(base, got.clone());
-        got
+        let ok = got.is_some();
+        pages.insert(base, got);
+        ok.then_some(n)
     }
 }
 
@@ -63,6 +98,14 @@ impl ReadMemory for Paged<'_> {
     }
 
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
+        if let Some(copy) = self
+            .focus
+            .borrow()
+            .iter()
+            .find(|c| c.contains(addr, buf.len()))
+        {
+            return copy.read_exact_at(addr, buf);
+        }
         // Up to 4 pages are served from the cache; a larger read, or one touching a page that
         // cannot be read whole, goes to the underlying memory as asked.
         if buf.len() as u64 <= 4 * self.page {
@@ -71,11 +114,9 @@ impl ReadMemory for Paged<'_> {
             while done < buf.len() {
                 let at = addr.wrapping_add(done as u64);
                 let off = (at & mask) as usize;
-                let Some(p) = self.page_at(at & !mask) else {
+                let Some(n) = self.copy_from_page(at & !mask, off, &mut buf[done..]) else {
                     break;
                 };
-                let n = (self.page as usize - off).min(buf.len() - done);
-                buf[done..done + n].copy_from_slice(&p[off..off + n]);
                 done += n;
             }
             if done == buf.len() {
@@ -84,5 +125,47 @@ impl ReadMemory for Paged<'_> {
         }
         self.reads.set(self.reads.get() + 1);
         self.inner.read_exact_at(addr, buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16 KiB at 0x10000 whose every byte is its address's low byte.
+    fn target() -> MemoryCopy {
+        let bytes = (0..0x4000u32).map(|i| i as u8).collect();
+        MemoryCopy::new(0x10000, bytes, 4096)
+    }
+
+    #[test]
+    fn pages_are_read_once_and_focus_reads_its_range_in_one_read() {
+        let t = target();
+        let p = Paged::new(&t);
+        assert_eq!(p.read_u32(0x10004).unwrap(), 0x0706_0504);
+        assert_eq!(p.read_u32(0x10008).unwrap(), 0x0b0a_0908);
+        assert_eq!(p.reads(), 1, "one page read for both");
+        // A range across three pages in one read; reads inside it do not touch the cache.
+        p.focus(&[(0x11ff0, 0x13010)]);
+        assert_eq!(p.reads(), 2);
+        let mut b = [0u8; 0x1020];
+        p.read_exact_at(0x11ff0, &mut b).unwrap();
+        assert_eq!((b[0], b[0x1f]), (0xf0, 0x0f));
+        assert_eq!(p.reads(), 2);
+        // Outside it, the cache as before; after it ends, the same addresses through the cache.
+        assert_eq!(p.read_u8(0x10001).unwrap(), 1);
+        p.focus(&[]);
+        assert_eq!(p.read_u8(0x12000).unwrap(), 0);
+        assert_eq!(p.reads(), 3);
+    }
+
+    #[test]
+    fn unreadable_or_oversized_focus_is_left_to_the_cache() {
+        let t = target();
+        let p = Paged::new(&t);
+        // Runs past the end of the target: not copied; reads in it still work through pages.
+        p.focus(&[(0x13f00, 0x14100), (0x20000, 0x20000 + (2 << 20)), (5, 1)]);
+        assert_eq!(p.read_u8(0x13f01).unwrap(), 1);
+        assert!(p.read_u8(0x14000).is_err());
     }
 }
