@@ -567,6 +567,152 @@ fn starting_jvm_is_waited_for_then_read() {
     }
 }
 
+/// A JDK 17 test JVM held by gdb at its first `ftruncate`: HotSpot's `create_sharedmem_resources`
+/// (`perfMemory_posix.cpp`) has just created the hsperfdata file and not yet sized it, so the
+/// file is empty, on purpose rather than by luck. [`HeldAtSizing::go`] lets it run on; drop kills it.
+struct HeldAtSizing {
+    gdb: std::process::Child,
+    pid: i32,
+    dir: tempfile::TempDir,
+}
+
+impl HeldAtSizing {
+    fn start() -> HeldAtSizing {
+        let dir = scratch_dir("held-at-sizing");
+        let script = dir.path().join("gdb.cmd");
+        let (pid_file, go) = (dir.path().join("pid"), dir.path().join("go"));
+        std::fs::write(
+            &script,
+            format!(
+                "set pagination off\nset confirm off\nset startup-with-shell off\n\
+                 handle SIGSEGV SIGBUS SIGILL SIGFPE SIGUSR1 SIGUSR2 SIGPIPE SIGCHLD SIGQUIT nostop noprint pass\n\
+                 catch syscall ftruncate\nrun\n\
+                 python open('{pid}', 'w').write(str(gdb.selected_inferior().pid))\n\
+                 shell while [ ! -e '{go}' ]; do sleep 0.02; done\n\
+                 detach\nquit\n",
+                pid = pid_file.display(),
+                go = go.display()
+            ),
+        )
+        .unwrap();
+        let gdb = Command::new("gdb")
+            .args(["-q", "-nx", "-batch", "-x"])
+            .arg(&script)
+            .arg("--args")
+            .arg(jdk17().join("bin/java"))
+            .args(target_args(&[], 0))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("gdb (package gdb) runs: scripts/setup-test-deps.sh installs it");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let pid = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+            {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gdb never stopped the JVM at ftruncate"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        HeldAtSizing { gdb, pid, dir }
+    }
+
+    /// Lets the JVM run on (gdb detaches and exits).
+    fn go(&self) {
+        std::fs::write(self.dir.path().join("go"), "").unwrap();
+    }
+}
+
+impl Drop for HeldAtSizing {
+    fn drop(&mut self) {
+        self.go();
+        let _ = self.gdb.wait();
+        let _ = Command::new("kill")
+            .args(["-KILL", &self.pid.to_string()])
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn jvm_caught_with_an_empty_hsperfdata_file_is_waited_for() {
+    let held = HeldAtSizing::start();
+    let pid = held.pid.to_string();
+    let file = PathBuf::from(format!("/tmp/hsperfdata_root/{pid}"));
+    let size = std::fs::metadata(&file).map(|m| m.len());
+    assert!(
+        matches!(size, Ok(0)),
+        "held at ftruncate, {} should exist, empty: {size:?}",
+        file.display()
+    );
+    // Not waiting: a starting JVM, never "refused" or "-XX:+PerfDisableSharedMem".
+    for args in [
+        &["--wait", "0", &pid][..],
+        &["stat", "--wait", "0", "-gc", &pid][..],
+    ] {
+        let err = inspect_err(&inspect(args));
+        assert!(
+            err.contains("still starting") && err.contains("is 0 bytes"),
+            "inspect {args:?}: {err}"
+        );
+    }
+    // `list` (and `serve`, which reads what the scan read) says it is starting: its memory,
+    // read as early, has no region yet, which must not pass for -XX:-UsePerfData.
+    let out = inspect(&["list", "--format", "json"]);
+    let jvms: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = jvms
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["pid"] == held.pid)
+        .unwrap_or_else(|| panic!("pid {pid} not listed: {jvms:#}"));
+    assert!(
+        row["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("still starting"),
+        "{row:#}"
+    );
+    // Waiting: both commands read it once it is sized and accessible.
+    let readers: Vec<_> = [
+        vec!["--wait", "20000", &pid],
+        vec!["stat", "--wait", "20000", "-gc", &pid],
+    ]
+    .into_iter()
+    .map(|args| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        std::thread::spawn(move || {
+            let began = Instant::now();
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            (inspect(&argv), began.elapsed(), args)
+        })
+    })
+    .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    held.go();
+    for reader in readers {
+        let (out, took, args) = reader.join().unwrap();
+        assert!(
+            out.status.success(),
+            "inspect {args:?} should wait for the file to be sized: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            took >= Duration::from_millis(400),
+            "inspect {args:?} did not wait: {took:?}"
+        );
+        if args[0] != "stat" {
+            assert_plausible_early(&counters(&String::from_utf8_lossy(&out.stdout)));
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn not_a_jvm_no_such_pid_and_exit_during_read() {

@@ -3,7 +3,8 @@
 // per line, and answers each with one line:
 //   gc      System.gc() until the heap settles, then "OK"
 //   report  one line of JSON: memory pools, heap/non-heap totals, collectors, threads, classes,
-//           compilation, runtime identity and process CPU time
+//           compilation, runtime identity and process CPU time; each collector with the pools'
+//           usage after its last collection
 // It exits when its standard input closes. Only java.lang.management (and the JDK's own
 // com.sun.management for process CPU time): no library. Compiles with --release 8.
 import java.lang.management.ClassLoadingMXBean;
@@ -113,7 +114,21 @@ public class MxReport {
                 b.append(s2).append(q(n));
                 s2 = ",";
             }
-            b.append("]}");
+            // The usage of every pool when the last collection ended (HotSpot's
+            // GCMemoryManager::gc_end records all pools, non-heap ones included).
+            b.append("]");
+            com.sun.management.GcInfo last = g instanceof com.sun.management.GarbageCollectorMXBean
+                    ? ((com.sun.management.GarbageCollectorMXBean) g).getLastGcInfo() : null;
+            if (last != null) {
+                b.append(",\"last_end_ms\":").append(last.getEndTime()).append(",\"after_last\":{");
+                String s3 = "";
+                for (java.util.Map.Entry<String, MemoryUsage> e : last.getMemoryUsageAfterGc().entrySet()) {
+                    b.append(s3).append(q(e.getKey())).append(":").append(usage(e.getValue()));
+                    s3 = ",";
+                }
+                b.append("}");
+            }
+            b.append("}");
             sep = ",";
         }
         ThreadMXBean t = ManagementFactory.getThreadMXBean();

@@ -177,6 +177,24 @@ pub enum Error {
         /// The rule broken and what to do.
         reason: String,
     },
+    /// The JVM's hsperfdata file exists but has stayed shorter than a PerfData prologue for the
+    /// whole wait: HotSpot creates the file, then sizes it (`ftruncate`), then maps it
+    /// (`create_sharedmem_resources` in `perfMemory_posix.cpp`), so it is a JVM still starting,
+    /// or held at that point (a debugger, a stopped process).
+    #[error(
+        "{}: is {size} bytes after waiting {waited_ms} ms: HotSpot creates the file, then sizes it, so the JVM is still starting (or held there, e.g. by a debugger); try again, pass a longer --wait, or read its memory with `inspect -F {pid}`",
+        path.display()
+    )]
+    HsperfdataFileNotSized {
+        /// The pid.
+        pid: i32,
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (less than [`crate::perfdata::PROLOGUE_SIZE`]).
+        size: u64,
+        /// How long it was waited for.
+        waited_ms: u64,
+    },
     /// The shared-file path found no hsperfdata file for the pid.
     #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     NoHsperfdataFile {

@@ -383,6 +383,11 @@ fn why_neither(
     let no_file = matches!(file, Some(Error::NoHsperfdataFile { .. }));
     let other_user = info.euid != me && me != 0;
     match (file, forced) {
+        // A file HotSpot has created but not sized: UsePerfData is on (whatever an early read of
+        // the memory said), the JVM is starting.
+        (Some(Error::HsperfdataFileNotSized { .. }), _) => {
+            "the JVM is still starting (its hsperfdata file is not sized yet): list again".into()
+        }
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
@@ -486,6 +491,19 @@ mod tests {
                 &["-XX:-UsePerfData"],
             ),
             case(me, true, no_file(), Some(starting), &["still starting"]),
+            // A file created and not sized: starting, whatever an early read of memory said.
+            case(
+                me,
+                true,
+                Error::HsperfdataFileNotSized {
+                    pid: 4242,
+                    path: "/tmp/hsperfdata_u/4242".into(),
+                    size: 0,
+                    waited_ms: 0,
+                },
+                Some(Error::PerfDataDisabled(4242)),
+                &["still starting"],
+            ),
             case(
                 me,
                 true,

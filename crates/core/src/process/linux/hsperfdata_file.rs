@@ -315,6 +315,20 @@ impl Rules {
             ));
         }
         let size = st.st_size as u64;
+        // A live JVM's file shorter than a prologue is one HotSpot has created and not sized yet
+        // (`create_sharedmem_resources`: open, then `ftruncate` to the region's size): the
+        // caller waits for it as for a starting JVM.
+        if let Some(pid) = self
+            .pid
+            .filter(|_| size < crate::perfdata::PROLOGUE_SIZE as u64)
+        {
+            return Err(Error::HsperfdataFileNotSized {
+                pid,
+                path: path.to_owned(),
+                size,
+                waited_ms: 0,
+            });
+        }
         if size == 0 {
             return Err(refuse(
                 path,
