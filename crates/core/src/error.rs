@@ -196,12 +196,18 @@ pub enum Error {
         waited_ms: u64,
     },
     /// The shared-file path found no hsperfdata file for the pid.
-    #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error(
+        "no hsperfdata file for process {pid} (looked for {}); {why}",
+        looked_for(tried)
+    )]
     NoHsperfdataFile {
         /// The pid.
         pid: i32,
-        /// The paths that were tried.
-        tried: Vec<PathBuf>,
+        /// Every place looked in (a file, a directory, the user database that names the
+        /// directory), and why it was not usable.
+        tried: Vec<Looked>,
+        /// The likely cause and a fix this user can apply.
+        why: String,
     },
     /// A core file cannot be used.
     #[error("{}: {reason}", path.display())]
@@ -211,6 +217,28 @@ pub enum Error {
         /// What is wrong and what would help.
         reason: String,
     },
+}
+
+/// One place [`Error::NoHsperfdataFile`] looked in, and why it was not usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Looked {
+    /// The file (or the user database that names its directory).
+    pub path: PathBuf,
+    /// Why it was not usable ("no such file", "no such directory", "directory is owned by uid
+    /// 1000, not by the JVM's uid 1001: skipped", ...).
+    pub why: String,
+}
+
+/// "a: why, b: why", or what it means that nothing could be looked for.
+fn looked_for(tried: &[Looked]) -> String {
+    if tried.is_empty() {
+        return "nothing: no place to look was known".to_string();
+    }
+    tried
+        .iter()
+        .map(|l| format!("{}: {}", l.path.display(), l.why))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What a failed read of target memory was after ([`Error::Memory`]).

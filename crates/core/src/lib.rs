@@ -80,7 +80,7 @@ pub mod read;
 pub mod serve;
 pub mod stat;
 
-pub use error::{Error, LocateFailure, MemoryItem, with_causes};
+pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
 pub use pipeline::{
     Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,

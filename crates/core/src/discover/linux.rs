@@ -468,6 +468,7 @@ mod tests {
         let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
+            why: String::new(),
         };
         let me = nix::unistd::geteuid().as_raw();
         let case = |euid, maps_readable, file, forced, wanted| Case {
