@@ -109,7 +109,8 @@ struct Cli {
     #[arg(long, default_value_t = 100, value_name = "MS")]
     stop_timeout: u64,
 
-    /// Longest time to wait for a starting JVM to make its region accessible, in milliseconds.
+    /// Longest time to wait for a starting JVM to make its region (or hsperfdata file) ready, and
+    /// with -F for another tracer's hold to end (another `inspect -F` reading it), in milliseconds.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     wait: u64,
 

@@ -118,15 +118,20 @@ pub enum Error {
         /// `std::env::consts::OS`.
         os: &'static str,
     },
-    /// Another tracer (a debugger) already traces the target.
+    /// Another process traces the target (a debugger, or another `inspect -F` whose hold outlasted
+    /// the wait), so it cannot be stopped for the read.
     #[error(
-        "process {pid} is already traced by process {tracer} (a debugger?): detach it first, or read without -F"
+        "process {pid} is traced by process {tracer} ({command}) and stayed so for {waited_ms} ms: it cannot be stopped for the read while another tracer holds it (a debugger, or another `inspect -F` reading it). Read it without stopping it, `inspect -F --no-stop {pid}`, or detach process {tracer} first"
     )]
     AlreadyTraced {
         /// The pid.
         pid: i32,
         /// `TracerPid` from `/proc/<pid>/status`.
         tracer: i32,
+        /// The tracer's command line (`/proc/<tracer>/cmdline`, else its `comm`), or `?`.
+        command: String,
+        /// How long the tracer was waited for.
+        waited_ms: u64,
     },
     /// No symbol source gave `PerfMemory::_start` / `_capacity`.
     #[error("cannot locate PerfMemory in {}: {reason}", path.display())]

@@ -194,11 +194,36 @@ fn refused(pid: i32, tid: i32) -> Error {
         return Error::AlreadyTraced {
             pid,
             tracer: info.tracer,
+            command: command_of(info.tracer),
+            waited_ms: 0,
         };
     }
     Error::PermissionDenied {
         what: format!("ptrace(PTRACE_SEIZE) of thread {tid} of process {pid}"),
         hint: super::permission_hint(pid),
+    }
+}
+
+/// Process `pid`'s command line (`/proc/<pid>/cmdline`, arguments joined by spaces, at most 200
+/// characters), else its `comm`, else `?`.
+fn command_of(pid: i32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let text = if args.is_empty() {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default()
+    } else {
+        args.join(" ")
+    };
+    match text.char_indices().nth(200) {
+        _ if text.is_empty() => "?".to_string(),
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text,
     }
 }
 
