@@ -427,7 +427,11 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
         }
         // Collectors: the same beans, counts between the two reports (a concurrent collector
         // runs cycles between them), times between them within 2 ms + 5% (JMX truncates to
-        // milliseconds; the two timers start and stop apart).
+        // milliseconds; the two timers start and stop apart). PerfData's timer
+        // (`TraceCollectorStats`) encloses JMX's (`TraceMemoryManagerStats`) and also counts the
+        // end-of-collection bookkeeping, which a loaded machine can stretch (21.5 ms against
+        // JMX's 5 ms for one full GC): for the collections System.gc() asked for, that much more
+        // is allowed as those calls took, the bound on what they ran.
         let mut counts = BTreeMap::new();
         let mut sums = BTreeMap::new();
         for f in view.gc_count {
@@ -458,8 +462,11 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
             }
             let (ms0, ms1) = (n(&b["time_ms"]), n(&g["time_ms"]));
             let ms = s * 1e3;
-            if ms < ms0 - (2.0 + ms0 * 0.05) || ms > ms1 + 2.0 + ms1 * 0.05 {
-                complain(format!("{v}: {name} time {s} s, JMX {ms0}..{ms1} ms"));
+            let asked = n(&after["gc_calls_ms"]);
+            if ms < ms0 - (2.0 + ms0 * 0.05) || ms > ms1 + 2.0 + ms1 * 0.05 + asked {
+                complain(format!(
+                    "{v}: {name} time {s} s, JMX {ms0}..{ms1} ms (System.gc() calls took {asked} ms)"
+                ));
             }
         }
         // Threads and classes: between the two reports.
