@@ -105,7 +105,9 @@ struct Cli {
     #[arg(long, requires = "force")]
     no_stop: bool,
 
-    /// With -F: longest time to wait for the JVM's threads to stop, in milliseconds.
+    /// With -F: longest time the stop may take, in milliseconds: seizing, interrupting and waiting
+    /// for every thread of the JVM (about 28 µs a thread). Threads not stopped by then are read
+    /// running, with a warning; the read and the release follow (-v prints the whole hold).
     #[arg(long, default_value_t = 100, value_name = "MS")]
     stop_timeout: u64,
 

@@ -279,3 +279,46 @@ fn a_jvm_held_by_a_debugger_names_it_and_offers_no_stop() {
     let _ = gdb.kill();
     let _ = gdb.wait();
 }
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn stop_timeout_bounds_the_whole_stop_of_a_many_threaded_jvm() {
+    // Seizing 3,000 threads takes longer than 5 ms (about 28 µs a thread on a quiet machine):
+    // --stop-timeout 5 bounds the whole stop, so most threads are read running, with a warning
+    // saying how many; a bound long enough for them all stops every one, without a warning.
+    let jvm = Jvm::start_with(&jdk17(), &["-Xss256k"], 3000);
+    let pid = jvm.pid.to_string();
+    let tasks = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .count()
+    };
+    let stopped = |err: &str| -> usize {
+        let at = err
+            .find("stopped ")
+            .unwrap_or_else(|| panic!("no stop in -v: {err}"));
+        err[at + 8..].split(' ').next().unwrap().parse().unwrap()
+    };
+    let out = inspect(&["-F", "-v", "--stop-timeout", "5", &pid, "java.threads.live"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("did not stop within 5 ms (--stop-timeout") && err.contains("more"),
+        "{err}"
+    );
+    assert!(stopped(&err) < tasks(), "{err}");
+    assert_left_alone(jvm.pid, false);
+    let out = inspect(&[
+        "-F",
+        "-v",
+        "--stop-timeout",
+        "60000",
+        &pid,
+        "java.threads.live",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("did not stop"), "{err}");
+    assert!(stopped(&err) >= 3000, "{err}");
+    assert_left_alone(jvm.pid, false);
+}

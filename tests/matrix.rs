@@ -649,6 +649,64 @@ fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
     assert_left_alone(jvm.pid, false);
 }
 
+#[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+fn no_hsperfdata_file_says_where_it_looked_why_and_a_fix_for_this_user() {
+    require_user("hsinspect-other");
+    let jvm = start_as_user("hsinspect-jvm", &["-XX:+PerfDisableSharedMem"]);
+    let pid = jvm.pid.to_string();
+    // Root and the JVM's own user: every place looked in with why, the likely cause, and -F,
+    // which works for them (and does).
+    for user in [None, Some("hsinspect-jvm")] {
+        let run = |args: &[&str]| match user {
+            Some(u) => inspect_as(u, args),
+            None => inspect(args),
+        };
+        let err = inspect_err(&run(&[&pid]));
+        assert!(
+            err.contains(&format!(
+                "/proc/{pid}/root/tmp/hsperfdata_hsinspect-jvm/{pid}: no such"
+            )) && err.contains("PerfDisableSharedMem")
+                && err.contains(&format!("use `inspect -F {pid}`"))
+                && !err.contains("looked for )"),
+            "as {user:?}: {err}"
+        );
+        let out = run(&["-F", &pid]);
+        assert!(out.status.success(), "as {user:?}: {}", inspect_err(&out));
+    }
+    // A third user may use neither path: no advice it cannot follow (no bare `inspect -F`, which
+    // would be refused), but whom to run as.
+    for args in [vec![&pid[..]], vec!["-F", &pid[..]]] {
+        let err = inspect_err(&inspect_as("hsinspect-other", &args));
+        assert!(
+            err.contains("permission denied")
+                && err.contains("hsinspect-jvm")
+                && err.contains("root"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("use `inspect -F"), "{args:?}: {err}");
+        assert!(!err.contains("Without it, `inspect"), "{args:?}: {err}");
+    }
+    drop(jvm);
+
+    // A file of the JVM's pid exists, in a directory that is not its user's: the message says
+    // so, and does not blame -XX:+PerfDisableSharedMem.
+    let jvm = start_in_own_namespaces(&[]);
+    let tmp = format!("/proc/{}/root/tmp", jvm.pid);
+    std::fs::rename(
+        format!("{tmp}/hsperfdata_root"),
+        format!("{tmp}/hsperfdata_gone"),
+    )
+    .unwrap();
+    std::os::unix::fs::chown(format!("{tmp}/hsperfdata_gone"), Some(12345), Some(12345)).unwrap();
+    let err = inspect_err(&inspect(&[&jvm.pid.to_string()]));
+    assert!(
+        err.contains("hsperfdata_gone/1: directory is owned by uid 12345, not by the JVM's uid 0")
+            && !err.contains("PerfDisableSharedMem"),
+        "{err}"
+    );
+}
+
 /// Starts the test program and returns as soon as libjvm is mapped, long before `main`.
 fn start_caught_early() -> std::process::Child {
     let mut child = Command::new(jdk17().join("bin/java"))
