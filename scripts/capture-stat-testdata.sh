@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Captures the PerfData regions the `inspect stat` golden tests (tests/stat.rs) compare with jstat,
+# Captures the PerfData regions the `inspect stat` golden tests (tests/integration/stat.rs) compare with jstat,
 # into testdata/stat/: JDK 8 (CMS too), 11, 17, 21 and 25 with Serial, Parallel, G1, ZGC and Shenandoah, each
 # running tests/java/Churn.java (young and full collections, a few hundred classes loaded, hot
 # methods compiled), so every jstat column has a moved value to show.
@@ -14,7 +14,7 @@
 #        in the Debian sid root of scripts/jdk8-root.sh (through scripts/jdk8-run.sh), and
 #        JDK 8's own jstat writes the golden outputs testdata/stat/jdk8-golden/<region>.<option>
 #        (`jstat -J-Djstat.showUnsupported=true -<option> file:///...`: JDK 8's layout, kept so
-#        tests/stat.rs checks it without a JDK 8).
+#        tests/integration/stat.rs checks it without a JDK 8).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)

@@ -3,7 +3,7 @@
 # and procps, made with mmdebstrap, in ${HSINSPECT_JDK8_ROOT:-$HOME/.cache/hsinspect/jdk8-root}.
 # JDK 8 is no longer in Debian stable, and sid's build needs a newer glibc than the host may have,
 # so the tests run JDK 8 JVMs (and JDK 8's own jcmd, jstat, jps as references) inside this root
-# (a private mount namespace with its own /proc, then chroot: scripts/jdk8-run.sh; tests/jdk8.rs).
+# (a private mount namespace with its own /proc, then chroot: scripts/jdk8-run.sh; tests/integration/jdk8.rs).
 # About 140 s and 400 MB the first time; idempotent: a complete root (a .complete marker written
 # after `java -version` ran inside it) is left alone. Needs root (mmdebstrap's root mode, chroot).
 #

@@ -2,18 +2,18 @@
 # Installs everything the integration tests need on a fresh Debian/Ubuntu machine (run as root):
 #   * JDK 17 (javac, jar, jcmd; the default test target), gdb (core files), binutils (strip,
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
-#   * tmux (drives `inspect top`'s full-screen view in tests/top.rs);
-#   * podman and runc (tests/image.rs builds and runs deploy/Containerfile's image);
+#   * tmux (drives `inspect top`'s full-screen view in tests/integration/top.rs);
+#   * podman and runc (tests/integration/image.rs builds and runs deploy/Containerfile's image);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
-#     tests/serve_tls.rs);
+#     tests/integration/serve_tls.rs);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
 #     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
 #     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
-#     Tomcat runs: tests/field.rs).
+#     Tomcat runs: tests/integration/field.rs).
 # Idempotent: what is already there is left alone.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,15 +25,15 @@ command -v strip >/dev/null && command -v objcopy >/dev/null || need+=(binutils)
 command -v unshare >/dev/null && command -v setpriv >/dev/null || need+=(util-linux)
 command -v ip >/dev/null || need+=(iproute2)                           # fast-tier-runner.sh: loopback up
 command -v useradd >/dev/null || need+=(passwd)
-command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/list.rs
+command -v cc >/dev/null || need+=(gcc libc6-dev)   # the JNI launcher of tests/integration/list.rs
 command -v promtool >/dev/null && command -v prometheus >/dev/null || need+=(prometheus)
 command -v systemd-analyze >/dev/null || need+=(systemd)               # deploy/ unit check
 python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)          # deploy/ DaemonSet check
 command -v curl >/dev/null || need+=(curl)                            # serve over TLS
 command -v openssl >/dev/null || need+=(openssl)                      # serve's TLS versions
-command -v tmux >/dev/null || need+=(tmux)                             # tests/top.rs
+command -v tmux >/dev/null || need+=(tmux)                             # tests/integration/top.rs
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
-command -v podman >/dev/null || need+=(podman)     # tests/image.rs: the FROM scratch image
+command -v podman >/dev/null || need+=(podman)     # tests/integration/image.rs: the FROM scratch image
 command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"

@@ -16,7 +16,7 @@
 #      --include-ignored`: every test binary runs, and all failures are listed at the end);
 #   5. scripts/windows/test.sh: the Windows build, its unit tests under Wine, inspect.exe against
 #      a Windows JVM.
-# Usage: scripts/test.sh [extra cargo test args, e.g. --test live, or -- <filter>]
+# Usage: scripts/test.sh [extra cargo test args, e.g. --test integration, or -- <filter> such as live::]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -24,7 +24,7 @@ step() { echo "test.sh: $* ($(( $(date +%s) - t0 )) s)"; }
 scripts/setup-test-deps.sh
 # Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
 scripts/windows/setup.sh
-# The minidumps of a Windows JVM that tests/minidump.rs and windows/integration.py read: made once
+# The minidumps of a Windows JVM that tests/integration/minidump.rs and windows/integration.py read: made once
 # under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
 python3 scripts/windows/minidump.py >/dev/null
 step "setup done"
@@ -45,12 +45,12 @@ env "$runner_var=$PWD/scripts/fast-tier-runner.sh" \
 step "fast tier passed"
 
 python3 scripts/carve-jvm-dll.py --check
-# The static (musl) release binary: tests/static_binary.rs runs it in an empty root, tests/image.rs
+# The static (musl) release binary: tests/integration/static_binary.rs runs it in an empty root, tests/integration/image.rs
 # builds the FROM scratch image of deploy/Containerfile from it.
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
   rustup target add x86_64-unknown-linux-musl
 (source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
-# The static aarch64 binary: tests/foreign_core.rs runs it under qemu-user on x86_64 cores
+# The static aarch64 binary: tests/integration/foreign_core.rs runs it under qemu-user on x86_64 cores
 # (scripts/aarch64/test.sh uses the same build). That test and its aarch64 cores (made once in
 # the VM by scripts/aarch64/cores.sh, cached) need scripts/aarch64/setup.sh, run above.
 rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||

@@ -6,8 +6,6 @@
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-mod http;
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod output;
 mod sampling;
@@ -15,10 +13,9 @@ mod sampling;
 mod serve;
 mod stat;
 mod target;
+mod threads;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod top;
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-mod web;
 #[cfg(all(windows, feature = "live"))]
 mod winservice;
 // `list`, `serve` and `top` find JVMs on Linux and Windows: elsewhere they say how to do
@@ -36,7 +33,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use hsinspect::format::{self, Filter};
-use hsinspect::{Reading, Sampler, Source};
+use hsinspect::{Reading, Sampler, Target};
 use target::TargetArgs;
 
 const EXAMPLES: &str = "\
@@ -81,48 +78,12 @@ struct Cli {
     /// Counters to print: a name prefix, or a glob (`*`, `?`, `[..]`) over the whole name.
     patterns: Vec<String>,
 
-    /// Post-mortem read: take the region out of this ELF core file (from a crash or `gcore`), or
-    /// this Windows minidump with full memory (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
-    #[arg(long, value_name = "CORE", conflicts_with_all = ["force", "no_stop"])]
-    core: Option<PathBuf>,
-
-    /// With --core: the java launcher the JVM ran, or its libjvm.so, when the library is no longer
-    /// at the path the process used (or the core has no list of mapped files).
-    #[arg(long, value_name = "PATH", requires = "core")]
-    exe: Option<PathBuf>,
-
-    /// With --core: a directory holding the dead process's files under their original paths
-    /// (for a core from another machine, container or architecture); symbolic links in it
-    /// resolve inside it.
-    #[arg(long, value_name = "DIR", requires = "core")]
-    sysroot: Option<PathBuf>,
-
-    /// Forced read: take the region out of the process's memory (ptrace), not its hsperfdata file.
-    #[arg(short = 'F', long = "force")]
-    force: bool,
-
-    /// With -F: do not stop the JVM's threads while reading (no pause, snapshot may be torn).
-    #[arg(long, requires = "force")]
-    no_stop: bool,
-
-    /// With -F: longest time the stop may take, in milliseconds: seizing, interrupting and waiting
-    /// for every thread of the JVM (about 28 µs a thread). Threads not stopped by then are read
-    /// running, with a warning; the read and the release follow (-v prints the whole hold).
-    #[arg(long, default_value_t = 100, value_name = "MS")]
-    stop_timeout: u64,
-
-    /// Longest time to wait for a starting JVM to make its region (or hsperfdata file) ready, and
-    /// with -F for another tracer's hold to end (another `inspect -F` reading it), in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    wait: u64,
+    #[command(flatten)]
+    target_args: TargetArgs,
 
     /// Also write the raw PerfData region to this file (never over an existing one).
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
-
-    /// With -F: do not use or fill the per-build symbol cache (~/.cache/hsinspect).
-    #[arg(long)]
-    no_cache: bool,
 
     /// Output format: `text` (jcmd's), `json` (JSON Lines) or `prometheus` (exposition format 0.0.4).
     #[arg(long, value_enum, default_value_t)]
@@ -156,6 +117,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
     Top(top::TopArgs),
+    /// A thread dump (as `jcmd <pid> Thread.print`) read from outside: no attach, no safepoint;
+    /// live (threads held briefly as with -F) or from a core.
+    Threads(threads::ThreadsArgs),
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -195,11 +159,14 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
-        Some(Command::Serve(args)) => serve::run(args),
+        Some(Command::Serve(args)) => serve_command(args),
         Some(Command::Top(args)) => top::run(args),
+        Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
-        None if cli.target.is_none() && cli.core.is_none() => list::run(&list::ListArgs::default()),
+        None if cli.target.is_none() && cli.target_args.core.is_none() => {
+            list::run(&list::ListArgs::default())
+        }
         None => run(&cli),
     };
     match result {
@@ -220,6 +187,24 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `inspect serve`: on Windows the service's install, uninstall and run (under the service
+/// control manager) go to `winservice.rs`; everything else is `serve::run`.
+fn serve_command(args: &serve::ServeArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(all(windows, feature = "live"))]
+    {
+        if args.install_service {
+            return winservice::install();
+        }
+        if args.uninstall_service {
+            return winservice::uninstall();
+        }
+        if args.service {
+            return winservice::run(args);
+        }
+    }
+    serve::run(args)
 }
 
 /// `inspect completions <shell>`: clap_complete's script for the whole command tree.
@@ -250,7 +235,7 @@ fn manpage(out_dir: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
 
 /// The counter patterns: with --core the positional TARGET is the first of them.
 fn patterns(cli: &Cli) -> Vec<String> {
-    match (&cli.core, &cli.target) {
+    match (&cli.target_args.core, &cli.target) {
         (Some(_), Some(first)) => std::iter::once(first.clone())
             .chain(cli.patterns.iter().cloned())
             .collect(),
@@ -297,7 +282,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let pid = sampler_pid(cli);
+    let pid = reading.pid;
     let taken = std::time::SystemTime::now();
     let written = output::write(
         &mut out,
@@ -324,25 +309,9 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The source named on the command line.
-fn source(cli: &Cli) -> anyhow::Result<Source> {
-    TargetArgs {
-        target: cli.target.clone(),
-        force: cli.force,
-        no_stop: cli.no_stop,
-        no_cache: cli.no_cache,
-        stop_timeout: Duration::from_millis(cli.stop_timeout),
-        wait: Duration::from_millis(cli.wait),
-        core: cli.core.clone(),
-        exe: cli.exe.clone(),
-        sysroot: cli.sysroot.clone(),
-    }
-    .source()
-}
-
-/// The live process read, if any (for the machine formats' `pid`).
-fn sampler_pid(cli: &Cli) -> Option<i32> {
-    source(cli).ok().and_then(|s| s.pid())
+/// The target named on the command line.
+fn source(cli: &Cli) -> anyhow::Result<Target> {
+    cli.target_args.target(cli.target.as_deref())
 }
 
 fn read(cli: &Cli) -> anyhow::Result<Reading> {

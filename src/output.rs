@@ -3,9 +3,9 @@
 use std::io::{self, Write};
 use std::time::SystemTime;
 
+use hsinspect::Pid;
 use hsinspect::format::dialect::{self, ApplicationRule, Names};
 use hsinspect::format::{self, json, prometheus};
-use hsinspect::metrics::JvmMetrics;
 use hsinspect::perfdata::{Counter, Snapshot};
 
 /// `--names` and `--application`: which metric dialects a Prometheus page carries.
@@ -65,7 +65,7 @@ pub fn write<'a, W: Write>(
     out: &mut W,
     fmt: OutputFormat,
     dialects: &DialectArgs,
-    pid: Option<i32>,
+    pid: Option<Pid>,
     taken: SystemTime,
     snapshot: &Snapshot,
     counters: &[&'a Counter],
@@ -95,29 +95,23 @@ pub fn write<'a, W: Write>(
 fn add_dialects(
     page: &mut prometheus::Exposition,
     dialects: &DialectArgs,
-    pid: Option<i32>,
+    pid: Option<Pid>,
     taken: SystemTime,
     snapshot: &Snapshot,
 ) {
-    let metrics = JvmMetrics::from_snapshot(snapshot);
     let command = match snapshot.get("sun.rt.javaCommand").map(|c| &c.value) {
         Some(hsinspect::perfdata::Value::String(s)) => s.as_str(),
         _ => "",
     };
     let main = hsinspect::perfdata::java_command::jps_main(command);
-    let app = dialect::application(main, &dialects.applications);
-    let labels = match pid {
-        Some(pid) => dialect::jvm_labels(&app, &host_name(), pid),
-        None => vec![("application", app)],
-    };
-    let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let usage = pid.and_then(|p| hsinspect::process_usage(p).ok());
-    let source = dialect::Source {
-        jvm: &metrics,
-        process: usage.as_ref(),
-        now_seconds: taken
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
-    };
-    dialect::add_jvm(page, &dialects.names, &source, &labels);
+    let host = host_name();
+    dialect::add_reading(
+        page,
+        &dialects.names,
+        &dialects.applications,
+        snapshot,
+        main,
+        pid.map(|p| (host.as_str(), p)),
+        taken,
+    );
 }

@@ -22,18 +22,19 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, bail};
 use hsinspect::format::{self, Filter};
 use hsinspect::perfdata::Counter;
 use hsinspect::stat::{self, Cell, Layout, View};
-use hsinspect::{ForcedOptions, Sampler, Source};
+use hsinspect::{Sampler, Target};
 
 use crate::output::{self, OutputFormat};
 use crate::target::TargetArgs;
 
 use crate::sampling::{self, Sample, Schedule};
+use hsinspect::Pid;
 
 /// The arguments of `inspect stat`, parsed by [`run`] with jstat's grammar.
 #[derive(Debug, Default, clap::Args)]
@@ -85,7 +86,7 @@ struct Command {
     format: OutputFormat,
     /// `--jstat`: a layout chosen on the command line instead of the target's.
     layout: Option<Layout>,
-    source: Source,
+    source: Target,
     schedule: Schedule,
     verbose: bool,
 }
@@ -98,14 +99,13 @@ enum Parsed {
 
 fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     let mut option: Option<String> = None;
-    let (mut timestamp, mut force, mut no_stop, mut no_cache) = (false, false, false, false);
+    let mut timestamp = false;
+    // The target flags, as `inspect` takes them (one group: target::TargetArgs).
+    let mut t = TargetArgs::default();
     let mut verbose = false;
     let mut header_every = 0u64;
     let mut format = OutputFormat::Text;
     let mut layout = None;
-    let (mut core, mut exe, mut sysroot) = (None, None, None);
-    let mut stop_timeout = ForcedOptions::default().stop_timeout;
-    let mut wait = ForcedOptions::default().wait_accessible;
     let mut positional: Vec<&str> = Vec::new();
 
     let mut it = args.iter().map(String::as_str);
@@ -114,9 +114,8 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             .map(str::to_owned)
             .with_context(|| format!("{flag} needs a value"))
     };
-    let millis = |s: String, flag: &str| -> anyhow::Result<Duration> {
+    let millis = |s: String, flag: &str| -> anyhow::Result<u64> {
         s.parse::<u64>()
-            .map(Duration::from_millis)
             .with_context(|| format!("{flag} {s:?}: give milliseconds"))
     };
     while let Some(arg) = it.next() {
@@ -136,9 +135,9 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             "-t" => timestamp = true,
             // jstat passes -J<flag> to its own JVM; there is none here.
             j if j.starts_with("-J") => {}
-            "-F" | "--force" => force = true,
-            "--no-stop" => no_stop = true,
-            "--no-cache" => no_cache = true,
+            "-F" | "--force" => t.force = true,
+            "--no-stop" => t.no_stop = true,
+            "--no-cache" => t.no_cache = true,
             "-v" | "--verbose" => verbose = true,
             "--format" => {
                 format = match val(&mut it)?.as_str() {
@@ -157,11 +156,11 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                     })?;
                 layout = Some(Layout::of_major(major));
             }
-            "--core" => core = Some(PathBuf::from(val(&mut it)?)),
-            "--exe" => exe = Some(PathBuf::from(val(&mut it)?)),
-            "--sysroot" => sysroot = Some(PathBuf::from(val(&mut it)?)),
-            "--stop-timeout" => stop_timeout = millis(val(&mut it)?, flag)?,
-            "--wait" => wait = millis(val(&mut it)?, flag)?,
+            "--core" => t.core = Some(PathBuf::from(val(&mut it)?)),
+            "--exe" => t.exe = Some(PathBuf::from(val(&mut it)?)),
+            "--sysroot" => t.sysroot = Some(PathBuf::from(val(&mut it)?)),
+            "--stop-timeout" => t.stop_timeout = millis(val(&mut it)?, flag)?,
+            "--wait" => t.wait = millis(val(&mut it)?, flag)?,
             h if h.starts_with("-h") && !h.starts_with("--") => {
                 let n = if h == "-h" {
                     value(&mut it, "-h")?
@@ -190,11 +189,11 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
     };
     // Refuse an unknown option before touching the target.
     View::new(&option, timestamp)?;
-    if no_stop && !force {
+    if t.no_stop && !t.force {
         bail!("--no-stop goes with -F");
     }
-    let source = if let Some(core) = core {
-        if force {
+    let source = if t.core.is_some() {
+        if t.force {
             bail!("--core reads a core file: -F does not apply");
         }
         if !positional.is_empty() {
@@ -203,9 +202,9 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
                 positional.join(" ")
             );
         }
-        Source::Core { core, exe, sysroot }
+        t.target(None)?
     } else {
-        if exe.is_some() || sysroot.is_some() {
+        if t.exe.is_some() || t.sysroot.is_some() {
             bail!("--exe and --sysroot go with --core");
         }
         let Some(target) = positional.first() else {
@@ -215,17 +214,7 @@ fn parse(args: &[String]) -> anyhow::Result<Parsed> {
             bail!("too many arguments: {}", positional[3..].join(" "));
         }
         // jstat's vmid for a saved region is a file: URL (`file:///path/region`).
-        let target = target.strip_prefix("file://").unwrap_or(target);
-        TargetArgs {
-            target: Some(target.to_owned()),
-            force,
-            no_stop,
-            no_cache,
-            stop_timeout,
-            wait,
-            ..TargetArgs::default()
-        }
-        .source()?
+        t.target(Some(target.strip_prefix("file://").unwrap_or(target)))?
     };
     let schedule = match positional.get(1..).unwrap_or_default() {
         [] => Schedule::ONCE,
@@ -351,7 +340,7 @@ fn live_uptime(sample: &Sample) -> Option<f64> {
 
 /// One JSON Lines object: `{"pid", "timestamp" (Unix ms of the sample), "option", "columns":
 /// {key: number | string | null}}`; numbers are the cells jstat would print, as numbers.
-fn json_line(view: &View, cells: &[Cell], pid: Option<i32>, sample: &Sample) -> String {
+fn json_line(view: &View, cells: &[Cell], pid: Option<Pid>, sample: &Sample) -> String {
     let mut columns = serde_json::Map::new();
     for (i, (spec, cell)) in view.specs().zip(cells).enumerate() {
         let value = match cell {
@@ -417,27 +406,27 @@ mod tests {
         assert_eq!(c.option, "gcutil");
         assert!(c.timestamp);
         assert_eq!(c.header_every, 10);
-        assert!(matches!(c.source, Source::Forced { pid: 4242, .. }));
+        assert!(matches!(c.source, Target::Forced { pid: 4242, .. }));
         assert_eq!(
             c.schedule,
             Schedule {
-                interval: Duration::from_millis(250),
+                interval: std::time::Duration::from_millis(250),
                 count: Some(20)
             }
         );
         let c = command("-class 4242 1s");
-        assert!(matches!(c.source, Source::Shared { pid: 4242, .. }));
+        assert!(matches!(c.source, Target::Hsperfdata { pid: 4242, .. }));
         assert_eq!(c.schedule.count, None);
         assert_eq!(command("-gc -h 5 x.hsperf").header_every, 5);
         assert_eq!(command("-gc x.hsperf").schedule, Schedule::ONCE);
         assert!(matches!(
             command("-gc --core c").source,
-            Source::Core { .. }
+            Target::Core { .. }
         ));
         assert_eq!(command("-gc --format=json 1").format, OutputFormat::Json);
         assert!(matches!(parse(&args("-options")).unwrap(), Parsed::Options));
         let c = command("-J-Xmx8m -gcutil file:///tmp/r.hsperf");
-        assert!(matches!(c.source, Source::File(p) if p == Path::new("/tmp/r.hsperf")));
+        assert!(matches!(c.source, Target::SavedFile(p) if p == Path::new("/tmp/r.hsperf")));
     }
 
     #[test]

@@ -175,7 +175,7 @@ fn run_service() -> anyhow::Result<()> {
             ServiceControl::Stop | ServiceControl::Shutdown | ServiceControl::Preshutdown => {
                 flag.store(true, Ordering::SeqCst);
                 if let Some(a) = addr.get() {
-                    crate::http::wake(*a);
+                    crate::serve::http::wake(*a);
                 }
                 ServiceControlHandlerResult::NoError
             }
@@ -199,7 +199,7 @@ fn run_service() -> anyhow::Result<()> {
                 let _ = addr.set(a);
                 // A stop that came before the address was known woke nothing: wake now.
                 if flag.load(Ordering::SeqCst) {
-                    crate::http::wake(a);
+                    crate::serve::http::wake(a);
                 }
                 let _ = status_handle.set_service_status(status(
                     ServiceState::Running,

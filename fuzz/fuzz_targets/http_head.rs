@@ -1,12 +1,12 @@
 //! Fuzz target `http_head`: any bytes (up to serve's 8 KiB head buffer) into serve's request-head
-//! parser, `http::head::parse_head` (src/http/head.rs, included as it is), and any text into
+//! parser, `http::head::parse_head` (src/serve/http/head.rs, included as it is), and any text into
 //! `basic_credentials`. They must return, never panic; a complete request has a path without its
 //! query; a refusal is 400, 431 or 505; only a full buffer without a whole head is 431-by-size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../src/http/head.rs"]
+#[path = "../../src/serve/http/head.rs"]
 #[allow(dead_code)]
 mod head;
 

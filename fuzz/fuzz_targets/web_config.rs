@@ -1,5 +1,5 @@
 //! Fuzz target `web_config`: any text into serve's `--web.config.file` parser,
-//! `web::config::parse` (src/web/config.rs, included as it is). It must return, never panic or
+//! `web::config::parse` (src/serve/web/config.rs, included as it is). It must return, never panic or
 //! hang (YAML aliases and nesting are bounded by serde-saphyr's budget); what it accepts keeps
 //! its promises: header lines without line breaks, min_version <= max_version, file paths
 //! joined to the config's directory, users' passwords that parse as bcrypt hashes.
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../src/web/config.rs"]
+#[path = "../../src/serve/web/config.rs"]
 #[allow(dead_code)]
 mod config;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel cores of real aarch64 JVMs, for tests/foreign_core.rs (the x86_64 build reading them):
+# Kernel cores of real aarch64 JVMs, for tests/integration/foreign_core.rs (the x86_64 build reading them):
 # boots the arm64 VM of scripts/aarch64/setup.sh, starts two JVMs there (Debian's OpenJDK 17,
 # and the copy whose libjvm.so has no .symtab), then boots it again on Debian 13's kernel with
 # 16 KiB pages and starts the stripped one there (`stripped16k`); reads `jcmd <pid> PerfCounter.print` and

@@ -7,7 +7,7 @@
 #   2. qemu-system-aarch64: Debian 12's arm64 kernel boots with the arm64 root of setup.sh, where
 #      a real aarch64 JVM (Debian's OpenJDK 17) runs and the aarch64 `inspect` is checked against
 #      that JDK's own tools: -F, --no-stop -F, <pid> and the file path against
-#      `jcmd PerfCounter.print` (tests/common's rule: the same names, and every counter that did
+#      `jcmd PerfCounter.print` (tests/integration/support's rule: the same names, and every counter that did
 #      not move between the reads before and after has their value); `list` against `jps`;
 #      `stat -gcutil` (-F and file) byte-identical to `jstat -gcutil`; -F on a JDK whose libjvm.so
 #      is stripped (found through gHotSpotVMStructs) against its jcmd.
@@ -54,7 +54,7 @@ stamp "payload: the aarch64 inspect, the test classes, run.sh"
 PL=$WORK/payload; mkdir -p "$PL/classes"
 cp "$A64" "$PL/inspect"
 "$JDK17/bin/javac" --release 11 -d "$PL/classes" tests/java/Target.java
-# tests/common's assert_matches_reference: ours, then the references before and after it
+# tests/integration/support's assert_matches_reference: ours, then the references before and after it
 cat > "$PL/cmpref.awk" <<'AWK'
 BEGIN { FS = "=" }
 FNR == 1 { file++ }

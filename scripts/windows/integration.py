@@ -709,7 +709,7 @@ def test_minidump_read_by_inspect_exe_matches_linux_build():
     inspect.exe under Wine give exactly what the Linux build prints from them: the counters, stat -gc,
     -v's account (paths aside), HotSpot's own hs_err_pid<pid>.mdmp, and, for the MiniDumpNormal one,
     the error and exit status 1.
-    tests/minidump.rs checks the Linux build's output against jcmd.exe's."""
+    tests/integration/minidump.rs checks the Linux build's output against jcmd.exe's."""
     linux = os.environ.get("HSINSPECT_LINUX_INSPECT", "")
     if not os.access(linux, os.X_OK):
         fail(f"no Linux inspect at {linux!r} (HSINSPECT_LINUX_INSPECT): build it with `cargo build` (scripts/test.sh does)")

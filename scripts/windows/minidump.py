@@ -14,7 +14,7 @@ JVM flags here); a later run with the same key reuses it (under a second).
 
 The directory holds full.mdmp, normal.mdmp, hs_err_pid<pid>.mdmp, jcmd-before.txt, jcmd-after.txt
 and jcmd-before-crash.txt (jcmd.exe's `name=value` lines, CRLF and the `<pid>:` line removed) and
-info.json (pids, file names, sizes, how long each dump took). Used by tests/minidump.rs and
+info.json (pids, file names, sizes, how long each dump took). Used by tests/integration/minidump.rs and
 windows/integration.py; scripts/test.sh runs it first.
 
 Needs Wine, mingw-w64, a host javac and the Windows JDK: scripts/windows/setup.sh and

@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
 
 use hsinspect::discover::{self, JvmInfo, Readable, ScanOptions};
-use hsinspect::{Error, ForcedOptions, Reading, Sampler, Source, SymbolCacheUse};
+use hsinspect::{Error, ForcedOptions, Reading, Sampler, SymbolCacheUse, Target};
 
 use super::metrics::{Counters, Figures, Point};
+use hsinspect::Pid;
 
 /// How many samples each JVM's history keeps (the detail view's sparklines).
 pub const HISTORY: usize = 600;
@@ -99,12 +100,12 @@ impl Tracked {
         let source = match info.readable {
             Readable::Neither => None,
             // The file alone: ptrace is not allowed.
-            Readable::File => Some(Source::Shared {
+            Readable::File => Some(Target::Hsperfdata {
                 pid,
                 wait: Duration::ZERO,
             }),
             // The memory, never stopping the JVM: one process_vm_readv a sample.
-            Readable::Forced | Readable::Both => Some(Source::Forced {
+            Readable::Forced | Readable::Both => Some(Target::Forced {
                 pid,
                 opts: ForcedOptions {
                     stop: false,
@@ -272,7 +273,7 @@ pub struct Host {
     /// The JVMs by pid.
     pub jvms: BTreeMap<i32, Tracked>,
     /// The pids of `/proc` when it was last scanned.
-    seen: HashSet<i32>,
+    seen: HashSet<Pid>,
     last_scan: Option<Instant>,
     clock: Instant,
     /// How many scans of `/proc` were made.
@@ -354,7 +355,7 @@ impl Host {
         self.not_inspected = scan.not_inspected_by_reason();
         let now = self.now();
         // An unreadable JVM has no sampler to notice its exit: the scan does.
-        let found: HashSet<i32> = scan.jvms.iter().map(|j| j.pid).collect();
+        let found: HashSet<Pid> = scan.jvms.iter().map(|j| j.pid).collect();
         for (pid, jvm) in &mut self.jvms {
             if matches!(jvm.state, State::Unreadable(_)) && !found.contains(pid) {
                 jvm.state = State::Gone(EXITED.to_string());
@@ -381,13 +382,13 @@ const MIN_JVM_THREADS: i64 = 6;
 /// The pids in `/proc` now (one `getdents` pass; nothing opened per process), and how to learn
 /// a pid's thread count: `/proc/<pid>/stat`, `None` when it is gone.
 #[cfg(target_os = "linux")]
-fn proc_pids() -> anyhow::Result<(HashSet<i32>, impl Fn(i32) -> Option<i64>)> {
+fn proc_pids() -> anyhow::Result<(HashSet<Pid>, impl Fn(Pid) -> Option<i64>)> {
     use anyhow::Context;
     let pids = std::fs::read_dir("/proc")
         .context("listing /proc")?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
-    let threads = |pid: i32| {
+    let threads = |pid: Pid| {
         use procfs::FromRead;
         let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
         procfs::process::Stat::from_read(&bytes[..])
@@ -399,7 +400,7 @@ fn proc_pids() -> anyhow::Result<(HashSet<i32>, impl Fn(i32) -> Option<i64>)> {
 
 /// Windows: the pids of one toolhelp process snapshot, with their thread counts.
 #[cfg(windows)]
-fn proc_pids() -> anyhow::Result<(HashSet<i32>, impl Fn(i32) -> Option<i64>)> {
+fn proc_pids() -> anyhow::Result<(HashSet<Pid>, impl Fn(Pid) -> Option<i64>)> {
     let all: std::collections::HashMap<i32, i64> = hsinspect::discover::processes()?
         .into_iter()
         .map(|p| (p.pid, i64::from(p.threads)))

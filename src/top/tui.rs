@@ -23,6 +23,7 @@ use ratatui::{DefaultTerminal, Frame};
 use super::TopArgs;
 use super::model::{Host, State, Tracked};
 use super::table::{self, ALL, Column, PRIORITY, Sort};
+use hsinspect::Pid;
 
 /// Set by SIGTERM, SIGINT or SIGHUP.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -505,7 +506,7 @@ fn jstat_lines(option: &str, jvm: &Tracked, width: usize) -> Vec<Line<'static>> 
     lines
 }
 
-fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: i32) {
+fn draw_detail(f: &mut Frame, area: Rect, host: &Host, ui: &Ui, pid: Pid) {
     let Some(jvm) = host.jvms.get(&pid) else {
         f.render_widget(
             Paragraph::new(format!("JVM {pid} is gone. Esc: back to the list.")),

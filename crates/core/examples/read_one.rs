@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use hsinspect_core::format::{self, Filter};
-use hsinspect_core::{ForcedOptions, Source, TargetSpec};
+use hsinspect_core::{ForcedOptions, Pid, Target};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,16 +21,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let source = match TargetSpec::parse(target) {
-        TargetSpec::Pid(pid) if forced => Source::Forced {
+    let source = match target.parse::<Pid>() {
+        Ok(pid) if forced => Target::Forced {
             pid,
             opts: ForcedOptions::default(),
         },
-        TargetSpec::Pid(pid) => Source::Shared {
+        Ok(pid) => Target::Hsperfdata {
             pid,
             wait: ForcedOptions::default().wait_accessible,
         },
-        TargetSpec::File(path) => Source::File(path),
+        Err(_) => Target::SavedFile(target.into()),
     };
     match hsinspect_core::Sampler::new(source).sample() {
         Ok(reading) => {

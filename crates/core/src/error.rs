@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::memory::MemoryError;
 use crate::perfdata::ParseError;
-use crate::read::MemoryError;
+use crate::pid::Pid;
 
 /// Everything that can go wrong between naming a target and holding its parsed PerfData.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +42,7 @@ pub enum Error {
     },
     /// No process has this pid.
     #[error("no process with pid {0}")]
-    NoSuchProcess(i32),
+    NoSuchProcess(Pid),
     /// The number is a thread of a process, not a process (`top -H`, `jstack` and `ps -L` show
     /// thread ids).
     #[error(
@@ -49,18 +50,18 @@ pub enum Error {
     )]
     ThreadOfProcess {
         /// The number given: a thread id.
-        tid: i32,
+        tid: Pid,
         /// The process the thread belongs to (its thread group id).
-        pid: i32,
+        pid: Pid,
         /// That process's command name.
         comm: String,
     },
     /// The process exited while it was being read.
     #[error("process {0} exited while it was being read")]
-    ProcessExited(i32),
+    ProcessExited(Pid),
     /// The pid now names another process than when the read began.
     #[error("pid {0} was reused by another process during the read; run again")]
-    PidReused(i32),
+    PidReused(Pid),
     /// The process has no libjvm mapped (no jvm.dll loaded, on Windows).
     #[cfg_attr(
         windows,
@@ -72,7 +73,7 @@ pub enum Error {
     )]
     NotAJvm {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// Its command name.
         comm: String,
     },
@@ -80,14 +81,14 @@ pub enum Error {
     #[error(
         "perf data is disabled in the target (-XX:-UsePerfData): PerfMemory::_start is NULL in process {0}"
     )]
-    PerfDataDisabled(i32),
+    PerfDataDisabled(Pid),
     /// The region's `accessible` flag stayed 0 for the whole wait.
     #[error(
         "the PerfData region of process {pid} is not accessible yet (the JVM is still starting) after waiting {waited_ms} ms; try again or pass a longer --wait"
     )]
     NotAccessible {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// How long we waited.
         waited_ms: u64,
     },
@@ -105,7 +106,7 @@ pub enum Error {
         /// The request.
         op: &'static str,
         /// The thread.
-        tid: i32,
+        tid: Pid,
         /// The errno.
         source: std::io::Error,
     },
@@ -125,9 +126,9 @@ pub enum Error {
     )]
     AlreadyTraced {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// `TracerPid` from `/proc/<pid>/status`.
-        tracer: i32,
+        tracer: Pid,
         /// The tracer's command line (`/proc/<tracer>/cmdline`, else its `comm`), or `?`.
         command: String,
         /// How long the tracer was waited for.
@@ -192,7 +193,7 @@ pub enum Error {
     )]
     HsperfdataFileNotSized {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// The file.
         path: PathBuf,
         /// Its size in bytes (less than [`crate::perfdata::PROLOGUE_SIZE`]).
@@ -207,7 +208,7 @@ pub enum Error {
     )]
     NoHsperfdataFile {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// Every place looked in (a file, a directory, the user database that names the
         /// directory), and why it was not usable.
         tried: Vec<Looked>,

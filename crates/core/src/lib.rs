@@ -4,18 +4,18 @@
 //!
 //! # Use
 //!
-//! Name a [`Source`] and take [`Reading`]s of it with a [`Sampler`] (or call one of the
+//! Name a [`Target`] and take [`Reading`]s of it with a [`Sampler`] (or call one of the
 //! `read_*` functions once). A reading holds the parsed [`perfdata::Snapshot`]; [`mod@format`]
 //! prints it as jcmd does.
 //!
 //! ```no_run
 //! # extern crate hsinspect_core as hsinspect; // the CLI's name for this package
 //! use std::time::Duration;
-//! use hsinspect_core::{ForcedOptions, Sampler, Source};
+//! use hsinspect_core::{ForcedOptions, Sampler, Target};
 //!
 //! # fn main() -> Result<(), hsinspect_core::Error> {
 //! // A live JVM's memory, without stopping it (`inspect -F --no-stop 4242`).
-//! let source = Source::Forced {
+//! let source = Target::Forced {
 //!     pid: 4242,
 //!     opts: ForcedOptions { stop: false, ..ForcedOptions::default() },
 //! };
@@ -71,21 +71,23 @@ pub(crate) mod elf;
 pub mod error;
 pub mod format;
 pub(crate) mod locate;
+pub mod memory;
 pub mod metrics;
 pub mod perfdata;
+mod pid;
 pub mod pipeline;
 pub(crate) mod process;
-pub mod read;
+pub(crate) mod read;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
+pub mod vm;
 
 pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
+pub use memory::{LeBytes, MemoryCopy, MemoryError, ReadMemory};
 pub use pipeline::{
-    Detail, ForcedOptions, MAX_REGION, ReadPath, Reading, Sampler, Source, SymbolCacheUse,
-    TargetSpec, Warning, read_core, read_file, read_forced, read_minidump, read_shared,
-    read_shared_wait,
+    Detail, ForcedOptions, ReadPath, Reading, Sampler, SymbolCacheUse, Target, Warning, read_core,
+    read_file, read_forced, read_hsperfdata, read_minidump,
 };
 pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
-pub use read::{MemoryError, ReadMemory};

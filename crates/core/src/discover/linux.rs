@@ -13,14 +13,16 @@ use super::{
     Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
     assemble, launcher, parallel_map,
 };
+use crate::error::Error;
+use crate::pid::Pid;
+use crate::pipeline::Reading;
 use crate::process::os::{self as process, ProcessInfo};
-use crate::{Error, Reading};
 
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
-    let me = std::process::id() as i32;
+    let me = std::process::id() as Pid;
     // Pids first, each process opened only while it is looked at: holding a descriptor per
     // process would run out of them on a host with thousands.
-    let pids: Vec<i32> = std::fs::read_dir("/proc")
+    let pids: Vec<Pid> = std::fs::read_dir("/proc")
         .map_err(|e| Error::io(Path::new("/proc"), e))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .filter(|pid| *pid != me)
@@ -46,7 +48,7 @@ pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
 /// A process found to be a JVM by the first pass.
 #[derive(Debug)]
 struct Candidate {
-    pid: i32,
+    pid: Pid,
     start_time: u64,
     comm: String,
     /// libjvm's path from `maps`; `None` when `maps` was unreadable (known by its file).
@@ -184,7 +186,7 @@ impl HostHsperfFiles {
         HostHsperfFiles(pids)
     }
 
-    fn has(&self, pid: i32, uid: u32) -> bool {
+    fn has(&self, pid: Pid, uid: u32) -> bool {
         self.0.get(&pid) == Some(&uid)
     }
 }
@@ -379,7 +381,7 @@ fn from_cmdline(c: &Candidate, host_ns: bool) -> Option<Described> {
 /// name (`java`) is looked up in the process's `PATH` (`/proc/<pid>/environ`, readable for its
 /// own user and root), else, in this pid namespace, in inspect's own `PATH`. `None` when nothing
 /// is found.
-fn resolve_launcher(pid: i32, root: &Path, host_ns: bool, exe: &str) -> Option<PathBuf> {
+fn resolve_launcher(pid: Pid, root: &Path, host_ns: bool, exe: &str) -> Option<PathBuf> {
     let roots: Vec<&Path> = if host_ns {
         vec![root, Path::new("/")]
     } else {
@@ -517,7 +519,7 @@ fn why_neither(
 mod tests {
     use super::*;
 
-    fn info(euid: u32, nspid: i32) -> ProcessInfo {
+    fn info(euid: u32, nspid: Pid) -> ProcessInfo {
         ProcessInfo {
             pid: 4242,
             start_time: 1,
@@ -549,7 +551,7 @@ mod tests {
     /// A JVM neither path could read: who it is, what each path said, what the reason must say.
     struct Case {
         euid: u32,
-        nspid: i32,
+        nspid: Pid,
         maps_readable: bool,
         file: Error,
         forced: Option<Error>,

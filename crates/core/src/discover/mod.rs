@@ -29,7 +29,7 @@
 //! the PerfData strings (`sun.rt.javaCommand`; `java.property.java.vm.version`, or on JDK 8
 //! `java.property.java.version`: [`java_version`]), read from the
 //! hsperfdata file when there is one, else from the process's memory *without stopping it*
-//! ([`crate::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
+//! ([`crate::pipeline::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
 //! `release` file. Whether each way of reading works is [`Readable`]; when neither does, the
 //! reason and the fix.
 //!
@@ -63,8 +63,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::perfdata::{Snapshot, Value};
-use crate::{Error, ForcedOptions, Reading, SymbolCacheUse};
+use crate::pid::Pid;
+use crate::pipeline::{ForcedOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -114,10 +116,10 @@ pub enum InfoSource {
 #[derive(Debug, Clone, Serialize)]
 pub struct JvmInfo {
     /// The pid in this host's (the inspector's) pid namespace.
-    pub pid: i32,
+    pub pid: Pid,
     /// The pid in the JVM's own, innermost pid namespace (the last `NSpid` of
     /// `/proc/<pid>/status`: a container's pid), when it differs from `pid`.
-    pub container_pid: Option<i32>,
+    pub container_pid: Option<Pid>,
     /// The effective uid (Linux); `None` on Windows, which has no uids (and then left out of
     /// the JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,7 +166,7 @@ pub struct JvmInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct NotInspected {
     /// Its pid.
-    pub pid: i32,
+    pub pid: Pid,
     /// Its uid, when `/proc/<pid>` says.
     pub uid: Option<u32>,
     /// What was refused, and the fix.
@@ -313,11 +315,11 @@ struct Look {
 }
 
 impl Look {
-    fn take(pid: i32, memory_readable: bool, opts: &ScanOptions) -> Look {
+    fn take(pid: Pid, memory_readable: bool, opts: &ScanOptions) -> Look {
         Look {
-            file: crate::read_shared_wait(pid, Duration::ZERO),
+            file: crate::pipeline::read_hsperfdata(pid, Duration::ZERO),
             forced: memory_readable
-                .then(|| crate::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
+                .then(|| crate::pipeline::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
         }
     }
 

@@ -24,10 +24,12 @@ use super::{
     Described, Examined, InfoSource, JvmInfo, Look, NotInspected, Readable, Scan, ScanOptions,
     assemble, launcher, parallel_map,
 };
+use crate::error::Error;
 use crate::locate::JVM_DLL;
 use crate::locate::os::find_module;
+use crate::pid::Pid;
+use crate::pipeline::Reading;
 use crate::process::os::{Process, candidate_users, enable_debug_privilege, processes, token_user};
-use crate::{Error, Reading};
 
 /// A process found to be a JVM by the first pass.
 struct Candidate {
@@ -41,7 +43,7 @@ struct Candidate {
 
 pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let elevated = enable_debug_privilege();
-    let me = std::process::id() as i32;
+    let me = std::process::id() as Pid;
     // pid 0 is the idle process, 4 the kernel's System process: neither runs a JVM.
     let procs: Vec<_> = processes()?
         .into_iter()
@@ -67,7 +69,7 @@ fn elevate_hint(elevated: bool) -> &'static str {
 }
 
 /// Whether process `pid` (executable `exe`) is a JVM.
-fn examine(pid: i32, exe: &str, elevated: bool) -> Examined<Candidate> {
+fn examine(pid: Pid, exe: &str, elevated: bool) -> Examined<Candidate> {
     let process = match Process::open(pid) {
         Ok(p) => p,
         Err(Error::NoSuchProcess(_) | Error::ProcessExited(_)) => return Examined::Vanished,
@@ -125,7 +127,7 @@ fn is_java_launcher(exe: &str) -> bool {
 }
 
 /// Whether this user's temp directory has an hsperfdata file named `pid` (how jps finds JVMs).
-fn has_hsperfdata_file(pid: i32) -> bool {
+fn has_hsperfdata_file(pid: Pid) -> bool {
     candidate_users(pid).1.iter().any(|p| p.exists())
 }
 
@@ -300,7 +302,7 @@ mod tests {
     #[test]
     fn scan_runs_and_leaves_out_this_process() {
         let scan = super::scan(&ScanOptions::default()).unwrap();
-        let me = std::process::id() as i32;
+        let me = std::process::id() as Pid;
         assert!(scan.jvms.iter().all(|j| j.pid != me));
     }
 }

@@ -8,7 +8,7 @@
 use goblin::elf::dynamic::{DT_GNU_HASH, DT_HASH, DT_NULL, DT_STRSZ, DT_STRTAB, DT_SYMTAB};
 
 use super::SIZEOF_DYN;
-use crate::read::{MemoryError, ReadMemory};
+use crate::memory::{LeBytes, MemoryError, ReadMemory};
 
 /// Longest `_DYNAMIC` array read, in entries.
 const MAX_DYNAMIC: u64 = 4096;
@@ -114,12 +114,8 @@ impl<'a> DynamicSymbols<'a> {
         let strtab = strtab.ok_or_else(|| missing("DT_STRTAB"))?;
         let strsz = strsz.ok_or_else(|| missing("DT_STRSZ"))?;
         let words = |at: u64, n: usize| -> Result<Vec<u32>, DynamicError> {
-            let mut b = vec![0u8; n * 4];
-            mem.read_exact_at(at, &mut b)
-                .map_err(|e| DynamicError::Memory("the symbol hash table", e))?;
-            Ok(b.chunks_exact(4)
-                .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-                .collect())
+            mem.read_u32s(at, n, n)
+                .map_err(|e| DynamicError::Memory("the symbol hash table", e))
         };
         let hash = if let Some(at) = gnu.filter(|_| use_gnu) {
             let h = words(at, 4)?;
@@ -161,11 +157,9 @@ impl<'a> DynamicSymbols<'a> {
     }
 
     fn u32_at(&self, at: u64) -> Result<u32, DynamicError> {
-        let mut b = [0u8; 4];
         self.mem
-            .read_exact_at(at, &mut b)
-            .map_err(|e| DynamicError::Memory("the symbol hash table", e))?;
-        Ok(u32::from_le_bytes(b))
+            .read_u32(at)
+            .map_err(|e| DynamicError::Memory("the symbol hash table", e))
     }
 
     /// `st_value` of symbol `index` when it is defined (`st_shndx` not `SHN_UNDEF`) and named
@@ -178,8 +172,9 @@ impl<'a> DynamicSymbols<'a> {
                 &mut sym,
             )
             .map_err(|e| DynamicError::Memory("the dynamic symbol table", e))?;
-        let st_name = u64::from(u32::from_le_bytes(sym[0..4].try_into().expect("4 bytes")));
-        let shndx = u16::from_le_bytes(sym[6..8].try_into().expect("2 bytes"));
+        let sym = LeBytes::new(&sym);
+        let st_name = u64::from(sym.u32_at(0).unwrap_or(0));
+        let shndx = sym.u16_at(6).unwrap_or(0);
         if shndx == 0 || st_name >= self.strsz {
             return Ok(None);
         }
@@ -191,7 +186,7 @@ impl<'a> DynamicSymbols<'a> {
             .read_exact_at(self.strtab.wrapping_add(st_name), &mut have)
             .map_err(|e| DynamicError::Memory("the dynamic string table", e))?;
         let named = have[..name.len()] == *name.as_bytes() && have[name.len()] == 0;
-        Ok(named.then(|| u64::from_le_bytes(sym[8..16].try_into().expect("8 bytes"))))
+        Ok(named.then(|| sym.u64_at(8)).flatten())
     }
 
     /// The link-time value (`st_value`) of the defined symbol `name`, `None` when the object
@@ -273,8 +268,23 @@ fn sysv_hash(name: &str) -> u32 {
 mod tests {
     use super::*;
     use crate::elf::ElfFile;
-    use crate::read::ProcessMemory;
     use goblin::elf::program_header::PT_DYNAMIC;
+
+    /// This test process's own memory through `/proc/self/mem` (the OS backends of `read` sit
+    /// above this module).
+    struct OwnMemory(std::fs::File);
+
+    impl ReadMemory for OwnMemory {
+        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
+            use std::os::unix::fs::FileExt;
+            self.0
+                .read_exact_at(buf, addr)
+                .map_err(|_| MemoryError::Unmapped {
+                    addr,
+                    len: buf.len(),
+                })
+        }
+    }
 
     #[test]
     fn hashes_are_the_published_ones() {
@@ -312,7 +322,7 @@ mod tests {
             .iter()
             .find(|p| p.p_type == PT_DYNAMIC)
             .unwrap();
-        let mem = ProcessMemory::new(std::process::id() as i32);
+        let mem = OwnMemory(std::fs::File::open("/proc/self/mem").unwrap());
         // glibc's libc.so.6 has both tables (DT_GNU_HASH and DT_HASH): each is read.
         for use_gnu in [true, false] {
             let syms = DynamicSymbols::read_with(

@@ -10,7 +10,8 @@ use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOTE, SHT_SYMTAB, SectionHeade
 use goblin::elf::sym::STT_OBJECT;
 
 use super::{CTX, SIZEOF_EHDR, SIZEOF_PHDR, SIZEOF_SHDR, SIZEOF_SYM, build_id_from_notes};
-use crate::Error;
+use crate::error::Error;
+use crate::memory::LeBytes;
 
 /// An ELF file, 64-bit little-endian (x86_64 or aarch64), read with `pread`: headers when opened,
 /// sections when asked for. It is not mapped: these files may belong to the target's user (a
@@ -206,7 +207,7 @@ impl ElfFile {
         let nul = bytes.iter().position(|&b| b == 0)?;
         let name = std::str::from_utf8(&bytes[..nul]).ok()?.to_owned();
         let crc_at = (nul + 1).next_multiple_of(4);
-        let crc = u32::from_le_bytes(bytes.get(crc_at..crc_at + 4)?.try_into().ok()?);
+        let crc = LeBytes::new(&bytes).u32_at(crc_at)?;
         Some((name, crc))
     }
 
@@ -267,8 +268,10 @@ impl ElfFile {
         // st_value u64 @8, st_size u64 @16. Read in place: goblin's per-entry parse costs more
         // than the rest of a forced read for libjvm's 60 000 symbols.
         for e in entries.chunks_exact(SIZEOF_SYM) {
-            let le32 = |i: usize| u32::from_le_bytes(e[i..i + 4].try_into().expect("4 bytes"));
-            let le64 = |i: usize| u64::from_le_bytes(e[i..i + 8].try_into().expect("8 bytes"));
+            let e = LeBytes::new(e);
+            let le32 = |i: usize| e.u32_at(i).unwrap_or(0);
+            let le64 = |i: usize| e.u64_at(i).unwrap_or(0);
+            let e = e.bytes();
             if e[4] & 0xf != STT_OBJECT || (e[6] == 0 && e[7] == 0) {
                 continue;
             }

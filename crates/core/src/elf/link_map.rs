@@ -6,7 +6,7 @@
 use goblin::elf::dynamic::{DT_DEBUG, DT_NULL};
 
 use super::SIZEOF_DYN;
-use crate::read::{MemoryError, ReadMemory};
+use crate::memory::{MemoryError, ReadMemory};
 
 /// `offsetof(struct r_debug, r_map)` on LP64 (`r_version` is an int, padded).
 const R_MAP: u64 = 8;

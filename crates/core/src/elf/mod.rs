@@ -14,9 +14,9 @@
 //! * [`dynamic`]: a loaded object's exported symbols, from its `_DYNAMIC` and hash table in any
 //!   [`ReadMemory`] (no file needed).
 //!
-//! [`ReadMemory`]: crate::read::ReadMemory
+//! [`ReadMemory`]: crate::memory::ReadMemory
 
-pub(crate) mod core;
+pub(crate) mod coredump;
 pub(crate) mod dynamic;
 pub(crate) mod file;
 pub(crate) mod link_map;

@@ -10,7 +10,7 @@
 //! | `client_java_0` | client_java 0.x, `simpleclient_hotspot` (0.12 and later names) |
 //! | `otel` | OpenTelemetry's JVM semantic conventions (`model/jvm/metrics.yaml`, stable metrics) in the OTLP-to-Prometheus form |
 //!
-//! The table [`FAMILIES`] is the one place the names live, each row with the file that defines it.
+//! The table `FAMILIES` is the one place the names live, each row with the file that defines it.
 //! Text format 0.0.4 names counters' families with `_total`, as the client libraries write them.
 //!
 //! # What is left out
@@ -24,8 +24,9 @@
 use std::fmt;
 
 use super::prometheus::{Exposition, MetricType};
-use crate::ProcessUsage;
 use crate::metrics::{Area, JvmMetrics};
+use crate::pid::Pid;
+use crate::process::ProcessUsage;
 
 /// One naming scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -215,7 +216,7 @@ macro_rules! row {
 /// sources: client_java 1.8 and 0.16, Micrometer 1.15 (`jvm/JvmMemoryMetrics`, `JvmGcMetrics`,
 /// `JvmThreadMetrics`, `ClassLoaderMetrics`, `JvmCompilationMetrics`, `JvmInfoMetrics`,
 /// `system/UptimeMetrics`, `ProcessorMetrics`, `FileDescriptorMetrics`), semantic conventions 1.3x.
-pub const FAMILIES: &[Family] = &[
+pub(crate) const FAMILIES: &[Family] = &[
     // Micrometer
     row!(
         Micrometer,
@@ -858,7 +859,7 @@ fn area_word(a: Area, otel: bool) -> &'static str {
 /// What one JVM gives the dialects: its JMX view, what the OS says of its process (`None` for a
 /// file or a core), and the time of the reading (seconds since the epoch, for uptime).
 #[derive(Debug, Clone, Copy)]
-pub struct Source<'a> {
+pub struct Beans<'a> {
     /// The JMX view of its PerfData.
     pub jvm: &'a JvmMetrics,
     /// Its process's usage.
@@ -870,7 +871,7 @@ pub struct Source<'a> {
 /// Adds one JVM's families of every dialect of `names` but `hotspot` to `page`, every series
 /// labelled `first` first (the JVM's `application`, `instance`, `pid`). A family two dialects
 /// define alike is written once (see [`Names::parse`]).
-pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Source<'_>, first: &[(&str, &str)]) {
+pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Beans<'_>, first: &[(&str, &str)]) {
     let mut written: Vec<&str> = Vec::new();
     for dialect in names.dialects() {
         for f in FAMILIES.iter().filter(|f| f.dialect == *dialect) {
@@ -881,6 +882,39 @@ pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Source<'_>, first: &[
             add_family(page, f, src, first);
         }
     }
+}
+
+/// Adds one JVM's reading to `page` in every dialect of `names` but `hotspot`: its JMX view
+/// ([`JvmMetrics::from_snapshot`]), its `application` label (from `main`, `jps -l`'s form, and
+/// `rules`), and for a live JVM (`live`: this host's name and the JVM's pid) its process's usage
+/// and the `instance`/`pid` labels. A file or a core (`live` `None`) gets `application` only.
+/// `taken` is when the reading was taken. The one place `inspect --format prometheus` and
+/// `serve` build a JVM's dialect families.
+pub fn add_reading(
+    page: &mut Exposition,
+    names: &Names,
+    rules: &[ApplicationRule],
+    snapshot: &crate::perfdata::Snapshot,
+    main: &str,
+    live: Option<(&str, Pid)>,
+    taken: std::time::SystemTime,
+) {
+    let metrics = JvmMetrics::from_snapshot(snapshot);
+    let app = application(main, rules);
+    let labels = match live {
+        Some((host, pid)) => jvm_labels(&app, host, pid),
+        None => vec![("application", app)],
+    };
+    let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let usage = live.and_then(|(_, pid)| crate::process::usage(pid).ok());
+    let beans = Beans {
+        jvm: &metrics,
+        process: usage.as_ref(),
+        now_seconds: taken
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    };
+    add_jvm(page, names, &beans, &labels);
 }
 
 /// `--application NAME=GLOB`: JVMs whose main class or jar path matches `main` (`*` crosses `/`)
@@ -938,7 +972,7 @@ pub fn application(main: &str, rules: &[ApplicationRule]) -> String {
 /// The labels every series of a JVM carries in the dialects: `application`, `instance`
 /// (`<host>/<pid>`: each JVM its own instance, so dashboards that select on `application` and
 /// `instance` never merge two JVMs; Prometheus keeps it with `honor_labels: true`) and `pid`.
-pub fn jvm_labels(application: &str, host: &str, pid: i32) -> Vec<(&'static str, String)> {
+pub fn jvm_labels(application: &str, host: &str, pid: Pid) -> Vec<(&'static str, String)> {
     vec![
         ("application", application.to_string()),
         ("instance", format!("{host}/{pid}")),
@@ -990,7 +1024,7 @@ fn describe(q: Quantity) -> &'static str {
     }
 }
 
-fn add_family(page: &mut Exposition, f: &Family, src: &Source<'_>, first: &[(&str, &str)]) {
+fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str, &str)]) {
     let help = help(f);
     let jvm = src.jvm;
     let mut one = |suffix: &str, labels: &[(&str, &str)], value: f64| {

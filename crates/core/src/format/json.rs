@@ -28,10 +28,11 @@ use serde::ser::{SerializeMap, Serializer};
 use super::allow;
 use super::prometheus::{units_word, variability_word};
 use crate::perfdata::{Counter, Value};
+use crate::pid::Pid;
 
 #[derive(Serialize)]
 struct Line<'a> {
-    pid: Option<i32>,
+    pid: Option<Pid>,
     timestamp: u64,
     counters: Counters<'a>,
 }
@@ -93,7 +94,7 @@ impl Serialize for Counters<'_> {
 /// Any error from `out`.
 pub fn write_json_line<'a, W: Write>(
     out: &mut W,
-    pid: Option<i32>,
+    pid: Option<Pid>,
     time: SystemTime,
     counters: &[&'a Counter],
 ) -> io::Result<Vec<&'a Counter>> {

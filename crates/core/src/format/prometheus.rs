@@ -542,11 +542,6 @@ impl Exposition {
         );
     }
 
-    /// Whether the page has a family of this name.
-    pub fn has_family(&self, family: &str) -> bool {
-        self.families.contains_key(family)
-    }
-
     /// `labels` is the sample's head after the family name: a suffix (summaries and
     /// histograms) and the rendered labels.
     fn push(

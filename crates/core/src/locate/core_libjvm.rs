@@ -12,10 +12,12 @@ use goblin::elf::program_header::PT_DYNAMIC;
 
 use crate::elf::ElfFile;
 use crate::elf::link_map::{self, LinkMaps};
-use crate::locate::LIBJVM;
-use crate::locate::{Mapping, Module, strip_deleted};
-use crate::read::{CoreMemory, MemoryError, ReadMemory, machine_name};
-use crate::{Error, with_causes};
+use crate::error::{Error, with_causes};
+use crate::locate::{Mapping, Module};
+use crate::memory::{MemoryError, ReadMemory};
+use crate::process::LIBJVM;
+use crate::process::strip_deleted;
+use crate::read::{CoreMemory, machine_name};
 
 fn is_libjvm(p: &Path) -> bool {
     p.file_name().is_some_and(|n| n == LIBJVM)

@@ -8,11 +8,15 @@ use std::path::PathBuf;
 use procfs::process::{MMapPath, Process as ProcfsProcess};
 
 use super::cache::SymbolCache;
-use super::{LIBJVM, Located, Mapping, Module, locate_perf_memory, strip_deleted};
+use super::cache::SymbolCacheUse;
+use super::{Located, Mapping, Module, locate_perf_memory};
+use crate::error::Error;
+use crate::memory::MemoryError;
+use crate::pid::Pid;
 use crate::process::Process;
 use crate::process::os::process_error;
+use crate::process::{LIBJVM, strip_deleted};
 use crate::read::ProcessMemory;
-use crate::{Error, MemoryError, SymbolCacheUse};
 
 /// Where `PerfMemory`'s variables are in live process `process`: libjvm from its mappings, then
 /// [`locate_perf_memory`] with the symbol cache as `cache` says.
@@ -53,7 +57,7 @@ pub fn locate_in_process(
 /// # Errors
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when maps cannot be read, and
 /// [`Error::NotAJvm`] when no libjvm is mapped.
-pub fn find_in_process(pid: i32) -> Result<Module, Error> {
+pub fn find_in_process(pid: Pid) -> Result<Module, Error> {
     let process = ProcfsProcess::new(pid).map_err(|e| process_error(pid, "open /proc/<pid>", e))?;
     let maps = process
         .maps()

@@ -4,7 +4,7 @@
 //!
 //! Symbol sources, in order: a separate debug file found by build-id under `/usr/lib/debug`, the
 //! library's own `.symtab`, a debug file named by `.gnu_debuglink`, and finally the exported
-//! `gHotSpotVMStructs` table walked in the target's memory ([`vmstructs`]), which works on
+//! `gHotSpotVMStructs` table walked in the target's memory ([`crate::vm::find_perf_memory`]), which works on
 //! stripped builds. On Windows, `jvm.dll`'s export table ([`pe`]) gives the vmStructs symbols.
 //!
 //! # The OS seam
@@ -19,7 +19,6 @@
 pub mod cache;
 pub mod core_libjvm;
 pub mod pe;
-pub mod vmstructs;
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 #[path = "linux.rs"]
@@ -33,32 +32,20 @@ pub(crate) mod os;
 
 pub(crate) use os::locate_in_process;
 
-/// The file name of HotSpot's library on Linux.
-pub const LIBJVM: &str = "libjvm.so";
 /// The module name of HotSpot's library on Windows.
 pub const JVM_DLL: &str = "jvm.dll";
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::elf::{self, ElfFile, SymbolSource, hex};
 use cache::{CachedVars, SymbolCache};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 
-use crate::read::ReadMemory;
-use crate::{Error, LocateFailure, with_causes};
+use crate::error::{Error, LocateFailure, with_causes};
+use crate::memory::ReadMemory;
 
-/// Run-time addresses of `PerfMemory`'s static variables in the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PerfMemoryVars {
-    /// `&PerfMemory::_start` (a `char*`: the region's address).
-    pub start: u64,
-    /// `&PerfMemory::_capacity` (a `size_t`: the region's size in bytes).
-    pub capacity: u64,
-    /// `&PerfMemory::_top` (a `char*`), when known.
-    pub top: Option<u64>,
-    /// `&PerfMemory::_initialized` (an `int`), when known.
-    pub initialized: Option<u64>,
-}
+pub use crate::vm::PerfMemoryVars;
 
 /// One mapping of a file in the target: `[start, end)` maps file bytes from `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,16 +199,6 @@ const PERF_MEMORY_SYMBOLS: [&str; 4] = [
     "_ZN10PerfMemory4_topE",
     "_ZN10PerfMemory12_initializedE",
 ];
-
-/// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
-/// deleted or replaced after it was mapped.
-pub(crate) fn strip_deleted(p: &Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    match s.strip_suffix(" (deleted)") {
-        Some(n) => PathBuf::from(n),
-        None => p.to_owned(),
-    }
-}
 
 /// The load bias of an image with these program headers given its mappings and the target's
 /// page size `page` (a power of two): a mapping at file offset `o` that holds the page of a
@@ -421,6 +398,36 @@ pub fn locate_perf_memory(
 /// [`Error::VmStructs`] when the module's ELF headers or `_DYNAMIC` are not usable, a symbol is
 /// not exported, or the walk fails; [`Error::Memory`] when a read fails (bytes a core lacks).
 pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
+    let (load_bias, symbols) = exported_in_memory(module, mem, &crate::vm::tables::STRUCT_SYMBOLS)?;
+    let resolve = |name: &str| symbols.get(name).copied();
+    let vars = crate::vm::find_perf_memory(mem, &resolve)?;
+    Ok(Located {
+        vars,
+        module: LoadedModule::LibjvmInMemory {
+            path: module.path.clone(),
+            load_bias,
+        },
+        source: format!(
+            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
+            module.path.display()
+        ),
+        notes: Vec::new(),
+    })
+}
+
+/// The load bias of `module` and the run-time addresses of those of `names` it exports, read
+/// from its own ELF headers, `_DYNAMIC` and hash table in the target's memory ([`elf::dynamic`]):
+/// no file is opened, so this works on stripped builds, in containers and on cores that hold
+/// the module's read-only data. A name it does not export is absent from the map.
+///
+/// # Errors
+/// [`Error::VmStructs`] when the headers or `_DYNAMIC` are not usable; [`Error::Memory`] when a
+/// read fails.
+pub(crate) fn exported_in_memory<'n>(
+    module: &Module,
+    mem: &dyn ReadMemory,
+    names: &[&'n str],
+) -> Result<(u64, HashMap<&'n str, u64>), Error> {
     use elf::dynamic::{DynamicError, DynamicSymbols};
     let image = LoadedImage::read(module, mem).ok_or_else(|| {
         Error::VmStructs(format!(
@@ -436,30 +443,13 @@ pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located
         DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
     };
     let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;
-    let mut values = Vec::new();
-    for name in vmstructs::SYMBOLS {
-        values.push(syms.lookup(name).map_err(to_error)?);
+    let mut out = HashMap::new();
+    for &name in names {
+        if let Some(v) = syms.lookup(name).map_err(to_error)? {
+            out.insert(name, image.bias.wrapping_add(v));
+        }
     }
-    let resolve = |name: &str| {
-        vmstructs::SYMBOLS
-            .iter()
-            .position(|s| *s == name)
-            .and_then(|i| values[i])
-            .map(|v| image.bias.wrapping_add(v))
-    };
-    let vars = vmstructs::find_perf_memory(mem, &resolve)?;
-    Ok(Located {
-        vars,
-        module: LoadedModule::LibjvmInMemory {
-            path: module.path.clone(),
-            load_bias: image.bias,
-        },
-        source: format!(
-            "gHotSpotVMStructs (exported by {}; its .dynsym read from the target's memory)",
-            module.path.display()
-        ),
-        notes: Vec::new(),
-    })
+    Ok((image.bias, out))
 }
 
 /// The build-id read from the target at the address of the file's build-id note.
@@ -610,15 +600,15 @@ impl Lookup<'_> {
 
     /// 4. `gHotSpotVMStructs`, through the symbols the library exports (`.dynsym`).
     fn vmstructs(&self, tried: &mut Vec<String>) -> Option<(PerfMemoryVars, String)> {
-        let exported = self.elf.find_in_dynsym(&vmstructs::SYMBOLS);
+        let exported = self.elf.find_in_dynsym(&crate::vm::tables::STRUCT_SYMBOLS);
         let resolve = |name: &str| {
-            vmstructs::SYMBOLS
+            crate::vm::tables::STRUCT_SYMBOLS
                 .iter()
                 .position(|s| *s == name)
                 .and_then(|i| exported[i])
                 .map(|s| self.bias.wrapping_add(s.value))
         };
-        match vmstructs::find_perf_memory(self.mem, &resolve) {
+        match crate::vm::find_perf_memory(self.mem, &resolve) {
             Ok(vars) => Some((
                 vars,
                 format!(
@@ -687,24 +677,15 @@ mod tests {
             &raw const HSINSPECT_BIAS_PROBE as u64
         );
         // The same bias and build-id from the headers in memory, without the file.
-        let image =
-            LoadedImage::read(&module, &ProcessMemory::new(std::process::id() as i32)).unwrap();
+        let image = LoadedImage::read(
+            &module,
+            &ProcessMemory::new(std::process::id() as crate::pid::Pid),
+        )
+        .unwrap();
         assert_eq!(image.bias, bias);
         assert_eq!(image.build_id, elf.build_id());
         // No mapping at a PT_LOAD's file page: no bias.
         assert_eq!(load_bias(elf.program_headers(), &[], 4096), None);
-    }
-
-    #[test]
-    fn strip_deleted_removes_only_the_suffix() {
-        assert_eq!(
-            strip_deleted(Path::new("/j/lib/server/libjvm.so (deleted)")),
-            PathBuf::from("/j/lib/server/libjvm.so")
-        );
-        assert_eq!(
-            strip_deleted(Path::new("/j/a (deleted)/libjvm.so")),
-            PathBuf::from("/j/a (deleted)/libjvm.so")
-        );
     }
 
     #[test]
@@ -789,9 +770,13 @@ mod page_size_tests {
         fn page_size(&self) -> u64 {
             self.page
         }
-        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), crate::read::MemoryError> {
+        fn read_exact_at(
+            &self,
+            addr: u64,
+            buf: &mut [u8],
+        ) -> Result<(), crate::memory::MemoryError> {
             if addr + buf.len() as u64 > self.end {
-                return Err(crate::read::MemoryError::Unmapped {
+                return Err(crate::memory::MemoryError::Unmapped {
                     addr,
                     len: buf.len(),
                 });

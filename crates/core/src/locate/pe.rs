@@ -5,7 +5,7 @@
 //! `src/java.base/windows/native/include/jni_md.h` and `src/hotspot/share/runtime/vmStructs.cpp`),
 //! so `jvm.dll`'s export directory gives their addresses without any PDB. `jvm.dll` exports no
 //! `PerfMemory` symbols: the region is found by walking `gHotSpotVMStructs`
-//! ([`super::vmstructs`]).
+//! ([`crate::vm::find_perf_memory`]).
 //!
 //! Everything is read from the image as it is loaded in the target (the loader maps the headers
 //! and every section at `base + RVA`), so a `jvm.dll` replaced or deleted on disk does not matter.
@@ -23,16 +23,16 @@ use goblin::pe::optional_header::MAGIC_64;
 #[cfg(all(test, target_os = "linux"))]
 use goblin::pe::section_table::SectionTable;
 
-use super::{LoadedModule, Located, vmstructs};
-use crate::Error;
+use super::{LoadedModule, Located};
+use crate::error::Error;
 #[cfg(all(test, target_os = "linux"))]
-use crate::read::MemoryError;
-use crate::read::ReadMemory;
+use crate::memory::MemoryError;
+use crate::memory::{LeBytes, ReadMemory};
 
 /// Where `PerfMemory::_start` and `_capacity` are in an address space (`mem`: a live process or a
 /// minidump) where `jvm.dll` is loaded at `base` (`size` bytes, from `path`): its PE headers and
 /// export directory read through `mem` ([`ImageHeaders`], [`Exports`]), then the
-/// `gHotSpotVMStructs` walk ([`vmstructs::find_perf_memory`]). No file is opened.
+/// `gHotSpotVMStructs` walk ([`crate::vm::find_perf_memory`]). No file is opened.
 ///
 /// # Errors
 /// [`Error::Memory`] when the headers, exports or vmStructs are not readable; [`Error::Pe`] when
@@ -46,7 +46,7 @@ pub fn locate_jvm_dll(
     let name = path.display().to_string();
     let headers = ImageHeaders::read(mem, base, &name)?;
     let exports = Exports::read(mem, &headers, &name)?;
-    let vars = vmstructs::find_perf_memory(mem, &|s| exports.address(s))?;
+    let vars = crate::vm::find_perf_memory(mem, &|s| exports.address(s))?;
     Ok(Located {
         vars,
         module: LoadedModule::JvmDll {
@@ -257,16 +257,12 @@ impl View<'_> {
 
     fn u32s(&self, rva: u32, n: u32, what: &str) -> Result<Vec<u32>, Error> {
         let b = self.bytes(rva, n as usize * 4, what)?;
-        Ok(b.chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect())
+        Ok(LeBytes::new(&b).u32s().collect())
     }
 
     fn u16s(&self, rva: u32, n: u32, what: &str) -> Result<Vec<u16>, Error> {
         let b = self.bytes(rva, n as usize * 2, what)?;
-        Ok(b.chunks_exact(2)
-            .map(|c| u16::from_le_bytes(c.try_into().expect("2 bytes")))
-            .collect())
+        Ok(LeBytes::new(&b).u16s().collect())
     }
 
     fn c_string(&self, rva: u32) -> Result<Option<Vec<u8>>, Error> {
@@ -448,7 +444,7 @@ mod tests {
         let got = sorted_exports(&exports);
         assert!(got.len() > 1000, "only {} exports", got.len());
         assert_eq!(got, expected);
-        for symbol in crate::locate::vmstructs::SYMBOLS {
+        for symbol in crate::vm::tables::STRUCT_SYMBOLS {
             let addr = exports
                 .address(symbol)
                 .unwrap_or_else(|| panic!("{symbol} not exported"));
@@ -459,9 +455,7 @@ mod tests {
     fn vmstructs_walk_finds_perf_memory(path: &Path, bytes: &[u8]) -> PerfMemoryVars {
         let pe = goblin::pe::PE::parse(bytes).unwrap();
         let (image, exports) = image(path, bytes);
-        let vars =
-            crate::locate::vmstructs::find_perf_memory(&image, &|name| exports.address(name))
-                .unwrap();
+        let vars = crate::vm::find_perf_memory(&image, &|name| exports.address(name)).unwrap();
         // Each variable is a static of jvm.dll: 8-byte aligned (int for _initialized: 4) in a
         // writable section, all different.
         let writable = |addr: u64| {

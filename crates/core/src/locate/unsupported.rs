@@ -1,9 +1,10 @@
 //! The locate stage where no live backend exists (see [`crate::locate`]).
 
 use super::Located;
+use super::cache::SymbolCacheUse;
+use crate::error::Error;
 use crate::process::Process;
 use crate::read::ProcessMemory;
-use crate::{Error, SymbolCacheUse};
 
 /// # Errors
 /// Never returns: no `Process` exists on this build.

@@ -14,11 +14,12 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
     CreateToolhelp32Snapshot, MODULEENTRY32W, Module32FirstW, Module32NextW, TH32CS_SNAPMODULE,
 };
 
+use super::cache::SymbolCacheUse;
 use super::{JVM_DLL, Located};
+use crate::error::Error;
 use crate::process::Process;
 use crate::process::os::{from_wide, last_error, os_code, permission_hint};
 use crate::read::ProcessMemory;
-use crate::{Error, SymbolCacheUse};
 
 /// Where `PerfMemory`'s variables are in live process `process`: `jvm.dll`'s base from the
 /// module list, its exports, the vmStructs walk (the symbol cache is not used: the walk reads

@@ -4,7 +4,7 @@
 //! [`crate::format::dialect`] (Micrometer, Prometheus client_java, OpenTelemetry) export.
 //!
 //! Pure: a [`Snapshot`] in, a [`JvmMetrics`] out. Every rule below was checked against the MXBeans
-//! of live JVMs (JDK 8 to 25, every collector: `tests/dialects.rs`); the sources are HotSpot's
+//! of live JVMs (JDK 8 to 25, every collector: `tests/integration/dialects.rs`); the sources are HotSpot's
 //! `gc/*/*MemoryPool.cpp`, `gc/*/*MonitoringSupport.cpp`, `services/classLoadingService.cpp`,
 //! `services/threadService.cpp` and `runtime/statSampler.cpp`.
 //!

@@ -4,7 +4,7 @@
 
 /// The main class or jar as `jps -l` shows it: the first word of `sun.rt.javaCommand` (the
 /// launcher writes `<main class or jar> <args...>`, or `<module>/<class> <args...>`; a JVM
-/// embedded through `JNI_CreateJavaVM` leaves it empty). Source of the rule:
+/// embedded through `JNI_CreateJavaVM` leaves it empty). Target of the rule:
 /// `sun.jvmstat.monitor.MonitoredVmUtil.mainClass(vm, true)` (module `jdk.internal.jvmstat`).
 pub fn jps_main(java_command: &str) -> &str {
     java_command.split(' ').next().unwrap_or("")

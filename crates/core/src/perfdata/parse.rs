@@ -6,6 +6,7 @@ use super::{
     ByteOrder, Counter, ENTRY_HEADER_SIZE, MAGIC, PROLOGUE_SIZE, Prologue, Snapshot, Units, Value,
     Variability,
 };
+use crate::memory::LeBytes;
 
 /// Why a buffer is not a valid PerfData region, and where (byte offset into the buffer).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,8 +32,8 @@ struct Fields<'a> {
 
 impl Fields<'_> {
     fn bytes<const N: usize>(&self, at: usize, what: &str) -> Result<[u8; N], ParseError> {
-        match at.checked_add(N).and_then(|end| self.buf.get(at..end)) {
-            Some(s) => Ok(s.try_into().expect("slice has length N")),
+        match LeBytes::new(self.buf).array::<N>(at) {
+            Some(b) => Ok(b),
             None => err(
                 at,
                 format!(
@@ -354,11 +355,9 @@ impl EntryHeader {
         let data = &entry[self.data_offset..];
         Ok(match (self.type_code, self.vector_length) {
             (b'J', 0) => {
-                let bytes: [u8; 8] = data
-                    .get(..8)
-                    .ok_or_else(|| e.long_past_entry(self, name, data.len()))?
-                    .try_into()
-                    .expect("8 bytes");
+                let bytes: [u8; 8] = LeBytes::new(data)
+                    .array(0)
+                    .ok_or_else(|| e.long_past_entry(self, name, data.len()))?;
                 Value::Long(match order {
                     ByteOrder::Big => i64::from_be_bytes(bytes),
                     ByteOrder::Little => i64::from_le_bytes(bytes),

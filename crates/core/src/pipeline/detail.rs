@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::locate::{LoadedModule, Note};
+use crate::pid::Pid;
 use crate::process::StopReport;
 
 /// How the region's bytes were reached.
@@ -16,21 +17,21 @@ pub enum ReadPath {
     /// A live process's memory (`-F`).
     Forced {
         /// The pid.
-        pid: i32,
+        pid: Pid,
         /// Its command name (`comm`, or the executable's file name on Windows).
         name: String,
     },
     /// A live JVM's shared PerfData: where it was found (the hsperfdata file with its owner and
     /// NSpid, or the Windows file mapping).
-    Shared(String),
+    Hsperfdata(String),
     /// A saved hsperfdata file.
-    File(PathBuf),
+    SavedFile(PathBuf),
     /// A core file, and the process it is of (pid and command, from `NT_PRPSINFO`) when known.
     Core {
         /// The core file.
         path: PathBuf,
         /// pid and command of the dead process.
-        process: Option<(i32, String)>,
+        process: Option<(Pid, String)>,
     },
     /// A Windows minidump, and the process it is of when the dump says (pid from its
     /// `MiscInfoStream`, executable from its module list).
@@ -50,8 +51,8 @@ impl fmt::Display for ReadPath {
             ReadPath::Forced { pid, name } => {
                 write!(f, "forced read of process {pid} ({name}) memory")
             }
-            ReadPath::Shared(desc) => f.write_str(desc),
-            ReadPath::File(path) => write!(f, "file {}", path.display()),
+            ReadPath::Hsperfdata(desc) => f.write_str(desc),
+            ReadPath::SavedFile(path) => write!(f, "file {}", path.display()),
             ReadPath::Core { path, process } => {
                 write!(f, "core file {} of ", path.display())?;
                 match process {
@@ -133,12 +134,16 @@ pub enum Detail {
     /// A forced read was refused (ptrace permission) and the hsperfdata file was read instead;
     /// the refusal's cause and fix.
     ForcedRefused(String),
+    /// A fact of a thread dump (`inspect threads -v`): the VM model read, the walk's reads and
+    /// time.
+    Threads(String),
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::Path(p) => write!(f, "path: {p}"),
+            Detail::Threads(s) => write!(f, "{s}"),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(
@@ -191,7 +196,7 @@ pub enum Warning {
     /// ahead, values may be mid-update.
     ThreadsNotStopped {
         /// Their thread ids.
-        tids: Vec<i32>,
+        tids: Vec<Pid>,
         /// The timeout.
         timeout: Duration,
     },

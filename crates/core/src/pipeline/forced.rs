@@ -5,13 +5,15 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use super::{Detail, ForcedOptions, ReadPath, Reading, Warning, read_region, settled};
-use crate::Error;
-use crate::locate::{self, PerfMemoryVars};
+use super::{Detail, ForcedOptions, ReadPath, Reading, read_region, record_stop, settled};
+use crate::error::Error;
+use crate::locate;
+use crate::memory::MemoryError;
 use crate::perfdata;
 use crate::process::Pid;
 use crate::process::{self, Process};
-use crate::read::{MemoryError, ProcessMemory};
+use crate::read::ProcessMemory;
+use crate::vm::PerfMemoryVars;
 
 /// Reads the PerfData region out of a live process's memory (`inspect -F <pid>`).
 ///
@@ -31,7 +33,7 @@ pub fn read_forced(pid: Pid, opts: &ForcedOptions) -> Result<Reading, Error> {
 
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
 /// (EPERM from ptrace, short reads, a vanished module list).
-fn exited_or(pid: i32, e: Error) -> Error {
+fn exited_or(pid: Pid, e: Error) -> Error {
     match e {
         Error::NoSuchProcess(_) | Error::ProcessExited(_) | Error::PidReused(_) => e,
         _ if process::exited_or_exiting(pid) => Error::ProcessExited(pid),
@@ -40,7 +42,7 @@ fn exited_or(pid: i32, e: Error) -> Error {
 }
 
 /// Turns a refused memory read into [`Error::PermissionDenied`] with the cause and fix.
-fn permission(pid: i32, e: Error) -> Error {
+fn permission(pid: Pid, e: Error) -> Error {
     match e {
         Error::Memory {
             what,
@@ -103,11 +105,11 @@ pub(super) struct ForcedReader {
 }
 
 impl ForcedReader {
-    pub(super) fn open(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+    pub(super) fn open(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
         Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
     }
 
-    fn open_inner(pid: i32, opts: ForcedOptions) -> Result<Self, Error> {
+    fn open_inner(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
         let process = Process::open(pid)?;
         let mem = ProcessMemory::open(&process)?;
         let located = locate::locate_in_process(&process, &mem, opts.symbol_cache)
@@ -186,16 +188,11 @@ impl ForcedReader {
             };
             let mut warnings = Vec::new();
             if let Some(r) = report {
-                if !r.not_stopped.is_empty() {
-                    warnings.push(Warning::ThreadsNotStopped {
-                        tids: r.not_stopped.clone(),
-                        timeout: opts.stop_timeout,
-                    });
-                }
-                details.push(Detail::Stopped(r));
+                record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
             }
             details.push(Detail::Region { start, capacity });
             return Ok(Reading {
+                pid: Some(pid),
                 snapshot,
                 bytes,
                 details,

@@ -10,9 +10,11 @@
 use std::path::Path;
 
 use super::{Detail, ReadPath, Reading, Warning, read_region};
+use crate::error::Error;
 use crate::locate::{self, JVM_DLL};
-use crate::read::{MemoryError, MinidumpMemory, dump_type_name};
-use crate::{Error, perfdata};
+use crate::memory::MemoryError;
+use crate::perfdata;
+use crate::read::{MinidumpMemory, dump_type_name};
 
 /// How to write a dump that holds the PerfData region (for the errors of other kinds).
 pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minidump with full memory (MiniDumpWithFullMemory): write one with `procdump -ma <pid>`, with Task Manager (Details, right-click java.exe, \"Create dump file\"), or let HotSpot write hs_err_pid<pid>.mdmp when the JVM crashes (always with full memory: by default on Windows Server editions, elsewhere with -XX:+CreateCoredumpOnCrash); Windows Error Reporting's LocalDumps need DumpType 2";
@@ -21,7 +23,7 @@ pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minid
 /// starts with `MDMP`).
 ///
 /// # Errors
-/// [`Error::Core`] when the file is not a usable minidump (see [`MinidumpMemory::open`]), its
+/// [`Error::Core`] when the file is not a usable minidump (see `MinidumpMemory::open`), its
 /// process has no `jvm.dll`, the dump lacks full memory (with how to write one), `_start` is NULL,
 /// or the region is not in it; [`Error::Pe`], [`Error::Locate`] and the vmStructs walk's errors
 /// when `jvm.dll` in the dump is not as expected; [`Error::PerfData`] when the bytes are
@@ -85,6 +87,7 @@ pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
         warnings.push(Warning::CoreNotAccessible);
     }
     Ok(Reading {
+        pid: None,
         snapshot,
         bytes,
         details,

@@ -1,7 +1,7 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
 //!
-//! Written once for every OS: the live pipelines ([`read_forced`], [`read_shared_wait`]) use only the names
+//! Written once for every OS: the live pipelines ([`read_forced`], [`read_hsperfdata`]) use only the names
 //! each stage's OS seam exports (`process::Process`, `process::stop`, `process::shared_bytes`,
 //! `locate::locate_in_process`, `read::ProcessMemory`); files and cores ([`read_file`],
 //! [`read_core`], [`read_minidump`]) need no OS at all.
@@ -9,30 +9,37 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-mod core;
+mod coredump;
 mod detail;
 mod forced;
+mod hsperfdata;
 mod minidump;
-mod shared;
+mod threads;
 
-pub use self::core::read_core;
+pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 use self::forced::ForcedReader;
 pub use self::forced::read_forced;
+pub use self::hsperfdata::read_hsperfdata;
 pub use self::minidump::read_minidump;
-pub use self::shared::{read_shared, read_shared_wait};
-use crate::Error;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use self::threads::dump_threads;
+pub use self::threads::{ThreadDump, ThreadsOptions, dump_threads_core};
+use crate::error::Error;
+use crate::error::MemoryItem;
+use crate::locate;
 pub use crate::locate::cache::SymbolCacheUse;
-pub use crate::perfdata::MAX_REGION;
+use crate::memory::ReadMemory;
 use crate::perfdata::{self, Snapshot};
 use crate::process::Pid;
 use crate::process::Process;
-use crate::read::ReadMemory;
-use crate::{MemoryItem, locate};
 
 /// A parsed region and how it was obtained.
 #[derive(Debug, Clone)]
 pub struct Reading {
+    /// The live process read (as this host sees it); `None` for a saved file, a core or a
+    /// minidump.
+    pub pid: Option<Pid>,
     /// The counters.
     pub snapshot: Snapshot,
     /// The raw region bytes (for saving or re-parsing).
@@ -111,10 +118,11 @@ pub(crate) fn read_region(
             bytes: None,
         });
     }
-    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > MAX_REGION {
+    if capacity < perfdata::PROLOGUE_SIZE as u64 || capacity > perfdata::MAX_REGION {
         return Err(Error::ImplausibleRegion(format!(
-            "PerfMemory::_capacity is {capacity} bytes (expected {} to {MAX_REGION}); the symbols may not match this JVM",
-            perfdata::PROLOGUE_SIZE
+            "PerfMemory::_capacity is {capacity} bytes (expected {} to {}); the symbols may not match this JVM",
+            perfdata::PROLOGUE_SIZE,
+            perfdata::MAX_REGION
         )));
     }
     let mut bytes = vec![0u8; capacity as usize];
@@ -133,7 +141,7 @@ const STARTUP_GRACE: Duration = Duration::from_secs(2);
 
 /// Sleeps before another try while `wait` has not passed since `began`; then says the JVM is
 /// still starting.
-fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error> {
+fn still_starting(pid: Pid, began: Instant, wait: Duration) -> Result<(), Error> {
     if began.elapsed() < wait {
         std::thread::sleep(Duration::from_millis(20));
         return Ok(());
@@ -151,7 +159,7 @@ fn still_starting(pid: i32, began: Instant, wait: Duration) -> Result<(), Error>
 fn ready(
     parsed: Result<perfdata::Snapshot, perfdata::ParseError>,
     bytes: &[u8],
-    pid: i32,
+    pid: Pid,
     age: &dyn Fn() -> Duration,
     began: Instant,
     wait: Duration,
@@ -178,7 +186,7 @@ fn ready(
 /// `torn_reads_left` lasts.
 fn settled(
     bytes: Option<Vec<u8>>,
-    pid: i32,
+    pid: Pid,
     age: &dyn Fn() -> Duration,
     parse: impl FnOnce(&[u8]) -> Result<perfdata::Snapshot, perfdata::ParseError>,
     began: Instant,
@@ -206,48 +214,46 @@ fn settled(
     Ok(snapshot.map(|s| (bytes, s)))
 }
 
+/// Records a stop's report: the `-v` line, and a warning when threads were read running
+/// because they did not stop within `timeout`.
+pub(crate) fn record_stop(
+    report: crate::process::StopReport,
+    timeout: Duration,
+    details: &mut Vec<Detail>,
+    warnings: &mut Vec<Warning>,
+) {
+    if !report.not_stopped.is_empty() {
+        warnings.push(Warning::ThreadsNotStopped {
+            tids: report.not_stopped.clone(),
+            timeout,
+        });
+    }
+    details.push(Detail::Stopped(report));
+}
+
 /// Reads a saved hsperfdata file (`inspect <path>`), with the hsperfdata file rules of the
 /// platform (Linux: `process/linux/hsperfdata_file.rs`; Windows: no reparse point, a regular disk
 /// file with one link, a sane size; elsewhere: a regular file of a region's size). Works on every
 /// OS.
 ///
 /// # Errors
-/// As [`read_shared`], without the pid lookup.
+/// As [`read_hsperfdata`], without the pid lookup.
 pub fn read_file(path: &Path) -> Result<Reading, Error> {
     let bytes = crate::process::read_hsperfdata_file(path)?;
     let snapshot = perfdata::parse(&bytes)?;
     Ok(Reading {
+        pid: None,
         snapshot,
         bytes,
-        details: vec![Detail::Path(ReadPath::File(path.to_owned()))],
+        details: vec![Detail::Path(ReadPath::SavedFile(path.to_owned()))],
         warnings: Vec::new(),
         fallback: None,
     })
 }
 
-/// A target named on the command line: a pid, or a path to an hsperfdata file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetSpec {
-    /// A process id.
-    Pid(Pid),
-    /// A file.
-    File(PathBuf),
-}
-
-impl TargetSpec {
-    /// An integer: a pid (0 and negative ones too, so they are refused as pids rather than
-    /// looked for as files; a file named `-5` is `./-5`); anything else: a path.
-    pub fn parse(s: &str) -> Self {
-        match s.parse::<i32>() {
-            Ok(pid) if !s.starts_with('+') => TargetSpec::Pid(pid),
-            _ => TargetSpec::File(PathBuf::from(s)),
-        }
-    }
-}
-
 /// Where readings come from: one of the four kinds of target, with its options.
 #[derive(Debug, Clone)]
-pub enum Source {
+pub enum Target {
     /// A live process's memory (`-F <pid>`). When ptrace is refused (EPERM) and the hsperfdata
     /// file is readable, the [`Sampler`] reads the file instead and says so in
     /// [`Reading::warnings`].
@@ -258,14 +264,14 @@ pub enum Source {
         opts: ForcedOptions,
     },
     /// A live process's hsperfdata file (`<pid>`).
-    Shared {
+    Hsperfdata {
         /// The JVM's pid (as this host sees it).
         pid: Pid,
         /// How long to wait for a starting JVM.
         wait: Duration,
     },
     /// A saved hsperfdata file (`<path>`).
-    File(PathBuf),
+    SavedFile(PathBuf),
     /// An ELF core file (`--core <core> [--exe <path>] [--sysroot <dir>]`), or a Windows
     /// minidump (`--core <dump>`; a file that starts with `MDMP`: [`read_minidump`]).
     Core {
@@ -278,12 +284,12 @@ pub enum Source {
     },
 }
 
-impl Source {
+impl Target {
     /// The live process this source reads, if any.
     pub fn pid(&self) -> Option<Pid> {
         match self {
-            Source::Forced { pid, .. } | Source::Shared { pid, .. } => Some(*pid),
-            Source::File(_) | Source::Core { .. } => None,
+            Target::Forced { pid, .. } | Target::Hsperfdata { pid, .. } => Some(*pid),
+            Target::SavedFile(_) | Target::Core { .. } => None,
         }
     }
 
@@ -293,12 +299,12 @@ impl Source {
     }
 }
 
-/// Takes repeated [`Reading`]s of one [`Source`]: the first [`Sampler::sample`] does the whole
+/// Takes repeated [`Reading`]s of one [`Target`]: the first [`Sampler::sample`] does the whole
 /// pipeline; for a forced source later ones re-read only the region (symbols are resolved once),
 /// and every sample of a live source checks the pid still names the same process
 /// ([`Error::PidReused`], [`Error::ProcessExited`] when it does not).
 pub struct Sampler {
-    source: Source,
+    source: Target,
     forced: Option<ForcedReader>,
     /// Set once a refused forced read fell back to the hsperfdata file.
     fell_back: Option<String>,
@@ -311,7 +317,7 @@ pub struct Sampler {
 
 impl Sampler {
     /// A sampler of `source`; nothing is read until [`Sampler::sample`].
-    pub fn new(source: Source) -> Self {
+    pub fn new(source: Target) -> Self {
         Sampler {
             source,
             forced: None,
@@ -329,14 +335,14 @@ impl Sampler {
     }
 
     /// What this sampler reads.
-    pub fn source(&self) -> &Source {
+    pub fn source(&self) -> &Target {
         &self.source
     }
 
     /// One reading.
     ///
     /// # Errors
-    /// As [`read_forced`], [`read_shared_wait`], [`read_file`] or [`read_core`] for the source.
+    /// As [`read_forced`], [`read_hsperfdata`], [`read_file`] or [`read_core`] for the source.
     pub fn sample(&mut self) -> Result<Reading, Error> {
         self.sample_limited(None)
     }
@@ -359,7 +365,7 @@ impl Sampler {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let cut = |d: Duration| left.map_or(d, |l| d.min(l));
         match &self.source {
-            Source::Forced { pid, opts } => {
+            Target::Forced { pid, opts } => {
                 let pid = *pid;
                 let mut opts = opts.clone();
                 opts.wait_accessible = cut(opts.wait_accessible);
@@ -367,7 +373,7 @@ impl Sampler {
                 // warning.
                 opts.stop_timeout = cut(opts.stop_timeout);
                 if let Some(hint) = &self.fell_back {
-                    let mut r = read_shared_wait(pid, opts.wait_accessible)?;
+                    let mut r = read_hsperfdata(pid, opts.wait_accessible)?;
                     r.details.insert(0, Detail::ForcedRefused(hint.clone()));
                     return Ok(r);
                 }
@@ -381,7 +387,7 @@ impl Sampler {
                 };
                 match opened {
                     Err(Error::PermissionDenied { what, hint }) => {
-                        match read_shared_wait(pid, opts.wait_accessible) {
+                        match read_hsperfdata(pid, opts.wait_accessible) {
                             Ok(mut r) => {
                                 r.details.insert(0, Detail::ForcedRefused(hint.clone()));
                                 r.fallback = Some(format!(
@@ -396,19 +402,19 @@ impl Sampler {
                     other => other,
                 }
             }
-            Source::Shared { pid, wait } => {
+            Target::Hsperfdata { pid, wait } => {
                 let (pid, wait) = (*pid, cut(*wait));
                 if self.first.is_none() {
                     self.first = Some(Process::open(pid)?);
                 }
-                let reading = read_shared_wait(pid, wait)?;
+                let reading = read_hsperfdata(pid, wait)?;
                 // The file read belongs to the first sample's process only if that process still
                 // holds the pid after the read.
                 self.first.as_ref().expect("set above").check_same()?;
                 Ok(reading)
             }
-            Source::File(path) => read_file(path),
-            Source::Core { core, exe, sysroot } => {
+            Target::SavedFile(path) => read_file(path),
+            Target::Core { core, exe, sysroot } => {
                 read_core(core, exe.as_deref(), sysroot.as_deref())
             }
         }
@@ -420,36 +426,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn integers_are_pids_and_everything_else_is_a_path() {
-        assert_eq!(TargetSpec::parse("4242"), TargetSpec::Pid(4242));
-        // Refused later as pids, never looked for as files.
-        assert_eq!(TargetSpec::parse("0"), TargetSpec::Pid(0));
-        assert_eq!(TargetSpec::parse("-5"), TargetSpec::Pid(-5));
-        for path in [
-            "+5",
-            "./4242",
-            "4242.hsperf",
-            "/tmp/hsperfdata_u/4242",
-            "99999999999",
-        ] {
-            assert_eq!(
-                TargetSpec::parse(path),
-                TargetSpec::File(PathBuf::from(path))
-            );
-        }
-    }
-
-    #[test]
     fn only_live_sources_have_a_pid() {
-        let forced = Source::Forced {
+        let forced = Target::Forced {
             pid: 7,
             opts: ForcedOptions::default(),
         };
         assert_eq!(forced.pid(), Some(7));
         assert!(!forced.is_static());
-        assert!(Source::File("f".into()).is_static());
+        assert!(Target::SavedFile("f".into()).is_static());
         assert_eq!(
-            Source::Core {
+            Target::Core {
                 core: "c".into(),
                 exe: None,
                 sysroot: None

@@ -11,7 +11,7 @@
 //! | name | what it is |
 //! |---|---|
 //! | `Process` | a live process opened by pid: `open`, `pid`, `name`, `age`, `check_same` (the pid still names it: pid reuse, exit) |
-//! | `exited_or_exiting(pid)` | whether a process is gone or on its way out (turns odd errors into [`crate::Error::ProcessExited`]) |
+//! | `exited_or_exiting(pid)` | whether a process is gone or on its way out (turns odd errors into [`crate::error::Error::ProcessExited`]) |
 //! | `stop(&Process, timeout)` → `Stopped`; `Stopped::release()` → [`StopReport`] | hold every thread still for a consistent read, and let it go exactly as it was |
 //! | `shared_bytes(&Process)` | the JVM's shared PerfData (hsperfdata file or mapping) and where it was found |
 //! | `read_hsperfdata_file(path)` | a saved hsperfdata file, with the platform's file rules |
@@ -24,13 +24,7 @@
 
 use std::time::Duration;
 
-/// A process id as this host (the inspector's pid namespace) sees it: what `ps`, `top` and
-/// `jps` on the host print, and what `/proc/<pid>` names. A JVM in a container has another,
-/// inner pid there (its `NSpid`), which hsinspect reports beside it but never takes as input.
-/// Any value may be asked about: 0, negative and unused pids are answered with
-/// [`crate::Error::NoSuchProcess`]. (An alias, not a newtype: every caller already holds pids as
-/// `i32`, the type of `pid_t` and of Windows' process ids as HotSpot's tools print them.)
-pub type Pid = i32;
+pub use crate::pid::Pid;
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 #[path = "linux/mod.rs"]
@@ -46,6 +40,19 @@ pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
     shared_bytes, stop, user_name,
 };
+
+/// The file name of HotSpot's library on Linux, as a process maps it.
+pub const LIBJVM: &str = "libjvm.so";
+
+/// The path without the ` (deleted)` suffix `/proc/<pid>/maps` and `NT_FILE` give a file that was
+/// deleted or replaced after it was mapped.
+pub(crate) fn strip_deleted(p: &std::path::Path) -> std::path::PathBuf {
+    let s = p.to_string_lossy();
+    match s.strip_suffix(" (deleted)") {
+        Some(n) => std::path::PathBuf::from(n),
+        None => p.to_owned(),
+    }
+}
 
 /// What the OS says a process uses: the values behind the `process_*` metrics of Prometheus
 /// client_java (`ProcessMetrics`: `process_cpu_seconds_total`, `process_start_time_seconds`,
@@ -80,9 +87,9 @@ pub struct ProcessUsage {
 /// What the OS says process `pid` uses now.
 ///
 /// # Errors
-/// [`crate::Error::NoSuchProcess`] when it has exited, [`crate::Error::PermissionDenied`] when
-/// the OS hides it, [`crate::Error::Unsupported`] on an OS without a live backend.
-pub fn usage(pid: Pid) -> Result<ProcessUsage, crate::Error> {
+/// [`crate::error::Error::NoSuchProcess`] when it has exited, [`crate::error::Error::PermissionDenied`] when
+/// the OS hides it, [`crate::error::Error::Unsupported`] on an OS without a live backend.
+pub fn usage(pid: Pid) -> Result<ProcessUsage, crate::error::Error> {
     os::usage(pid)
 }
 
@@ -127,7 +134,7 @@ pub struct StopReport {
     /// From the first thread held to the last one released.
     pub stopped_for: Duration,
     /// Thread ids that had not stopped when the timeout passed (read anyway).
-    pub not_stopped: Vec<i32>,
+    pub not_stopped: Vec<Pid>,
 }
 
 impl std::fmt::Display for StopReport {
@@ -165,5 +172,24 @@ impl std::fmt::Display for StopReport {
                 to_stop.as_secs_f64() * 1e3
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::strip_deleted;
+
+    #[test]
+    fn strip_deleted_removes_only_the_suffix() {
+        assert_eq!(
+            strip_deleted(Path::new("/j/lib/server/libjvm.so (deleted)")),
+            PathBuf::from("/j/lib/server/libjvm.so")
+        );
+        assert_eq!(
+            strip_deleted(Path::new("/j/a (deleted)/libjvm.so")),
+            PathBuf::from("/j/a (deleted)/libjvm.so")
+        );
     }
 }

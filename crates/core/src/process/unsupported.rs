@@ -6,8 +6,9 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::Error;
+use crate::error::Error;
 use crate::perfdata::{MAX_REGION, PROLOGUE_SIZE};
+use crate::pid::Pid;
 use crate::process::StopReport;
 
 /// The error every live operation gives here.
@@ -25,12 +26,12 @@ pub enum Process {}
 impl Process {
     /// # Errors
     /// Always [`Error::Unsupported`].
-    pub fn open(_pid: i32) -> Result<Self, Error> {
+    pub fn open(_pid: Pid) -> Result<Self, Error> {
         Err(unsupported())
     }
 
     /// Never called: no `Process` exists.
-    pub fn pid(&self) -> i32 {
+    pub fn pid(&self) -> Pid {
         match *self {}
     }
 
@@ -77,12 +78,12 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
 }
 
 /// No live process can be looked at: `false`, so errors keep their own cause.
-pub fn exited_or_exiting(_pid: i32) -> bool {
+pub fn exited_or_exiting(_pid: Pid) -> bool {
     false
 }
 
 /// What to do instead.
-pub fn permission_hint(_pid: i32) -> String {
+pub fn permission_hint(_pid: Pid) -> String {
     format!(
         "reading a live JVM is not supported on {}: read its hsperfdata file or a core instead",
         std::env::consts::OS
@@ -127,12 +128,12 @@ pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
 }
 
 /// No live process: `None`.
-pub fn not_a_jvm(_pid: i32) -> Option<Error> {
+pub fn not_a_jvm(_pid: Pid) -> Option<Error> {
     None
 }
 
 /// Always [`Error::Unsupported`].
-pub fn usage(_pid: i32) -> Result<super::ProcessUsage, Error> {
+pub fn usage(_pid: Pid) -> Result<super::ProcessUsage, Error> {
     Err(Error::Unsupported {
         what: "reading a process's resource usage",
         os: std::env::consts::OS,

@@ -38,15 +38,16 @@ use windows_sys::Win32::System::Threading::{
     PROCESS_QUERY_LIMITED_INFORMATION, QueryFullProcessImageNameW,
 };
 
-use crate::Error;
+use crate::error::Error;
 use crate::perfdata::MAX_REGION;
+use crate::pid::Pid;
 use crate::process::{StopMethod, StopReport};
 
 /// HotSpot's name prefix for the PerfData file and mapping (`PERFDATA_NAME`, `perfMemory.cpp`).
 const PERFDATA_NAME: &str = "hsperfdata";
 
 /// What to do when access to a process is refused.
-pub fn permission_hint(pid: i32) -> String {
+pub fn permission_hint(pid: Pid) -> String {
     format!(
         "Reading process {pid} needs the same user as the JVM (and, for a service or another \
          user's JVM, an elevated prompt: Administrators hold SeDebugPrivilege)"
@@ -76,7 +77,7 @@ fn filetime(t: FILETIME) -> u64 {
 ///
 /// # Errors
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] with the fix, [`Error::Os`].
-pub(crate) fn open_handle(pid: i32, access: u32) -> Result<OwnedHandle, Error> {
+pub(crate) fn open_handle(pid: Pid, access: u32) -> Result<OwnedHandle, Error> {
     let Ok(id) = u32::try_from(pid) else {
         return Err(Error::NoSuchProcess(pid));
     };
@@ -102,7 +103,7 @@ pub(crate) fn open_handle(pid: i32, access: u32) -> Result<OwnedHandle, Error> {
 
 /// `GetProcessTimes`' creation time (100 ns units since 1601): with the pid, the identity of a
 /// process (pids are reused).
-fn creation_time(h: HANDLE, pid: i32) -> Result<u64, Error> {
+fn creation_time(h: HANDLE, pid: Pid) -> Result<u64, Error> {
     let mut t = [FILETIME {
         dwLowDateTime: 0,
         dwHighDateTime: 0,
@@ -125,7 +126,7 @@ fn still_active(h: HANDLE) -> bool {
 }
 
 /// Whether `pid` names no running process (gone, or exiting).
-pub fn exited_or_exiting(pid: i32) -> bool {
+pub fn exited_or_exiting(pid: Pid) -> bool {
     match open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION) {
         Ok(h) => !still_active(h.as_raw_handle() as HANDLE),
         Err(Error::NoSuchProcess(_)) => true,
@@ -138,7 +139,7 @@ pub fn exited_or_exiting(pid: i32) -> bool {
 #[derive(Debug)]
 pub struct Process {
     /// The Windows process id.
-    pid: i32,
+    pid: Pid,
     /// Its creation time (100 ns units since 1601).
     pub creation: u64,
     handle: OwnedHandle,
@@ -150,7 +151,7 @@ impl Process {
     /// # Errors
     /// [`Error::NoSuchProcess`]; [`Error::PermissionDenied`] with the fix; [`Error::Os`];
     /// [`Error::ProcessExited`].
-    pub fn open(pid: i32) -> Result<Self, Error> {
+    pub fn open(pid: Pid) -> Result<Self, Error> {
         let h = open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION)?;
         let creation = creation_time(h.as_raw_handle() as HANDLE, pid)?;
         let p = Process {
@@ -165,7 +166,7 @@ impl Process {
     }
 
     /// The Windows process id.
-    pub fn pid(&self) -> i32 {
+    pub fn pid(&self) -> Pid {
         self.pid
     }
 
@@ -453,7 +454,7 @@ pub fn temp_dir() -> PathBuf {
 /// The users that may own JVM `pid`'s PerfData here: every `hsperfdata_<user>` directory in the
 /// temp directory that has a file named `<pid>` (HotSpot's attach looks the same way), then
 /// `%USERNAME%`.
-pub fn candidate_users(pid: i32) -> (Vec<String>, Vec<PathBuf>) {
+pub fn candidate_users(pid: Pid) -> (Vec<String>, Vec<PathBuf>) {
     let tmp = temp_dir();
     let mut users = Vec::new();
     let mut tried = Vec::new();
@@ -487,7 +488,7 @@ pub fn candidate_users(pid: i32) -> (Vec<String>, Vec<PathBuf>) {
 ///
 /// # Errors
 /// [`Error::ImplausibleRegion`] for a mapping of an impossible size; [`Error::Os`].
-pub fn read_mapping(user: &str, pid: i32) -> Result<Option<(String, Vec<u8>)>, Error> {
+pub fn read_mapping(user: &str, pid: Pid) -> Result<Option<(String, Vec<u8>)>, Error> {
     let plain = format!("{PERFDATA_NAME}_{user}_{pid}");
     // HotSpot names the mapping without a namespace, so it is in its creator's session: a
     // service's (session 0) is the global namespace, which another session reaches as `Global\`.
@@ -671,7 +672,7 @@ pub fn user_name(_uid: u32) -> Option<String> {
 
 /// Whether a process is not a JVM is not told here yet: `None` (the module list is the locate
 /// stage's).
-pub fn not_a_jvm(_pid: i32) -> Option<Error> {
+pub fn not_a_jvm(_pid: Pid) -> Option<Error> {
     None
 }
 
@@ -688,7 +689,7 @@ pub fn not_a_jvm(_pid: i32) -> Option<Error> {
 ///
 /// # Errors
 /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`], [`Error::Os`].
-pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+pub fn usage(pid: Pid) -> Result<super::ProcessUsage, Error> {
     use windows_sys::Win32::System::ProcessStatus::{
         GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS, PROCESS_MEMORY_COUNTERS_EX,
     };
@@ -790,7 +791,7 @@ pub(crate) fn unix_seconds(filetime: u64) -> f64 {
 #[derive(Debug, Clone)]
 pub struct ProcessEntry {
     /// Its process id.
-    pub pid: i32,
+    pub pid: Pid,
     /// Its thread count.
     pub threads: u32,
     /// The file name of its executable (`szExeFile`).
@@ -825,7 +826,7 @@ pub fn processes() -> Result<Vec<ProcessEntry>, Error> {
     let mut more = unsafe { Process32FirstW(h, &mut entry) } != 0;
     while more {
         out.push(ProcessEntry {
-            pid: entry.th32ProcessID as i32,
+            pid: entry.th32ProcessID as Pid,
             threads: entry.cntThreads,
             exe: from_wide(&entry.szExeFile).to_string_lossy().into_owned(),
         });
@@ -967,7 +968,7 @@ mod tests {
         while spin.elapsed() < Duration::from_millis(50) {
             x = std::hint::black_box(x.wrapping_add(1));
         }
-        let u = usage(std::process::id() as i32).unwrap();
+        let u = usage(std::process::id() as Pid).unwrap();
         hold.wait();
         for t in threads {
             t.join().unwrap();
@@ -993,7 +994,7 @@ mod tests {
     /// The toolhelp snapshot has this process, with its executable's name.
     #[test]
     fn processes_has_this_one() {
-        let me = std::process::id() as i32;
+        let me = std::process::id() as crate::pid::Pid;
         let all = processes().unwrap();
         let mine = all.iter().find(|p| p.pid == me).unwrap();
         assert!(mine.exe.to_lowercase().ends_with(".exe"), "{mine:?}");

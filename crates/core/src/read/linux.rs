@@ -8,15 +8,16 @@ use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::sys::uio::{RemoteIoVec, process_vm_readv};
-use nix::unistd::Pid;
+use nix::unistd::Pid as NixPid;
 
-use super::{MemoryError, ReadMemory};
+use crate::memory::{MemoryError, ReadMemory};
+use crate::pid::Pid;
 
 /// Reads a live process's memory. Needs ptrace-read permission on the target (same user without
 /// `kernel.yama.ptrace_scope` restrictions, or `CAP_SYS_PTRACE`). Opens nothing for writing.
 #[derive(Debug)]
 pub struct ProcessMemory {
-    pid: i32,
+    pid: Pid,
     mem: OnceLock<Option<File>>,
 }
 
@@ -27,7 +28,7 @@ pub fn page_size() -> u64 {
     u64::try_from(size)
         .ok()
         .filter(|s| s.is_power_of_two())
-        .unwrap_or(super::DEFAULT_PAGE_SIZE)
+        .unwrap_or(crate::memory::DEFAULT_PAGE_SIZE)
 }
 
 impl ProcessMemory {
@@ -35,12 +36,12 @@ impl ProcessMemory {
     ///
     /// # Errors
     /// None on Linux (permission is checked by each read); the signature is the seam's.
-    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::error::Error> {
         Ok(ProcessMemory::new(process.pid()))
     }
 
     /// A reader for process `pid` (the pid as this inspector sees it).
-    pub fn new(pid: i32) -> Self {
+    pub fn new(pid: Pid) -> Self {
         ProcessMemory {
             pid,
             mem: OnceLock::new(),
@@ -90,7 +91,7 @@ impl ReadMemory for ProcessMemory {
                 len,
             }];
             let mut local = [IoSliceMut::new(&mut buf[done..])];
-            match process_vm_readv(Pid::from_raw(self.pid), &mut local, &remote) {
+            match process_vm_readv(NixPid::from_raw(self.pid), &mut local, &remote) {
                 Ok(0) => return Err(MemoryError::Unmapped { addr: start, len }),
                 Ok(n) => done += n,
                 Err(Errno::EFAULT) => return Err(MemoryError::Unmapped { addr: start, len }),

@@ -31,8 +31,8 @@ use minidump::{
 };
 use num_traits::FromPrimitive;
 
-use super::{MemoryError, ReadMemory};
-use crate::Error;
+use crate::error::Error;
+use crate::memory::{MemoryError, ReadMemory};
 
 /// The first four bytes of every minidump (`MINIDUMP_SIGNATURE`, `'PMDM'` read as a
 /// little-endian `u32`).
@@ -168,7 +168,7 @@ impl MinidumpMemory {
     /// minidump (no `MDMP` signature), its header or stream directory is cut off, it is of a
     /// process that is not x86-64 (`SystemInfoStream`), or it has no readable module list.
     pub fn open(path: &Path) -> Result<Self, Error> {
-        Self::from_map(path, super::core::map_dump(path)?)
+        Self::from_map(path, super::coredump::map_dump(path)?)
     }
 
     fn from_map(path: &Path, map: Mmap) -> Result<Self, Error> {
@@ -379,7 +379,7 @@ impl MinidumpMemory {
 impl ReadMemory for MinidumpMemory {
     /// 4 KiB: the page size of x86-64 Windows, the only kind of dump read.
     fn page_size(&self) -> u64 {
-        super::DEFAULT_PAGE_SIZE
+        crate::memory::DEFAULT_PAGE_SIZE
     }
 
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {

@@ -1,6 +1,6 @@
 //! The read stage where no live backend exists: no live process's memory (see [`crate::read`]).
 
-use super::{MemoryError, ReadMemory};
+use crate::memory::{MemoryError, ReadMemory};
 
 /// A live process's memory: never opened on this build.
 #[derive(Debug)]
@@ -9,7 +9,7 @@ pub enum ProcessMemory {}
 impl ProcessMemory {
     /// # Errors
     /// Never returns: no `Process` exists on this build.
-    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::error::Error> {
         match *process {}
     }
 }

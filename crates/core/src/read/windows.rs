@@ -8,7 +8,7 @@ use windows_sys::Win32::System::Diagnostics::Debug::ReadProcessMemory;
 use windows_sys::Win32::System::SystemInformation::{GetSystemInfo, SYSTEM_INFO};
 use windows_sys::Win32::System::Threading::{PROCESS_QUERY_LIMITED_INFORMATION, PROCESS_VM_READ};
 
-use super::{MemoryError, ReadMemory};
+use crate::memory::{MemoryError, ReadMemory};
 
 /// The address space of a live Windows process, read through its handle.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub fn page_size() -> u64 {
     unsafe { GetSystemInfo(&mut info) };
     Some(u64::from(info.dwPageSize))
         .filter(|s| s.is_power_of_two())
-        .unwrap_or(super::DEFAULT_PAGE_SIZE)
+        .unwrap_or(crate::memory::DEFAULT_PAGE_SIZE)
 }
 
 impl ProcessMemory {
@@ -32,9 +32,9 @@ impl ProcessMemory {
     /// `process`: its `check_same` after a read tells whether these bytes were its.
     ///
     /// # Errors
-    /// [`crate::Error::PermissionDenied`] with the fix, [`crate::Error::NoSuchProcess`],
-    /// [`crate::Error::Os`].
-    pub fn open(process: &crate::process::Process) -> Result<Self, crate::Error> {
+    /// [`crate::error::Error::PermissionDenied`] with the fix, [`crate::error::Error::NoSuchProcess`],
+    /// [`crate::error::Error::Os`].
+    pub fn open(process: &crate::process::Process) -> Result<Self, crate::error::Error> {
         let handle = crate::process::os::open_handle(
             process.pid(),
             PROCESS_VM_READ | PROCESS_QUERY_LIMITED_INFORMATION,

@@ -3,7 +3,7 @@
 //!
 //! Each scrape of `/metrics` runs [`Exporter::scrape`]: the [`crate::discover::scan`] of `/proc`
 //! (the `inspect list` scan), then a read of each selected JVM's PerfData: its hsperfdata file
-//! where readable, else its memory **without stopping it** ([`crate::ForcedOptions`] with
+//! where readable, else its memory **without stopping it** ([`crate::pipeline::ForcedOptions`] with
 //! `stop: false`; serve never stops a JVM's threads). The counters go through the naming rule of
 //! [`crate::format::prometheus`], each series labelled `pid`, `main` (main class or jar, never
 //! its arguments), `user`, `jvm_version` and, for a JVM in another pid namespace,
@@ -19,16 +19,17 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::discover::{self, JvmInfo, Readable, ScanOptions};
+use crate::error::Error;
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
-use crate::metrics::JvmMetrics;
-use crate::{Error, Reading};
+use crate::pid::Pid;
+use crate::pipeline::Reading;
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
 pub struct Selection {
     /// Only these host pids (`--pid`).
-    pub pids: Vec<i32>,
+    pub pids: Vec<Pid>,
     /// Only JVMs of these users, by name or uid (`--user`).
     pub users: Vec<String>,
     /// Only JVMs whose main class or jar path matches this glob (`--match`; `*` crosses `/`).
@@ -50,7 +51,7 @@ impl Selection {
 
 /// Why a JVM found by the scan was not exported in a scrape (the `cause` label of
 /// `hsinspect_jvm_read_failures_total`).
-pub const CAUSES: &[&str] = &[
+pub(crate) const CAUSES: &[&str] = &[
     "exited",
     "permission_denied",
     "perf_data_disabled",
@@ -184,8 +185,10 @@ impl Exporter {
         if let Some(reading) = jvm.reading.take() {
             return Ok(reading);
         }
-        let file = || crate::read_shared_wait(jvm.pid, Duration::ZERO);
-        let memory = || crate::read_forced(jvm.pid, &discover::no_stop_options(!self.symbol_cache));
+        let file = || crate::pipeline::read_hsperfdata(jvm.pid, Duration::ZERO);
+        let memory = || {
+            crate::pipeline::read_forced(jvm.pid, &discover::no_stop_options(!self.symbol_cache))
+        };
         match jvm.readable {
             Readable::File => file(),
             Readable::Both => file().or_else(|_| memory()),
@@ -324,19 +327,15 @@ fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &D
         page.add_snapshot(&reading.snapshot, &labels);
     }
     if dialects.names.needs_jvm_metrics() {
-        let metrics = JvmMetrics::from_snapshot(&reading.snapshot);
-        let usage = crate::process_usage(jvm.pid).ok();
-        let app = dialect::application(&jvm.main, &dialects.applications);
-        let labels = dialect::jvm_labels(&app, &dialects.host, jvm.pid);
-        let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let source = dialect::Source {
-            jvm: &metrics,
-            process: usage.as_ref(),
-            now_seconds: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
-        };
-        dialect::add_jvm(page, &dialects.names, &source, &labels);
+        dialect::add_reading(
+            page,
+            &dialects.names,
+            &dialects.applications,
+            &reading.snapshot,
+            &jvm.main,
+            Some((&dialects.host, jvm.pid)),
+            std::time::SystemTime::now(),
+        );
     }
 }
 

@@ -15,7 +15,7 @@ use crate::perfdata::{Counter, Value};
 use super::StatError;
 
 /// A parsed expression. Counters are referred to by their index in the list of names the parser
-/// collected ([`parse`]), so a sample looks each name up once.
+/// collected (`parse`), so a sample looks each name up once.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// A number literal.

@@ -1,6 +1,6 @@
 //! jstat's views (`jstat -gcutil`, `-class`, ...) of a [`Snapshot`]: the option table as data
 //! ([`OPTIONS`], from JDK 17's `jstat_options`, and JDK 8's and 11's layouts as their differences:
-//! [`Layout`]), one small expression evaluator ([`expr`]), and a formatter that prints jstat's
+//! [`Layout`]), one small expression evaluator (`expr`), and a formatter that prints jstat's
 //! exact bytes ([`View`]).
 //!
 //! The rules are jstat's (JDK 17/21/25 `src/jdk.jcmd/share/classes/sun/tools/jstat/`):
@@ -16,7 +16,7 @@
 //!
 //! Everything here is pure: a [`Snapshot`] in, strings and numbers out.
 
-pub mod expr;
+pub(crate) mod expr;
 pub mod number;
 mod options;
 
@@ -107,7 +107,7 @@ impl Align {
 pub struct ColumnSpec {
     /// The header with jstat's alignment marks (`^S0^`, `^LGCC`).
     pub header: &'static str,
-    /// The data expression over counter names ([`expr`]).
+    /// The data expression over counter names (`expr`).
     pub data: &'static str,
     /// What the value is divided by.
     pub scale: Scale,

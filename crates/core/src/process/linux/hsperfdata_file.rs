@@ -25,13 +25,14 @@ use nix::fcntl::{AtFlags, OFlag, open, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
 use super::ProcessInfo;
-use crate::{Error, Looked};
+use crate::error::{Error, Looked};
+use crate::pid::Pid;
 
 /// Largest hsperfdata file read: [`crate::perfdata::MAX_REGION`].
 const MAX_FILE_SIZE: u64 = crate::perfdata::MAX_REGION;
 
 /// `inspect -F <pid>` with the pid when known: the way to read a JVM without its file.
-fn forced(pid: Option<i32>) -> String {
+fn forced(pid: Option<Pid>) -> String {
     match pid {
         Some(pid) => format!("`inspect -F {pid}`"),
         None => "`inspect -F <pid>`".to_string(),
@@ -457,7 +458,7 @@ struct Rules {
     /// The uid that must own the file (by pid: the JVM's effective uid).
     owner: Option<u32>,
     /// The JVM's pid, when known, for the `inspect -F` suggestion.
-    pid: Option<i32>,
+    pid: Option<Pid>,
 }
 
 impl Rules {

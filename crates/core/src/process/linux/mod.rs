@@ -16,26 +16,27 @@ use procfs::Current;
 use procfs::ProcError;
 use procfs::process::{Process as ProcfsProcess, StatFlags};
 
-use crate::Error;
+use crate::error::Error;
+use crate::pid::Pid;
 
 /// What `/proc/<pid>/stat` and `/proc/<pid>/status` say about a process, as far as reading it goes.
 #[derive(Debug, Clone)]
 pub struct ProcessInfo {
     /// The pid as this inspector sees it.
-    pub pid: i32,
+    pub pid: Pid,
     /// `starttime` in clock ticks since boot: with the pid, identifies the process (pids are reused).
     pub start_time: u64,
     /// Effective uid (the owner of the JVM's hsperfdata file).
     pub euid: u32,
     /// The thread group id (`Tgid`): the process's pid; differs from `pid` when `pid` names one
     /// of its threads (`/proc/<tid>` exists for every thread, unlisted).
-    pub tgid: i32,
+    pub tgid: Pid,
     /// The pid in the process's own (innermost) pid namespace: the last `NSpid` value.
-    pub nspid: i32,
+    pub nspid: Pid,
     /// `State` letter (`R`, `S`, `D`, `T`, `t`, `Z`, ...).
     pub state: char,
     /// `TracerPid` (0 when not traced).
-    pub tracer: i32,
+    pub tracer: Pid,
     /// `comm`.
     pub comm: String,
 }
@@ -45,7 +46,7 @@ impl ProcessInfo {
     ///
     /// # Errors
     /// [`Error::NoSuchProcess`], or [`Error::PermissionDenied`] when `/proc/<pid>` is hidden.
-    pub fn read(pid: i32) -> Result<Self, Error> {
+    pub fn read(pid: Pid) -> Result<Self, Error> {
         let (p, stat) = open_with_stat(pid)?;
         let status = p
             .status()
@@ -143,7 +144,7 @@ impl Liveness {
 /// whose mappings are already torn down). Used to turn the odd errors an exiting process gives
 /// (no libjvm in an empty `/proc/<pid>/maps`, `EPERM` from `PTRACE_SEIZE`, failed reads) into
 /// [`Error::ProcessExited`].
-pub fn exited_or_exiting(pid: i32) -> bool {
+pub fn exited_or_exiting(pid: Pid) -> bool {
     let Ok(process) = ProcfsProcess::new(pid) else {
         return true;
     };
@@ -170,7 +171,7 @@ pub fn user_name(uid: u32) -> Option<String> {
 }
 
 /// Maps a procfs error about `pid` to ours.
-pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
+pub fn process_error(pid: Pid, what: &str, e: ProcError) -> Error {
     match e {
         ProcError::NotFound(_) => Error::NoSuchProcess(pid),
         ProcError::PermissionDenied(_) => Error::PermissionDenied {
@@ -191,7 +192,7 @@ pub fn process_error(pid: i32, what: &str, e: ProcError) -> Error {
 /// Why ptrace-level access to `pid` may be refused, and what fixes it. The way around it
 /// (`inspect <pid>`, the hsperfdata file) is offered only when that file is readable for this
 /// user.
-pub fn permission_hint(pid: i32) -> String {
+pub fn permission_hint(pid: Pid) -> String {
     let owner = ProcfsProcess::new(pid).and_then(|p| p.uid()).ok();
     let me = nix::unistd::geteuid().as_raw();
     let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope").ok();
@@ -242,7 +243,7 @@ impl Process {
     /// # Errors
     /// [`Error::NoSuchProcess`], [`Error::PermissionDenied`] when `/proc/<pid>` is hidden,
     /// [`Error::ProcessExited`], [`Error::PidReused`].
-    pub fn open(pid: i32) -> Result<Self, Error> {
+    pub fn open(pid: Pid) -> Result<Self, Error> {
         let info = ProcessInfo::read(pid)?;
         // `/proc/<tid>` exists for every thread too (unlisted): a thread id is not a process.
         if info.tgid != pid {
@@ -261,7 +262,7 @@ impl Process {
     }
 
     /// The pid, as this host sees it.
-    pub fn pid(&self) -> i32 {
+    pub fn pid(&self) -> Pid {
         self.info.pid
     }
 
@@ -323,12 +324,12 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
 
 /// [`Error::NotAJvm`] when process `pid` maps no libjvm (its `/proc/<pid>/maps` is readable and
 /// has no `libjvm.so`); `None` when it does, or when that cannot be told.
-pub fn not_a_jvm(pid: i32) -> Option<Error> {
+pub fn not_a_jvm(pid: Pid) -> Option<Error> {
     let process = ProcfsProcess::new(pid).ok()?;
     let maps = process.maps().ok()?;
     let jvm = maps.iter().any(|m| {
         matches!(&m.pathname, procfs::process::MMapPath::Path(p)
-            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::locate::LIBJVM)))
+            if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(crate::process::LIBJVM)))
     });
     if jvm || maps.iter().next().is_none() {
         return None;
@@ -346,7 +347,7 @@ pub fn read_hsperfdata_file(path: &Path) -> Result<Vec<u8>, Error> {
 }
 
 /// `/proc/<pid>` and its `stat`.
-fn open_with_stat(pid: i32) -> Result<(ProcfsProcess, procfs::process::Stat), Error> {
+fn open_with_stat(pid: Pid) -> Result<(ProcfsProcess, procfs::process::Stat), Error> {
     if pid <= 0 {
         return Err(Error::NoSuchProcess(pid));
     }
@@ -358,7 +359,7 @@ fn open_with_stat(pid: i32) -> Result<(ProcfsProcess, procfs::process::Stat), Er
 }
 
 /// [`super::ProcessUsage`] from `/proc/<pid>/{stat,fd,limits}` and `/proc/stat`'s `btime`.
-pub fn usage(pid: i32) -> Result<super::ProcessUsage, Error> {
+pub fn usage(pid: Pid) -> Result<super::ProcessUsage, Error> {
     let (p, stat) = open_with_stat(pid)?;
     let tps = procfs::ticks_per_second() as f64;
     let page = procfs::page_size();
@@ -388,7 +389,7 @@ mod usage_tests {
     /// Our own process's usage agrees with what `ps` says of it.
     #[test]
     fn usage_of_this_process_agrees_with_ps() {
-        let me = std::process::id() as i32;
+        let me = std::process::id() as crate::pid::Pid;
         let u = super::usage(me).unwrap();
         let out = std::process::Command::new("ps")
             .args(["-o", "vsz=,etimes=", "-p", &me.to_string()])

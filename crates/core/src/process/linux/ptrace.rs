@@ -25,9 +25,10 @@ use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::Pid;
+use nix::unistd::Pid as NixPid;
 
-use crate::Error;
+use crate::error::Error;
+use crate::pid::Pid;
 use crate::process::{StopMethod, StopReport};
 
 /// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
@@ -43,12 +44,12 @@ pub struct Stopped {
     /// The process was in group-stop before (it stays stopped).
     already_stopped: bool,
     /// Threads that had not stopped when [`stop`] returned (the timeout passed).
-    late: Vec<i32>,
+    late: Vec<Pid>,
 }
 
 #[derive(Debug)]
 struct Held {
-    tid: i32,
+    tid: Pid,
     /// Running (`R`) when seized: interrupted last and released first, so the threads doing
     /// work are held for the shortest time.
     running: bool,
@@ -59,7 +60,7 @@ struct Held {
     interrupted_at: Option<Instant>,
 }
 
-fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
+fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
     let dir = format!("/proc/{pid}/task");
     let entries = std::fs::read_dir(&dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::NoSuchProcess(pid),
@@ -71,7 +72,7 @@ fn list_tasks(pid: i32) -> Result<Vec<i32>, Error> {
 }
 
 /// Whether thread `tid` is running or runnable (`R` in `/proc/<pid>/task/<tid>/stat`).
-fn is_running(pid: i32, tid: i32) -> bool {
+fn is_running(pid: Pid, tid: Pid) -> bool {
     use std::io::Read;
     // "tid (comm) S ...": the state follows the last ')'; comm is at most 16 bytes, so the
     // first 64 bytes hold it.
@@ -100,7 +101,7 @@ fn state_in_stat(stat: &[u8]) -> Option<u8> {
 /// [`Error::PermissionDenied`] (with the cause and fix) when ptrace is refused,
 /// [`Error::AlreadyTraced`] when a debugger holds the process, [`Error::NoSuchProcess`] when it
 /// is gone; any thread already held is released before the error is returned.
-pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stopped, Error> {
+pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stopped, Error> {
     // The whole stop (seizing, interrupting, waiting) ends by then: the seizes of a JVM with
     // thousands of threads take milliseconds of their own (about 28 µs a thread).
     let deadline = Instant::now() + timeout;
@@ -146,7 +147,7 @@ pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stoppe
                 unreached.push(tid);
                 continue;
             }
-            match ptrace::seize(Pid::from_raw(tid), ptrace::Options::empty()) {
+            match ptrace::seize(NixPid::from_raw(tid), ptrace::Options::empty()) {
                 Ok(()) => {}
                 Err(Errno::ESRCH) => continue, // the thread exited meanwhile
                 Err(Errno::EPERM) => {
@@ -177,7 +178,7 @@ pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stoppe
         }
         for h in &mut held.threads[first_new..] {
             h.interrupted_at = Some(Instant::now());
-            match ptrace::interrupt(Pid::from_raw(h.tid)) {
+            match ptrace::interrupt(NixPid::from_raw(h.tid)) {
                 Ok(()) | Err(Errno::ESRCH) => {}
                 Err(e) => {
                     return Err(Error::Ptrace {
@@ -199,11 +200,11 @@ pub fn stop(pid: i32, timeout: Duration, already_stopped: bool) -> Result<Stoppe
     Ok(held)
 }
 
-fn refused(pid: i32, tid: i32) -> Error {
+fn refused(pid: Pid, tid: Pid) -> Error {
     // The refused thread's own tracer: a debugger may trace one thread only (`strace -p <tid>`).
     if let Ok(info) = super::ProcessInfo::read(tid)
         && info.tracer != 0
-        && info.tracer != std::process::id() as i32
+        && info.tracer != std::process::id() as Pid
     {
         return Error::AlreadyTraced {
             pid,
@@ -220,7 +221,7 @@ fn refused(pid: i32, tid: i32) -> Error {
 
 /// Process `pid`'s command line (`/proc/<pid>/cmdline`, arguments joined by spaces, at most 200
 /// characters), else its `comm`, else `?`.
-fn command_of(pid: i32) -> String {
+fn command_of(pid: Pid) -> String {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
@@ -250,7 +251,7 @@ impl Stopped {
             let mut pending = false;
             for h in self.threads.iter_mut().filter(|h| !h.stopped) {
                 let flags = WaitPidFlag::__WALL | WaitPidFlag::WNOHANG;
-                match waitpid(Pid::from_raw(h.tid), Some(flags)) {
+                match waitpid(NixPid::from_raw(h.tid), Some(flags)) {
                     Ok(WaitStatus::PtraceEvent(..)) => h.stopped = true,
                     // Under PTRACE_SEIZE a plain stop is always a signal-delivery-stop (the
                     // interrupt and group-stops come as PTRACE_EVENT_STOP): the signal, SIGSTOP
@@ -276,7 +277,7 @@ impl Stopped {
     }
 
     /// Threads that did not reach ptrace-stop within the timeout.
-    pub fn not_stopped(&self) -> Vec<i32> {
+    pub fn not_stopped(&self) -> Vec<Pid> {
         self.threads
             .iter()
             .filter(|h| !h.stopped)
@@ -304,7 +305,7 @@ impl Stopped {
         first.reverse();
         let (mut longest, mut longest_running) = (Duration::ZERO, None::<Duration>);
         for h in first.into_iter().chain(rest) {
-            let r = ptrace::detach(Pid::from_raw(h.tid), h.reinject);
+            let r = ptrace::detach(NixPid::from_raw(h.tid), h.reinject);
             if let Some(at) = h.interrupted_at {
                 let held = at.elapsed();
                 longest = longest.max(held);
@@ -359,7 +360,7 @@ mod tests {
 
     #[test]
     fn this_process_reads_as_running() {
-        let pid = std::process::id() as i32;
+        let pid = std::process::id() as Pid;
         let tid = nix::unistd::gettid().as_raw();
         assert!(is_running(pid, tid), "the test thread itself is running");
         assert!(!is_running(pid, i32::MAX), "no such thread");

@@ -1,0 +1,172 @@
+//! The thread-dump pipeline (`inspect threads <pid>`, `inspect threads --core <core>`): target →
+//! VM model → stop → threads → frames → release → format.
+//!
+//! Everything that needs no stop runs first with the JVM running: libjvm's exported symbols
+//! (its `_DYNAMIC` read from the target's memory, `elf/dynamic.rs`) and the VM model
+//! ([`crate::vm::VmModel`]: the vmStructs tables, flags, version), which do not change once the
+//! VM is up. Then the threads are held exactly as `-F` holds them (`process::stop`), the thread
+//! list, each thread and its frames are read through one page cache, the threads are released,
+//! and only then is anything formatted.
+
+use std::time::{Duration, Instant};
+
+use super::{Detail, ReadPath, Warning};
+use crate::error::Error;
+use crate::locate::Module;
+use crate::memory::ReadMemory;
+use crate::vm::dump::{self, Dump};
+use crate::vm::paged::Paged;
+use crate::vm::{VmModel, tables};
+
+/// A thread dump and how it was taken.
+#[derive(Debug, Clone)]
+pub struct ThreadDump {
+    /// The threads and their frames.
+    pub dump: Dump,
+    /// Facts for `-v` (path, library, stop figures, reads).
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v`.
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads the VM model of the JVM whose libjvm is `module`.
+fn model(module: &Module, mem: &dyn ReadMemory) -> Result<VmModel, Error> {
+    let names: Vec<&'static str> = tables::all_symbols().collect();
+    let (_, symbols) = crate::locate::exported_in_memory(module, mem, &names)?;
+    let paged = Paged::new(mem);
+    VmModel::read(&paged, &|name| symbols.get(name).copied())
+}
+
+/// Options of `inspect threads`.
+#[derive(Debug, Clone)]
+pub struct ThreadsOptions {
+    /// Stop the target's threads while reading (`false`: `--no-stop`, frames may be torn).
+    pub stop: bool,
+    /// How long to wait for every thread to stop.
+    pub stop_timeout: Duration,
+}
+
+impl Default for ThreadsOptions {
+    fn default() -> Self {
+        ThreadsOptions {
+            stop: true,
+            stop_timeout: Duration::from_millis(100),
+        }
+    }
+}
+
+/// A thread dump of live process `pid` (`inspect threads <pid>`): the VM model is read with the
+/// JVM running, then its threads are held (ptrace, as `-F` does) for the walk only, released,
+/// and the process is checked to be the same one.
+///
+/// # Errors
+/// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
+/// [`Error::VmStructs`] when the model cannot be read, [`Error::Unsupported`] without a live
+/// backend.
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
+    use crate::process::{self, Process};
+    use crate::read::ProcessMemory;
+    let began = Instant::now();
+    let process = Process::open(pid)?;
+    let mem = ProcessMemory::open(&process)?;
+    let module = crate::locate::os::find_in_process(pid)?;
+    let vm = model(&module, &mem)?;
+    let modelled = began.elapsed();
+    let mut details = vec![Detail::Path(ReadPath::Forced {
+        pid,
+        name: process.name().to_string(),
+    })];
+    let stopped = if opts.stop {
+        Some(process::stop(&process, opts.stop_timeout)?)
+    } else {
+        None
+    };
+    let walk_began = Instant::now();
+    let paged = Paged::new(&mem);
+    let walked = dump::walk(&vm, &paged);
+    let walk_time = walk_began.elapsed();
+    let report = stopped.map(|s| s.release());
+    process.check_same()?;
+    let mut dump = walked?;
+    dump.cpu_ms_from_proc(pid);
+    let mut warnings = Vec::new();
+    details.push(model_detail(&vm, modelled));
+    details.push(walk_detail(&dump, walk_time, paged.reads()));
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok(ThreadDump {
+        dump,
+        details,
+        warnings,
+    })
+}
+
+/// A thread dump of an ELF core (`inspect threads --core <core>`): libjvm found as for
+/// [`super::read_core`] (the core's `NT_FILE` note or the `link_map` walk, `exe` and `sysroot`
+/// as there), the bytes the core lacks of libjvm read from a file of the same build, then the
+/// model and the walk as for a live process.
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable core of a JVM; [`Error::VmStructs`] or
+/// [`Error::Memory`] when the model cannot be read from it.
+pub fn dump_threads_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<ThreadDump, Error> {
+    use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
+    use crate::read::CoreMemory;
+    let began = Instant::now();
+    let mut core = CoreMemory::open(core_path)?;
+    let mut warnings = Vec::new();
+    if let Some((actual, needed)) = core.truncated() {
+        warnings.push(Warning::CoreTruncated { actual, needed });
+    }
+    let module = match core.files() {
+        Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
+        None => libjvm_from_link_map(&core, exe, sysroot)?,
+    };
+    super::coredump::back_with_library(&mut core, &module);
+    let core = core;
+    let vm = model(&module, &core)?;
+    let modelled = began.elapsed();
+    let walk_began = Instant::now();
+    let paged = Paged::new(&core);
+    let dump = dump::walk(&vm, &paged)?;
+    let mut details = vec![Detail::Path(ReadPath::Core {
+        path: core_path.to_owned(),
+        process: core.process().map(|p| (p.pid, p.command.clone())),
+    })];
+    details.push(model_detail(&vm, modelled));
+    details.push(walk_detail(&dump, walk_began.elapsed(), paged.reads()));
+    for (file, bytes) in core.backed_reads() {
+        details.push(Detail::CoreBytesFromFile { file, bytes });
+    }
+    Ok(ThreadDump {
+        dump,
+        details,
+        warnings,
+    })
+}
+
+fn model_detail(vm: &VmModel, took: Duration) -> Detail {
+    let (s, t, i, l) = vm.counts();
+    Detail::Threads(format!(
+        "VM model: {} (JDK {}) read in {:.1} ms: vmStructs {s} fields, {t} types, {i} int and {l} long constants; {:?}",
+        vm.release.as_deref().unwrap_or("?"),
+        vm.major,
+        took.as_secs_f64() * 1e3,
+        vm.layout
+    ))
+}
+
+fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {
+    Detail::Threads(format!(
+        "walk: {} threads, {} frames in {:.2} ms, {reads} reads of the target's memory",
+        dump.threads.len(),
+        dump.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
+        took.as_secs_f64() * 1e3
+    ))
+}

@@ -1,0 +1,287 @@
+//! A thread dump: every `JavaThread` ([`super::threads`]), its Java identity
+//! ([`super::java`]) and frames ([`super::frames`]), and its text as `jcmd <pid> Thread.print`
+//! prints it (`Threads::print_on`, `JavaThread::print_on`, `Thread::print_on`,
+//! `OSThread::print_on` in `runtime/thread.cpp`/`javaThread.cpp`/`osThread.cpp`,
+//! `java_lang_Thread::thread_status_name` and `print_stack_element_to_stream` in
+//! `classfile/javaClasses.cpp`).
+
+use std::fmt::Write as _;
+
+use super::VmModel;
+use super::frames::{Frame, FrameKind, Walker};
+use super::java::{JavaIdentity, JavaReader};
+use super::threads::{ThreadLayout, VmThread, os_state_word};
+use crate::error::Error;
+use crate::memory::ReadMemory;
+
+/// One thread of a dump.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DumpThread {
+    /// What the VM keeps of it.
+    pub vm: VmThread,
+    /// Its `java.lang.Thread` fields, when readable.
+    pub java: Option<JavaIdentity>,
+    /// Its Java frames, innermost first.
+    pub frames: Vec<Frame>,
+    /// Why its frames or identity are incomplete, if they are.
+    pub notes: Vec<String>,
+    /// CPU time of the OS thread in milliseconds (`/proc/<pid>/task/<tid>/stat`, live only).
+    pub cpu_ms: Option<f64>,
+    /// Its nice value (`os_prio`, from the same file).
+    pub os_prio: Option<i64>,
+}
+
+/// A whole dump.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Dump {
+    /// `Abstract_VM_Version::_s_vm_release`.
+    pub release: Option<String>,
+    /// The JDK feature release.
+    pub major: u32,
+    /// `ThreadsSMRSupport::_java_thread_list`.
+    pub thread_list: u64,
+    /// The threads, in list order.
+    pub threads: Vec<DumpThread>,
+}
+
+/// Walks every Java thread of the VM `vm` through `mem` (which should be a page cache over a
+/// stopped target).
+///
+/// # Errors
+/// When the thread list itself cannot be read; a thread that cannot be read is kept with a note.
+pub fn walk(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Dump, Error> {
+    let layout = ThreadLayout::new(vm)?;
+    let (list, addresses) = layout.thread_addresses(mem)?;
+    let mut walker = Walker::new(vm, mem);
+    let java = JavaReader::new(vm, mem);
+    let mut threads = Vec::with_capacity(addresses.len());
+    for address in addresses {
+        let vm_thread = match layout.thread(mem, address) {
+            Ok(t) => t,
+            Err(e) => {
+                threads.push(DumpThread {
+                    vm: VmThread {
+                        address,
+                        os_tid: None,
+                        vm_state: None,
+                        vm_state_name: None,
+                        os_state: None,
+                        anchor: Default::default(),
+                        stack: (0, 0),
+                        thread_obj: 0,
+                    },
+                    java: None,
+                    frames: Vec::new(),
+                    notes: vec![crate::error::with_causes(&e)],
+                    cpu_ms: None,
+                    os_prio: None,
+                });
+                continue;
+            }
+        };
+        let mut notes = Vec::new();
+        let identity = match &java {
+            Ok(j) if vm_thread.thread_obj != 0 => match j.identity(vm_thread.thread_obj) {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    notes.push(format!(
+                        "java.lang.Thread fields: {}",
+                        crate::error::with_causes(&e)
+                    ));
+                    None
+                }
+            },
+            Ok(_) => None,
+            Err(e) => {
+                notes.push(format!(
+                    "java.lang.Thread fields: {}",
+                    crate::error::with_causes(e)
+                ));
+                None
+            }
+        };
+        let frames = match &mut walker {
+            Ok(w) => {
+                let (frames, why) = w.walk(vm_thread.anchor, vm_thread.stack);
+                if let Some(why) = why {
+                    notes.push(why);
+                }
+                if frames.is_empty()
+                    && vm_thread.anchor.sp == 0
+                    && vm_thread.vm_state_name == Some("_thread_in_Java")
+                {
+                    notes.push(
+                        "running Java code (no frame anchor): its frames are not walked".into(),
+                    );
+                }
+                frames
+            }
+            Err(e) => {
+                notes.push(format!("frames: {}", crate::error::with_causes(e)));
+                Vec::new()
+            }
+        };
+        threads.push(DumpThread {
+            vm: vm_thread,
+            java: identity,
+            frames,
+            notes,
+            cpu_ms: None,
+            os_prio: None,
+        });
+    }
+    Ok(Dump {
+        release: vm.release.clone(),
+        major: vm.major,
+        thread_list: list,
+        threads,
+    })
+}
+
+impl Dump {
+    /// Fills each thread's CPU time and nice value from `/proc/<pid>/task/<tid>/stat` (a live
+    /// target; fields 14–15 utime/stime in clock ticks, 19 nice, after the `)` of `comm`).
+    pub fn cpu_ms_from_proc(&mut self, pid: i32) {
+        let tick_ms = 1000.0 / clock_ticks() as f64;
+        for t in &mut self.threads {
+            let Some(tid) = t.vm.os_tid else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else {
+                continue;
+            };
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            // After comm: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
+            // cmajflt utime(14) stime(15) cutime cstime priority(18) nice(19).
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() > 16 {
+                if let (Ok(u), Ok(s)) = (f[11].parse::<u64>(), f[12].parse::<u64>()) {
+                    t.cpu_ms = Some((u + s) as f64 * tick_ms);
+                }
+                t.os_prio = f[16].parse().ok();
+            }
+        }
+    }
+
+    /// The dump as `jcmd <pid> Thread.print` prints its Java threads (the non-Java threads
+    /// and the JNI refs line are not known from outside and are left out).
+    pub fn to_jcmd_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Full thread dump{}:",
+            self.release
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+        out.push('\n');
+        let _ = writeln!(out, "Threads class SMR info:");
+        let _ = writeln!(
+            out,
+            "_java_thread_list={:#018x}, length={}, elements={{",
+            self.thread_list,
+            self.threads.len()
+        );
+        let addrs: Vec<String> = self
+            .threads
+            .iter()
+            .map(|t| format!("{:#018x}", t.vm.address))
+            .collect();
+        // `ThreadsSMRSupport::print_info_elements_on`: ", " between elements, a line break
+        // after every fourth.
+        for (i, a) in addrs.iter().enumerate() {
+            out.push_str(a);
+            if i + 1 < addrs.len() {
+                out.push_str(if i % 4 == 3 { ",\n" } else { ", " });
+            }
+        }
+        if !addrs.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("}\n\n");
+        for t in &self.threads {
+            self.thread_text(t, &mut out);
+        }
+        out
+    }
+
+    fn thread_text(&self, t: &DumpThread, out: &mut String) {
+        let name = t
+            .java
+            .as_ref()
+            .map(|j| j.name.clone())
+            .unwrap_or_else(|| format!("<thread {:#x}>", t.vm.address));
+        let _ = write!(out, "\"{name}\" ");
+        if let Some(j) = &t.java {
+            let _ = write!(out, "#{} ", j.tid);
+            if self.major >= 19
+                && let Some(nid) = t.vm.os_tid
+            {
+                let _ = write!(out, "[{nid}] ");
+            }
+            if j.daemon {
+                out.push_str("daemon ");
+            }
+            let _ = write!(out, "prio={} ", j.priority);
+        }
+        if let Some(p) = t.os_prio {
+            let _ = write!(out, "os_prio={p} ");
+        }
+        if let Some(c) = t.cpu_ms {
+            let _ = write!(out, "cpu={c:.2}ms ");
+        }
+        let _ = write!(out, "tid={:#018x} ", t.vm.address);
+        if let Some(nid) = t.vm.os_tid {
+            if self.major >= 18 {
+                let _ = write!(out, "nid={nid} ");
+            } else {
+                let _ = write!(out, "nid={nid:#x} ");
+            }
+        }
+        if let Some(w) = t.vm.os_state.and_then(|s| os_state_word(s as i32)) {
+            out.push_str(w);
+        }
+        // `JavaThread::print_on`: " [" + the last Java sp rounded down to its 4 KiB page.
+        let _ = writeln!(out, " [{:#018x}]", t.vm.anchor.sp & !0xfff);
+        if let Some(j) = &t.java
+            && let Some(s) = &j.state
+        {
+            let _ = writeln!(out, "   java.lang.Thread.State: {s}");
+        }
+        for f in &t.frames {
+            let _ = write!(out, "\tat {}.{}(", f.class, f.method);
+            match (f.kind, &f.file, f.line) {
+                (FrameKind::Native, _, _) => out.push_str("Native Method"),
+                (_, Some(file), Some(line)) => {
+                    let _ = write!(out, "{file}:{line}");
+                }
+                (_, Some(file), None) => out.push_str(file),
+                (_, None, _) => out.push_str("Unknown Source"),
+            }
+            out.push(')');
+            if let Some(m) = &f.mark {
+                let _ = write!(out, " <{m}>");
+            }
+            out.push('\n');
+        }
+        for n in &t.notes {
+            let _ = writeln!(out, "\t<inspect: {n}>");
+        }
+        out.push('\n');
+    }
+}
+
+/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
+#[cfg(not(unix))]
+fn clock_ticks() -> u64 {
+    100
+}
+
+/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
+#[cfg(unix)]
+fn clock_ticks() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as u64 } else { 100 }
+}

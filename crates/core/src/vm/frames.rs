@@ -1,0 +1,801 @@
+//! Java frames of a thread, walked from its `JavaFrameAnchor` on x86_64, and their symbols.
+//!
+//! Layouts (x86_64; names as HotSpot and the Serviceability Agent use them):
+//!
+//! * **Code cache** (`code/codeCache.hpp`, `memory/heap.hpp`): `CodeCache::_heaps` (a
+//!   `GrowableArray<CodeHeap*>*`: `GrowableArrayBase::_len`, `GrowableArray<int>::_data`;
+//!   `GenericGrowableArray::_len` up to JDK 15), each `CodeHeap` with `_memory` and `_segmap`
+//!   (`VirtualSpace::_low_boundary/_high_boundary`) and `_log2_segment_size`. A pc's block is
+//!   found by the segment map: `seg = (pc - low) >> log2`, then `seg -= map[seg]` until the tag
+//!   is 0 (0xFF: free), as `CodeHeap::find_blob` does (SA `CodeHeap.java` `blockBase`); the
+//!   `CodeBlob` starts `sizeof(HeapBlock)` into the block.
+//! * **CodeBlob** (`code/codeBlob.hpp`): `_name` (`"nmethod"`, `"native nmethod"`,
+//!   `"Interpreter"`, stub names), `_frame_size` (words), and for nmethods
+//!   (`code/nmethod.hpp`, `code/compiledMethod.hpp` up to JDK 22) `_method`.
+//! * **Interpreter frames** (`cpu/x86/frame_x86.hpp`): from `fp`, the saved caller fp at
+//!   `fp[0]`, return pc `fp[1]`, sender sp `fp + 2`, the caller's unextended sp
+//!   `fp[-1]` (`interpreter_frame_sender_sp_offset`), `Method*` at `fp[-3]`
+//!   (`interpreter_frame_method_offset`), bcp at `fp[-8]` (`interpreter_frame_bcp_offset`, JDK 9+:
+//!   the mirror slot at `fp[-4]` came in 9). Method* and bcp stay absolute in JDK 21+ (only
+//!   locals, last_sp and monitor_block_top were relativized).
+//! * **Compiled and stub frames** (`frame_x86.cpp` `sender_for_compiled_frame`): sender sp =
+//!   unextended sp + `_frame_size` words, return pc at sender sp − 1 word, saved fp at − 2.
+//! * **Entry frames**: the return pc is `StubRoutines::_call_stub_return_address`; the
+//!   `JavaCallWrapper*` is at `fp + frame::entry_frame_call_wrapper_offset` words (int constant),
+//!   and its `_anchor` gives the previous chunk of Java frames (0 sp: the first entry frame).
+//! * **Method** (`oops/method.hpp`, `constMethod.hpp`, `constantPool.hpp`, `symbol.hpp`):
+//!   `Method::_constMethod`, `_access_flags` (`JVM_ACC_NATIVE` 0x0100); `ConstMethod::_constants`,
+//!   `_code_size`, `_name_index`, `_signature_index`, `_flags` (`_flags._flags` in 21+) with
+//!   `has_linenumber_table`; bytecodes at `ConstMethod + sizeof(ConstMethod)`, the compressed line
+//!   number table right after them; `ConstantPool::_pool_holder` (the `InstanceKlass`),
+//!   `_source_file_name_index` (JDK 15+; `InstanceKlass::_source_file_name_index` before), symbols
+//!   at `ConstantPool + sizeof(ConstantPool) + 8 * index`; `Klass::_name`; `Symbol::_length`,
+//!   `_body`.
+
+use std::collections::HashMap;
+
+use std::rc::Rc;
+
+use super::VmModel;
+use super::codec::line_numbers::LineNumberTable;
+use super::codec::scopes::{
+    self, DebugInfoFormat, PcDesc, PcDescLayout, ScopeMethod, decode_pc_descs, find_pc_desc,
+    scope_chain,
+};
+use super::codec::unsigned5::Variant;
+use super::threads::Anchor;
+use crate::error::Error;
+use crate::memory::{LeBytes, ReadMemory};
+
+/// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
+pub const MAX_FRAMES: usize = 4096;
+/// The most code heaps (JDK 9+ has 3 with segmented code cache).
+const MAX_HEAPS: u64 = 16;
+/// The longest symbol read (class and method names).
+const MAX_SYMBOL: usize = 65_535;
+/// An interpreter frame is at most this many bytes (`fp - sp`), as SA's `X86Frame` checks.
+const MAX_INTERPRETER_FRAME: u64 = 4096 * 8;
+
+/// What kind of frame a [`Frame`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameKind {
+    /// An interpreted frame.
+    Interpreted,
+    /// A compiled frame (the outermost method of an nmethod at this pc).
+    Compiled,
+    /// A method inlined into a compiled frame.
+    Inlined,
+    /// A native method (an interpreted native call, or its compiled wrapper).
+    Native,
+}
+
+/// One Java frame, symbolized.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Frame {
+    /// The holder class, external name (`java.lang.Object`).
+    pub class: String,
+    /// The method name.
+    pub method: String,
+    /// The source file (`Object.java`), when the class records one.
+    pub file: Option<String>,
+    /// The line, when known.
+    pub line: Option<i32>,
+    /// The bytecode index, when known.
+    pub bci: Option<i32>,
+    /// The kind.
+    pub kind: FrameKind,
+    /// The `Method*`.
+    pub method_address: u64,
+    /// A mark when the frame's identity is not certain (e.g. compiled frames whose inlining
+    /// could not be decoded): printed with the frame, never dropped.
+    pub mark: Option<String>,
+}
+
+/// A method's symbols, cached per `Method*`.
+#[derive(Debug, Clone)]
+struct MethodInfo {
+    class: String,
+    name: String,
+    file: Option<String>,
+    native: bool,
+    const_method: u64,
+    code_size: u64,
+    has_lines: bool,
+}
+
+/// What a code blob is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BlobKind {
+    Interpreter,
+    Nmethod,
+    NativeNmethod,
+    Other,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Blob {
+    address: u64,
+    kind: BlobKind,
+    frame_size: u64,
+}
+
+/// Where an nmethod's debug information is, JDK 9 to 22 (`code/compiledMethod.hpp`,
+/// `code/nmethod.hpp`): `CodeBlob::_code_begin`; `CompiledMethod::_scopes_data_begin`
+/// (a pointer) up to `this + _scopes_pcs_offset`; the `PcDesc` array from there up to
+/// `this + _dependencies_offset`; the metadata (`Metadata*`s, 1-based in scopes) from
+/// `this + _metadata_offset` up to the scopes data.
+#[derive(Debug, Clone, Copy)]
+struct DebugLayout {
+    code_begin: u64,
+    scopes_data_begin: u64,
+    scopes_pcs_offset: u64,
+    dependencies_offset: u64,
+    metadata_offset: u64,
+    deopt_handler_begin: Option<u64>,
+    orig_pc_offset: Option<u64>,
+}
+
+/// An nmethod's decoded debug information (cached per nmethod).
+#[derive(Debug)]
+struct NmethodInfo {
+    code_begin: u64,
+    scopes_data: Vec<u8>,
+    pcs: Vec<PcDesc>,
+    metadata: Vec<u64>,
+    deopt_handler: Option<u64>,
+    orig_pc_offset: Option<u64>,
+}
+
+/// The largest debug info section read per nmethod.
+const MAX_DEBUG_BYTES: u64 = 16 << 20;
+
+#[derive(Debug, Clone, Copy)]
+struct Heap {
+    low: u64,
+    high: u64,
+    segmap: u64,
+    log2: u32,
+}
+
+/// The offsets the walk needs, and its caches (one per dump: the target is stopped).
+pub struct Walker<'a> {
+    mem: &'a dyn ReadMemory,
+    heaps: Vec<Heap>,
+    heap_block: u64,
+    blob_name: u64,
+    blob_frame_size: u64,
+    nmethod_method: u64,
+    /// JDK ≤ 22 nmethod debug info layout, when the tables have it.
+    debug: Option<DebugLayout>,
+    scopes_format: DebugInfoFormat,
+    nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
+    call_stub_return: u64,
+    call_wrapper_offset: i64,
+    wrapper_anchor: u64,
+    anchor_sp: u64,
+    anchor_fp: u64,
+    anchor_pc: u64,
+    method_const: u64,
+    method_flags: u64,
+    cm_constants: u64,
+    cm_code_size: u64,
+    cm_name_index: u64,
+    cm_flags: u64,
+    cm_size: u64,
+    cm_has_lines: u32,
+    cp_holder: u64,
+    cp_size: u64,
+    cp_source_file: Option<u64>,
+    ik_source_file: Option<u64>,
+    klass_name: u64,
+    /// JDK ≤ 14 VM-anonymous classes (`Unsafe.defineAnonymousClass`, lambdas in 8–14):
+    /// `InstanceKlass::_misc_flags` and its `_misc_is_anonymous` bit (int constant).
+    anonymous: Option<(u64, u32)>,
+    symbol_length: u64,
+    symbol_body: u64,
+    line_variant: Variant,
+    methods: HashMap<u64, Option<MethodInfo>>,
+    blobs: HashMap<u64, Option<Blob>>,
+    symbols: HashMap<u64, Option<String>>,
+}
+
+fn rd(mem: &dyn ReadMemory, addr: u64) -> Option<u64> {
+    mem.read_u64(addr).ok()
+}
+
+fn rd32(mem: &dyn ReadMemory, addr: u64) -> Option<u32> {
+    mem.read_u32(addr).ok()
+}
+
+fn rd16(mem: &dyn ReadMemory, addr: u64) -> Option<u16> {
+    mem.read_u16(addr).ok()
+}
+
+/// A class's external name as `Klass::external_name` gives it (`oops/klass.cpp`): `/` → `.`, and
+/// a hidden class's `+0x<address>` suffix (JDK 15+, `ClassFileParser`'s naming) printed as
+/// `/0x<address>`.
+pub fn external_name(internal: &str) -> String {
+    let dotted = internal.replace('/', ".");
+    if let Some(i) = dotted.rfind("+0x")
+        && dotted.len() > i + 3
+        && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return format!("{}/{}", &dotted[..i], &dotted[i + 1..]);
+    }
+    dotted
+}
+
+impl<'a> Walker<'a> {
+    /// Resolves the layout from `vm` and reads the code heaps.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming a missing entry; [`Error::Memory`] when the code cache's
+    /// descriptors cannot be read.
+    pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
+        let heaps_var = vm.static_address("CodeCache", "_heaps")?;
+        let (len_off, _) = vm
+            .offset_any("GrowableArrayBase", &["_len"])
+            .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
+        let data_off = vm.offset("GrowableArray<int>", "_data")?;
+        let memory = vm.offset("CodeHeap", "_memory")?;
+        let segmap = vm.offset("CodeHeap", "_segmap")?;
+        let log2 = vm.offset("CodeHeap", "_log2_segment_size")?;
+        let low_b = vm.offset("VirtualSpace", "_low_boundary")?;
+        let high_b = vm.offset("VirtualSpace", "_high_boundary")?;
+        let array = mem
+            .read_u64(heaps_var)
+            .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
+        let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
+        if len > MAX_HEAPS {
+            return Err(Error::VmStructs(format!(
+                "CodeCache::_heaps has {len} heaps: corrupt"
+            )));
+        }
+        let data = mem
+            .read_u64(array + data_off)
+            .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+        let mut heaps = Vec::new();
+        for i in 0..len {
+            let heap = mem
+                .read_u64(data + 8 * i)
+                .map_err(|e| Error::memory("a CodeHeap*", e))?;
+            let r = |o: u64| {
+                mem.read_u64(heap + o)
+                    .map_err(|e| Error::memory("a CodeHeap", e))
+            };
+            heaps.push(Heap {
+                low: r(memory + low_b)?,
+                high: r(memory + high_b)?,
+                segmap: r(segmap + low_b)?,
+                log2: rd32(mem, heap + log2).unwrap_or(0),
+            });
+        }
+        if heaps
+            .iter()
+            .any(|h| h.log2 == 0 || h.log2 > 16 || h.high <= h.low)
+        {
+            return Err(Error::VmStructs(format!(
+                "implausible code heaps {heaps:?}"
+            )));
+        }
+        let cm_flags = vm
+            .offset("ConstMethod", "_flags._flags")
+            .or_else(|_| vm.offset("ConstMethod", "_flags"))?;
+        let cm_has_lines = vm
+            .int_opt("ConstMethodFlags::_misc_has_linenumber_table")
+            .or_else(|| vm.int_opt("ConstMethod::_has_linenumber_table"))
+            .unwrap_or(1) as u32;
+        let call_stub_return = mem
+            .read_u64(vm.static_address("StubRoutines", "_call_stub_return_address")?)
+            .map_err(|e| Error::memory("StubRoutines::_call_stub_return_address", e))?;
+        Ok(Walker {
+            mem,
+            heaps,
+            heap_block: vm.size_of("HeapBlock")?,
+            blob_name: vm.offset("CodeBlob", "_name")?,
+            blob_frame_size: vm.offset("CodeBlob", "_frame_size")?,
+            nmethod_method: vm
+                .offset("CompiledMethod", "_method")
+                .or_else(|_| vm.offset("nmethod", "_method"))?,
+            debug: (|| {
+                let cm = |f: &str| {
+                    vm.offset("CompiledMethod", f)
+                        .or_else(|_| vm.offset("nmethod", f))
+                        .ok()
+                };
+                Some(DebugLayout {
+                    code_begin: vm.offset("CodeBlob", "_code_begin").ok()?,
+                    scopes_data_begin: cm("_scopes_data_begin")?,
+                    scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
+                    dependencies_offset: vm.offset("nmethod", "_dependencies_offset").ok()?,
+                    metadata_offset: vm.offset("nmethod", "_metadata_offset").ok()?,
+                    deopt_handler_begin: cm("_deopt_handler_begin"),
+                    orig_pc_offset: vm.offset("nmethod", "_orig_pc_offset").ok(),
+                })
+            })(),
+            scopes_format: DebugInfoFormat::for_jdk(vm.major),
+            nmethods: HashMap::new(),
+            call_stub_return,
+            call_wrapper_offset: vm.int("frame::entry_frame_call_wrapper_offset")?,
+            wrapper_anchor: vm.offset("JavaCallWrapper", "_anchor")?,
+            anchor_sp: vm.offset("JavaFrameAnchor", "_last_Java_sp")?,
+            anchor_fp: vm.offset("JavaFrameAnchor", "_last_Java_fp")?,
+            anchor_pc: vm.offset("JavaFrameAnchor", "_last_Java_pc")?,
+            method_const: vm.offset("Method", "_constMethod")?,
+            method_flags: vm.offset("Method", "_access_flags")?,
+            cm_constants: vm.offset("ConstMethod", "_constants")?,
+            cm_code_size: vm.offset("ConstMethod", "_code_size")?,
+            cm_name_index: vm.offset("ConstMethod", "_name_index")?,
+            cm_flags,
+            cm_size: vm.size_of("ConstMethod")?,
+            cm_has_lines,
+            cp_holder: vm.offset("ConstantPool", "_pool_holder")?,
+            cp_size: vm.size_of("ConstantPool")?,
+            cp_source_file: vm.offset("ConstantPool", "_source_file_name_index").ok(),
+            ik_source_file: vm.offset("InstanceKlass", "_source_file_name_index").ok(),
+            klass_name: vm.offset("Klass", "_name")?,
+            anonymous: vm
+                .offset("InstanceKlass", "_misc_flags")
+                .ok()
+                .zip(
+                    vm.int_opt("InstanceKlass::_misc_is_anonymous")
+                        .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
+                )
+                .map(|(o, bit)| (o, bit as u32)),
+            symbol_length: vm.offset("Symbol", "_length")?,
+            symbol_body: vm.offset("Symbol", "_body")?,
+            line_variant: Variant::for_compressed_stream(vm.major),
+            methods: HashMap::new(),
+            blobs: HashMap::new(),
+            symbols: HashMap::new(),
+        })
+    }
+
+    /// Whether `pc` is in the code cache.
+    fn heap_of(&self, pc: u64) -> Option<Heap> {
+        self.heaps
+            .iter()
+            .copied()
+            .find(|h| pc >= h.low && pc < h.high)
+    }
+
+    /// The code blob holding `pc`, via the segment map (`CodeHeap::find_blob`).
+    fn blob(&mut self, pc: u64) -> Option<Blob> {
+        let heap = self.heap_of(pc)?;
+        let mut seg = (pc - heap.low) >> heap.log2;
+        let mut hops = 0u32;
+        loop {
+            let mut b = [0u8; 1];
+            self.mem.read_exact_at(heap.segmap + seg, &mut b).ok()?;
+            match b[0] {
+                0 => break,
+                0xFF => return None,
+                t => seg = seg.checked_sub(u64::from(t))?,
+            }
+            hops += 1;
+            if hops > 1 << 20 {
+                return None;
+            }
+        }
+        let address = heap.low + (seg << heap.log2) + self.heap_block;
+        if let Some(b) = self.blobs.get(&address) {
+            return *b;
+        }
+        let blob = (|| {
+            let name = rd(self.mem, address + self.blob_name)?;
+            let name = self.mem.read_c_string(name, 64).ok()??;
+            let kind = if name.starts_with(b"native nmethod") {
+                BlobKind::NativeNmethod
+            } else if name.starts_with(b"nmethod") {
+                BlobKind::Nmethod
+            } else if name.starts_with(b"Interpreter") {
+                BlobKind::Interpreter
+            } else {
+                BlobKind::Other
+            };
+            let frame_size = u64::from(rd32(self.mem, address + self.blob_frame_size)?);
+            Some(Blob {
+                address,
+                kind,
+                frame_size,
+            })
+        })();
+        self.blobs.insert(address, blob);
+        blob
+    }
+
+    /// A `Symbol`'s text (`oops/symbol.hpp`: `_length` u16, `_body` bytes, modified UTF-8).
+    fn symbol(&mut self, sym: u64) -> Option<String> {
+        if let Some(s) = self.symbols.get(&sym) {
+            return s.clone();
+        }
+        let s = (|| {
+            let len = usize::from(rd16(self.mem, sym + self.symbol_length)?).min(MAX_SYMBOL);
+            let mut body = vec![0u8; len];
+            self.mem
+                .read_exact_at(sym + self.symbol_body, &mut body)
+                .ok()?;
+            Some(String::from_utf8_lossy(&body).into_owned())
+        })();
+        self.symbols.insert(sym, s.clone());
+        s
+    }
+
+    /// The symbol at constant pool index `index` (`ConstantPool::symbol_at`).
+    fn cp_symbol(&mut self, cp: u64, index: u64) -> Option<String> {
+        let slot = rd(self.mem, cp + self.cp_size + 8 * index)?;
+        self.symbol(slot & !1)
+    }
+
+    fn method(&mut self, method: u64) -> Option<MethodInfo> {
+        if let Some(m) = self.methods.get(&method) {
+            return m.clone();
+        }
+        let info = (|| {
+            let cm = rd(self.mem, method + self.method_const)?;
+            let flags = rd32(self.mem, method + self.method_flags)?;
+            let cp = rd(self.mem, cm + self.cm_constants)?;
+            let holder = rd(self.mem, cp + self.cp_holder)?;
+            let class = self.symbol(rd(self.mem, holder + self.klass_name)?)?;
+            let name_index = u64::from(rd16(self.mem, cm + self.cm_name_index)?);
+            let name = self.cp_symbol(cp, name_index)?;
+            let file_index = match (self.cp_source_file, self.ik_source_file) {
+                (Some(o), _) => rd16(self.mem, cp + o),
+                (None, Some(o)) => rd16(self.mem, holder + o),
+                _ => None,
+            };
+            let file = file_index
+                .filter(|&i| i != 0)
+                .and_then(|i| self.cp_symbol(cp, u64::from(i)));
+            let code_size = u64::from(rd16(self.mem, cm + self.cm_code_size)?);
+            let cm_flags = rd32(self.mem, cm + self.cm_flags)?;
+            let mut class = external_name(&class);
+            // `Klass::external_name` of JDK ≤ 14: a VM-anonymous class is `Name/0x<Klass*>`.
+            if let Some((flags_at, bit)) = self.anonymous
+                && rd16(self.mem, holder + flags_at).is_some_and(|f| u32::from(f) & bit != 0)
+            {
+                class = format!("{class}/{holder:#018x}");
+            }
+            Some(MethodInfo {
+                class,
+                name,
+                file,
+                native: flags & 0x0100 != 0,
+                const_method: cm,
+                code_size,
+                has_lines: cm_flags & self.cm_has_lines != 0,
+            })
+        })();
+        self.methods.insert(method, info.clone());
+        info
+    }
+
+    /// The line of `bci` in `m` from its compressed line number table.
+    fn line(&self, m: &MethodInfo, bci: i32) -> Option<i32> {
+        if !m.has_lines || m.native {
+            return None;
+        }
+        let at = m.const_method + self.cm_size + m.code_size;
+        // The table's length is not stored: read up to 4 KiB (bounded by the page it ends on).
+        let mut buf = vec![0u8; 4096];
+        let mut n = buf.len();
+        while n >= 64 && self.mem.read_exact_at(at, &mut buf[..n]).is_err() {
+            n /= 2;
+        }
+        let table = LineNumberTable::decode(&buf[..n], self.line_variant, 65_536).ok()?;
+        table.line_for_bci(bci, Some(m.code_size as u32))
+    }
+
+    fn frame(&mut self, method: u64, bci: Option<i32>, kind: FrameKind) -> Option<Frame> {
+        let m = self.method(method)?;
+        let kind = if m.native { FrameKind::Native } else { kind };
+        let line = match bci {
+            Some(b) => self.line(&m, b),
+            None => None,
+        };
+        Some(Frame {
+            class: m.class,
+            method: m.name,
+            file: m.file,
+            line,
+            bci,
+            kind,
+            method_address: method,
+            mark: None,
+        })
+    }
+
+    /// The debug information of the nmethod at `nm` (JDK 9–22 layout).
+    fn nmethod(&mut self, nm: u64) -> Option<Rc<NmethodInfo>> {
+        if let Some(n) = self.nmethods.get(&nm) {
+            return n.clone();
+        }
+        let info = (|| {
+            let d = self.debug?;
+            let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
+            let code_begin = rd(self.mem, nm + d.code_begin)?;
+            let scopes_begin = rd(self.mem, nm + d.scopes_data_begin)?;
+            let pcs_begin = nm + int(d.scopes_pcs_offset)?;
+            let pcs_end = nm + int(d.dependencies_offset)?;
+            let meta_begin = nm + int(d.metadata_offset)?;
+            let bytes = |from: u64, to: u64| -> Option<Vec<u8>> {
+                let len = to.checked_sub(from).filter(|&n| n <= MAX_DEBUG_BYTES)?;
+                let mut b = vec![0u8; len as usize];
+                self.mem.read_exact_at(from, &mut b).ok()?;
+                Some(b)
+            };
+            let scopes_data = bytes(scopes_begin, pcs_begin)?;
+            let pcs = decode_pc_descs(&bytes(pcs_begin, pcs_end)?, &PcDescLayout::HOTSPOT, 1 << 20)
+                .ok()?;
+            let metadata = LeBytes::new(&bytes(meta_begin, scopes_begin)?)
+                .u64s()
+                .collect();
+            Some(Rc::new(NmethodInfo {
+                code_begin,
+                scopes_data,
+                pcs,
+                metadata,
+                deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
+                orig_pc_offset: d.orig_pc_offset.and_then(int),
+            }))
+        })();
+        self.nmethods.insert(nm, info.clone());
+        info
+    }
+
+    /// The frames of a compiled frame at `pc` in nmethod `blob`, innermost first, from its
+    /// `PcDesc` and `ScopeDesc` chain (`code/nmethod.cpp` `pc_desc_at`, `scope_desc_at`);
+    /// `None` when the debug information cannot be read (the caller marks the frame).
+    fn compiled_frames(&mut self, blob: &Blob, pc: u64) -> Option<Vec<Frame>> {
+        let info = self.nmethod(blob.address)?;
+        let offset = i32::try_from(pc.checked_sub(info.code_begin)?).ok()?;
+        let (pcd, exact) = match find_pc_desc(&info.pcs, offset, false) {
+            Some(p) => (*p, true),
+            None => (*find_pc_desc(&info.pcs, offset, true)?, false),
+        };
+        let chain = scope_chain(&info.scopes_data, &pcd, self.scopes_format.variant, 256).ok()?;
+        let mut frames = Vec::new();
+        for (i, scope) in chain.iter().enumerate() {
+            let method = match scope.method {
+                ScopeMethod::Metadata(0) => return None,
+                ScopeMethod::Metadata(m) => *info.metadata.get(m as usize - 1)?,
+                ScopeMethod::NmethodMethod => rd(self.mem, blob.address + self.nmethod_method)?,
+            };
+            let kind = if i + 1 == chain.len() {
+                FrameKind::Compiled
+            } else {
+                FrameKind::Inlined
+            };
+            let mut f = self.frame(method, Some(scope.bci.max(0)), kind)?;
+            if !exact {
+                f.mark = Some(format!(
+                    "pc {pc:#x} is not a recorded pc: nearest debug info used"
+                ));
+            }
+            frames.push(f);
+        }
+        let _ = scopes::SERIALIZED_NULL;
+        Some(frames)
+    }
+
+    /// Walks the Java frames of a thread from its anchor; `stack` is `(base, size)`. Returns
+    /// the frames and, when the walk stopped before the first entry frame, why.
+    pub fn walk(&mut self, anchor: Anchor, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
+        let mut frames = Vec::new();
+        let (base, size) = stack;
+        let low = base.saturating_sub(size);
+        let in_stack = |a: u64| a >= low && a < base;
+        if anchor.sp == 0 {
+            return (frames, None);
+        }
+        let mut sp = anchor.sp;
+        let mut unextended_sp = anchor.sp;
+        let mut fp = anchor.fp;
+        let mut pc = if anchor.pc != 0 {
+            anchor.pc
+        } else {
+            match rd(self.mem, sp.wrapping_sub(8)) {
+                Some(pc) => pc,
+                None => {
+                    return (
+                        frames,
+                        Some(format!("return address at {:#x} not readable", sp - 8)),
+                    );
+                }
+            }
+        };
+        let mut last_sp = 0u64;
+        while frames.len() < MAX_FRAMES {
+            if !in_stack(sp) || sp < last_sp {
+                return (
+                    frames,
+                    Some(format!(
+                        "walk stopped: sp {sp:#x} outside the stack or not increasing"
+                    )),
+                );
+            }
+            last_sp = sp;
+            if pc == self.call_stub_return {
+                // An entry frame: continue from the JavaCallWrapper's anchor.
+                let wrapper = fp.wrapping_add_signed(self.call_wrapper_offset * 8);
+                let Some(w) = rd(self.mem, wrapper) else {
+                    return (
+                        frames,
+                        Some("entry frame: JavaCallWrapper not readable".into()),
+                    );
+                };
+                let a = w + self.wrapper_anchor;
+                let (Some(nsp), Some(nfp), Some(npc)) = (
+                    rd(self.mem, a + self.anchor_sp),
+                    rd(self.mem, a + self.anchor_fp),
+                    rd(self.mem, a + self.anchor_pc),
+                ) else {
+                    return (
+                        frames,
+                        Some("entry frame: JavaCallWrapper's anchor not readable".into()),
+                    );
+                };
+                if nsp == 0 {
+                    return (frames, None); // the first entry frame: done
+                }
+                sp = nsp;
+                unextended_sp = nsp;
+                fp = nfp;
+                pc = if npc != 0 {
+                    npc
+                } else {
+                    match rd(self.mem, nsp - 8) {
+                        Some(p) => p,
+                        None => {
+                            return (
+                                frames,
+                                Some("entry frame: return address not readable".into()),
+                            );
+                        }
+                    }
+                };
+                last_sp = 0;
+                continue;
+            }
+            let Some(blob) = self.blob(pc) else {
+                let why = if self.heap_of(pc).is_some() {
+                    format!("pc {pc:#x}: no code blob found in the code cache")
+                } else {
+                    format!("pc {pc:#x} is outside the code cache")
+                };
+                return (frames, Some(why));
+            };
+            match blob.kind {
+                BlobKind::Interpreter => {
+                    if fp <= sp.saturating_sub(16)
+                        || fp - sp > MAX_INTERPRETER_FRAME
+                        || !in_stack(fp)
+                    {
+                        return (
+                            frames,
+                            Some(format!(
+                                "interpreter frame with fp {fp:#x} not plausible for sp {sp:#x}"
+                            )),
+                        );
+                    }
+                    let (Some(method), Some(bcp)) = (rd(self.mem, fp - 24), rd(self.mem, fp - 64))
+                    else {
+                        return (frames, Some("interpreter frame slots not readable".into()));
+                    };
+                    let bci = self.method(method).and_then(|m| {
+                        let start = m.const_method + self.cm_size;
+                        if m.native {
+                            Some(0)
+                        } else if bcp >= start && bcp < start + m.code_size.max(1) {
+                            Some((bcp - start) as i32)
+                        } else {
+                            None
+                        }
+                    });
+                    match self.frame(method, bci, FrameKind::Interpreted) {
+                        Some(mut f) => {
+                            if bci.is_none() && f.kind != FrameKind::Native {
+                                f.mark =
+                                    Some(format!("bcp {bcp:#x} outside the method's bytecodes"));
+                            }
+                            frames.push(f);
+                        }
+                        None => {
+                            return (
+                                frames,
+                                Some(format!(
+                                    "interpreter frame: Method* {method:#x} not readable"
+                                )),
+                            );
+                        }
+                    }
+                    let (Some(sender_unext), Some(link), Some(ret)) =
+                        (rd(self.mem, fp - 8), rd(self.mem, fp), rd(self.mem, fp + 8))
+                    else {
+                        return (frames, Some("interpreter frame links not readable".into()));
+                    };
+                    sp = fp + 16;
+                    unextended_sp = sender_unext;
+                    fp = link;
+                    pc = ret;
+                }
+                BlobKind::Nmethod | BlobKind::NativeNmethod | BlobKind::Other => {
+                    let mut frame_pc = pc;
+                    if blob.kind == BlobKind::Nmethod
+                        && let Some(info) = self.nmethod(blob.address)
+                        && info.deopt_handler == Some(pc)
+                        && let Some(o) = info.orig_pc_offset
+                    {
+                        // A frame being deoptimized: its own pc was saved in the frame
+                        // (`nmethod::get_original_pc`, frame_x86.cpp `adjust_unextended_sp`).
+                        match rd(self.mem, unextended_sp + o) {
+                            Some(orig) => frame_pc = orig,
+                            None => {
+                                return (
+                                    frames,
+                                    Some("deoptimized frame: original pc not readable".into()),
+                                );
+                            }
+                        }
+                    }
+                    let compiled = if blob.kind == BlobKind::Nmethod {
+                        self.compiled_frames(&blob, frame_pc)
+                    } else {
+                        None
+                    };
+                    if let Some(c) = compiled {
+                        frames.extend(c);
+                    } else if blob.kind != BlobKind::Other {
+                        let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
+                        let kind = if blob.kind == BlobKind::NativeNmethod {
+                            FrameKind::Native
+                        } else {
+                            FrameKind::Compiled
+                        };
+                        match self.frame(method, None, kind) {
+                            Some(mut f) => {
+                                if kind == FrameKind::Compiled {
+                                    f.mark = Some(
+                                        "compiled frame: inlined frames and line not decoded"
+                                            .into(),
+                                    );
+                                }
+                                frames.push(f);
+                            }
+                            None => {
+                                return (
+                                    frames,
+                                    Some(format!(
+                                        "nmethod {:#x}: Method* not readable",
+                                        blob.address
+                                    )),
+                                );
+                            }
+                        }
+                    }
+                    if blob.frame_size == 0 {
+                        return (
+                            frames,
+                            Some(format!(
+                                "code blob at {:#x} has no frame size",
+                                blob.address
+                            )),
+                        );
+                    }
+                    let sender_sp = unextended_sp.wrapping_add(blob.frame_size * 8);
+                    let (Some(ret), Some(link)) =
+                        (rd(self.mem, sender_sp - 8), rd(self.mem, sender_sp - 16))
+                    else {
+                        return (frames, Some("compiled frame links not readable".into()));
+                    };
+                    sp = sender_sp;
+                    unextended_sp = sender_sp;
+                    fp = link;
+                    pc = ret;
+                }
+            }
+        }
+        (frames, Some(format!("stopped after {MAX_FRAMES} frames")))
+    }
+}

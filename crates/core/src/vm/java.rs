@@ -1,0 +1,375 @@
+//! A thread's Java identity: the fields of its `java.lang.Thread` object.
+//!
+//! * The object's class from its header (`oops/oop.hpp`, `oops/markWord.hpp`): the klass word
+//!   after the 8-byte mark, narrow (`u32`, decoded with `CompressedKlassPointers` base/shift)
+//!   with `UseCompressedClassPointers`, full otherwise; with compact headers (JDK 24+) the narrow
+//!   klass is the mark word's top bits (`markWord::klass_shift`, a long constant).
+//! * Field offsets of `java.lang.Thread`, its `FieldHolder` (JDK 19+, field `holder`) and
+//!   `java.lang.String` are not in vmStructs (`java_lang_Thread::_name_offset` is not
+//!   exported): they come from the classes' own field metadata (`InstanceKlass::_fields` up to
+//!   JDK 20, `_fieldinfo_stream` from 21; decoded by `vm::codec`).
+//! * Reference fields are narrow oops (`u32`, `CompressedOops` base/shift) with
+//!   `UseCompressedOops`, full words otherwise.
+//! * `threadStatus` is a JVMTI thread state bit set (`classfile/javaThreadStatus.hpp`), named
+//!   as `java_lang_Thread::thread_status_name` names it (`classfile/javaClasses.cpp`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::VmModel;
+use super::codec::{field_info, java_string};
+use crate::error::Error;
+use crate::memory::ReadMemory;
+
+/// The fields of a `java.lang.Thread` a dump prints.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct JavaIdentity {
+    /// `name`.
+    pub name: String,
+    /// `tid` (jcmd's `#N`).
+    pub tid: i64,
+    /// `daemon`.
+    pub daemon: bool,
+    /// `priority`.
+    pub priority: i32,
+    /// `threadStatus` (JVMTI bits).
+    pub status: i32,
+    /// `java.lang.Thread.State` as jcmd prints it, when the status is a known one.
+    pub state: Option<String>,
+}
+
+/// `java_lang_Thread::thread_status_name` for the JVMTI-bit values of `JavaThreadStatus`
+/// (`classfile/javaThreadStatus.hpp`: NEW 0, RUNNABLE 0x5, SLEEPING 0xE1, IN_OBJECT_WAIT 0x191,
+/// IN_OBJECT_WAIT_TIMED 0x1A1, PARKED 0x291, PARKED_TIMED 0x2A1, BLOCKED_ON_MONITOR_ENTER
+/// 0x401, TERMINATED 0x2; the same values in every JDK since 5, as JVMTI fixes them).
+pub fn thread_status_name(status: i32) -> Option<&'static str> {
+    Some(match status {
+        0 => "NEW",
+        0x5 => "RUNNABLE",
+        0xE1 => "TIMED_WAITING (sleeping)",
+        0x191 => "WAITING (on object monitor)",
+        0x1A1 => "TIMED_WAITING (on object monitor)",
+        0x291 => "WAITING (parking)",
+        0x2A1 => "TIMED_WAITING (parking)",
+        0x401 => "BLOCKED (on object monitor)",
+        0x2 => "TERMINATED",
+        _ => return None,
+    })
+}
+
+/// The most fields decoded per class.
+const MAX_FIELDS: usize = 4096;
+/// The longest metadata array read (fields, field info stream), in bytes.
+const MAX_FIELD_BYTES: usize = 1 << 20;
+/// The longest thread name decoded, in bytes of its `value` array.
+const MAX_NAME_BYTES: usize = 64 * 1024;
+/// The deepest class hierarchy followed to `java.lang.Thread`.
+const MAX_SUPERS: usize = 64;
+
+/// A field's offset and signature.
+#[derive(Debug, Clone)]
+struct FieldAt {
+    offset: u64,
+    signature: String,
+}
+
+/// Reads `java.lang.Thread` objects.
+pub struct JavaReader<'a> {
+    mem: &'a dyn ReadMemory,
+    vm: &'a VmModel,
+    klass_name: u64,
+    klass_super: u64,
+    ik_constants: u64,
+    cp_size: u64,
+    fields: Fields,
+    symbol_length: u64,
+    symbol_body: u64,
+    /// Non-static fields by class (`Klass*`): name → offset and signature.
+    cache: RefCell<HashMap<u64, Rc<HashMap<String, FieldAt>>>>,
+}
+
+/// Where a class's field metadata is.
+enum Fields {
+    /// JDK ≤ 20: `InstanceKlass::_fields` (`Array<u2>*`) and `_java_fields_count`.
+    Array { fields: u64, java_count: u64 },
+    /// JDK 21+: `InstanceKlass::_fieldinfo_stream` (`Array<u1>*`).
+    Stream { stream: u64 },
+}
+
+impl<'a> JavaReader<'a> {
+    /// A reader for `vm`'s heap through `mem`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when an entry it needs is missing.
+    pub fn new(vm: &'a VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
+        let fields = match vm.offset("InstanceKlass", "_fieldinfo_stream") {
+            Ok(stream) => Fields::Stream { stream },
+            Err(_) => Fields::Array {
+                fields: vm.offset("InstanceKlass", "_fields")?,
+                java_count: vm.offset("InstanceKlass", "_java_fields_count")?,
+            },
+        };
+        Ok(JavaReader {
+            mem,
+            vm,
+            klass_name: vm.offset("Klass", "_name")?,
+            klass_super: vm.offset("Klass", "_super")?,
+            ik_constants: vm.offset("InstanceKlass", "_constants")?,
+            cp_size: vm.size_of("ConstantPool")?,
+            fields,
+            symbol_length: vm.offset("Symbol", "_length")?,
+            symbol_body: vm.offset("Symbol", "_body")?,
+            cache: RefCell::new(HashMap::new()),
+        })
+    }
+
+    fn u64_at(&self, addr: u64, what: &str) -> Result<u64, Error> {
+        self.mem
+            .read_u64(addr)
+            .map_err(|e| Error::memory(what.to_string(), e))
+    }
+
+    fn u32_at(&self, addr: u64, what: &str) -> Result<u32, Error> {
+        self.mem
+            .read_u32(addr)
+            .map_err(|e| Error::memory(what.to_string(), e))
+    }
+
+    fn u8_at(&self, addr: u64, what: &str) -> Result<u8, Error> {
+        self.mem
+            .read_u8(addr)
+            .map_err(|e| Error::memory(what.to_string(), e))
+    }
+
+    fn symbol(&self, sym: u64) -> Result<String, Error> {
+        let len = self
+            .mem
+            .read_u16(sym + self.symbol_length)
+            .map_err(|e| Error::memory("Symbol::_length", e))?;
+        // A u16 length: at most 65535 bytes, HotSpot's own limit for a Symbol.
+        let body = self
+            .mem
+            .read_vec(
+                sym + self.symbol_body,
+                usize::from(len),
+                usize::from(u16::MAX),
+            )
+            .map_err(|e| Error::memory("Symbol::_body", e))?;
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// The `Klass*` of the object at `oop` (`oopDesc::klass`).
+    fn klass_of(&self, oop: u64) -> Result<u64, Error> {
+        let layout = &self.vm.layout;
+        if layout.compact_headers {
+            let mark = self.u64_at(oop, "an object's mark word")?;
+            let shift = self.vm.long("markWord::klass_shift")?;
+            return Ok(layout.narrow_klass.decode((mark >> shift) as u32));
+        }
+        if layout.compressed_class_pointers {
+            let n = self.u32_at(oop + 8, "an object's narrow klass")?;
+            Ok(layout.narrow_klass.decode(n))
+        } else {
+            self.u64_at(oop + 8, "an object's klass")
+        }
+    }
+
+    /// Reads a reference field at `addr` (narrow with `UseCompressedOops`).
+    fn oop_at(&self, addr: u64, what: &str) -> Result<u64, Error> {
+        let layout = &self.vm.layout;
+        if layout.compressed_oops {
+            Ok(layout.narrow_oop.decode(self.u32_at(addr, what)?))
+        } else {
+            self.u64_at(addr, what)
+        }
+    }
+
+    /// The non-static fields `klass` declares, by name.
+    fn fields_of(&self, klass: u64) -> Result<Rc<HashMap<String, FieldAt>>, Error> {
+        if let Some(f) = self.cache.borrow().get(&klass) {
+            return Ok(f.clone());
+        }
+        let cp = self.u64_at(klass + self.ik_constants, "InstanceKlass::_constants")?;
+        let array = |ptr_off: u64, what: &str| -> Result<Vec<u8>, Error> {
+            let arr = self.u64_at(klass + ptr_off, what)?;
+            let len = self.u32_at(arr, what)? as usize;
+            Ok((arr, len)).and_then(|(arr, len)| {
+                let (width, data) = match self.fields {
+                    Fields::Array { .. } => (2, 4),
+                    Fields::Stream { .. } => (1, 4),
+                };
+                let bytes = len
+                    .checked_mul(width)
+                    .filter(|&n| n <= MAX_FIELD_BYTES)
+                    .ok_or_else(|| Error::VmStructs(format!("{what}: implausible length {len}")))?;
+                let mut buf = vec![0u8; bytes];
+                self.mem
+                    .read_exact_at(arr + data, &mut buf)
+                    .map_err(|e| Error::memory(what.to_string(), e))?;
+                Ok(buf)
+            })
+        };
+        let codec_err = |e: super::codec::CodecError| Error::VmStructs(e.to_string());
+        let decoded = match self.fields {
+            Fields::Array { fields, java_count } => {
+                let bytes = array(fields, "InstanceKlass::_fields")?;
+                let java_fields = self
+                    .mem
+                    .read_u16(klass + java_count)
+                    .map_err(|e| Error::memory("InstanceKlass::_java_fields_count", e))?;
+                field_info::decode_fields_array(
+                    &bytes,
+                    java_fields,
+                    &field_info::FieldsArrayLayout::for_jdk(self.vm.major),
+                    MAX_FIELDS,
+                )
+                .map_err(codec_err)?
+            }
+            Fields::Stream { stream } => {
+                let bytes = array(stream, "InstanceKlass::_fieldinfo_stream")?;
+                field_info::decode_fieldinfo_stream(
+                    &bytes,
+                    &field_info::FieldFlagBits::HOTSPOT,
+                    MAX_FIELDS,
+                )
+                .map_err(codec_err)?
+            }
+        };
+        let mut out = HashMap::new();
+        for f in decoded.fields.iter().take(decoded.java_fields as usize) {
+            let (Some(offset), false) = (f.offset, f.is_static()) else {
+                continue;
+            };
+            let sym = |index: u16| -> Result<String, Error> {
+                let slot = self.u64_at(
+                    cp + self.cp_size + 8 * u64::from(index),
+                    "a constant pool symbol",
+                )?;
+                self.symbol(slot & !1)
+            };
+            out.insert(
+                sym(f.name_index)?,
+                FieldAt {
+                    offset: u64::from(offset),
+                    signature: sym(f.signature_index)?,
+                },
+            );
+        }
+        let out = Rc::new(out);
+        self.cache.borrow_mut().insert(klass, out.clone());
+        Ok(out)
+    }
+
+    /// The field `name` of the class of `klass` or its superclasses up to `holder_name`.
+    fn class_named(&self, mut klass: u64, holder_name: &str) -> Result<u64, Error> {
+        for _ in 0..MAX_SUPERS {
+            if klass == 0 {
+                break;
+            }
+            let name = self.symbol(self.u64_at(klass + self.klass_name, "Klass::_name")?)?;
+            if name == holder_name {
+                return Ok(klass);
+            }
+            klass = self.u64_at(klass + self.klass_super, "Klass::_super")?;
+        }
+        Err(Error::VmStructs(format!(
+            "the object is not a {holder_name}"
+        )))
+    }
+
+    fn field(&self, klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
+        let fields = self.fields_of(klass)?;
+        match fields.get(name) {
+            Some(f) if f.signature == sig => Ok(f.offset),
+            Some(f) => Err(Error::VmStructs(format!(
+                "field {name} has signature {} (expected {sig})",
+                f.signature
+            ))),
+            None => Err(Error::VmStructs(format!("no field {name} {sig}"))),
+        }
+    }
+
+    /// The text of the `java.lang.String` at `oop` (`value` + `coder`, JDK 9+; `char[]` in 8).
+    fn string(&self, oop: u64) -> Result<String, Error> {
+        let klass = self.class_named(self.klass_of(oop)?, "java/lang/String")?;
+        let (value_off, coder) = match self.field(klass, "value", "[B") {
+            Ok(v) => {
+                let coder_off = self.field(klass, "coder", "B")?;
+                (v, Some(self.u8_at(oop + coder_off, "String.coder")?))
+            }
+            Err(_) => (self.field(klass, "value", "[C")?, None),
+        };
+        let array = self.oop_at(oop + value_off, "String.value")?;
+        let layout = &self.vm.layout;
+        // arrayOopDesc (oops/arrayOop.hpp): the length after the mark and klass words; the
+        // elements after it, aligned to a word up to JDK 21 and to the element size from 22.
+        let length_at: u64 = if layout.compact_headers {
+            8
+        } else if layout.compressed_class_pointers {
+            12
+        } else {
+            16
+        };
+        let elem: u64 = if coder.is_some() { 1 } else { 2 };
+        let align = if self.vm.major >= 22 { elem } else { 8 };
+        let base = (length_at + 4).div_ceil(align) * align;
+        let len = u64::from(self.u32_at(array + length_at, "String.value's length")?);
+        let bytes = len * elem;
+        if bytes > MAX_NAME_BYTES as u64 {
+            return Err(Error::VmStructs(format!(
+                "a string of {bytes} bytes is longer than {MAX_NAME_BYTES}"
+            )));
+        }
+        let mut buf = vec![0u8; bytes as usize];
+        self.mem
+            .read_exact_at(array + base, &mut buf)
+            .map_err(|e| Error::memory("String.value", e))?;
+        java_string::decode_value(&buf, coder, MAX_NAME_BYTES)
+            .map_err(|e| Error::VmStructs(e.to_string()))
+    }
+
+    /// The identity of the thread whose `java.lang.Thread` is `oop`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the class's field metadata cannot be decoded, [`Error::Memory`]
+    /// when the object cannot be read.
+    pub fn identity(&self, oop: u64) -> Result<JavaIdentity, Error> {
+        let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
+        let name_oop = self.oop_at(
+            oop + self.field(thread, "name", "Ljava/lang/String;")?,
+            "Thread.name",
+        )?;
+        let name = if name_oop == 0 {
+            String::new()
+        } else {
+            self.string(name_oop)?
+        };
+        let tid = self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64;
+        // JDK 19+: daemon, priority and threadStatus moved to Thread.FieldHolder (`holder`).
+        let (obj, klass) = match self.field(thread, "holder", "Ljava/lang/Thread$FieldHolder;") {
+            Ok(off) => {
+                let holder = self.oop_at(oop + off, "Thread.holder")?;
+                if holder == 0 {
+                    return Err(Error::VmStructs("Thread.holder is null".into()));
+                }
+                (holder, self.klass_of(holder)?)
+            }
+            Err(_) => (oop, thread),
+        };
+        let daemon = self.u8_at(obj + self.field(klass, "daemon", "Z")?, "daemon")? != 0;
+        let priority = self.u32_at(obj + self.field(klass, "priority", "I")?, "priority")? as i32;
+        let status = self.u32_at(
+            obj + self.field(klass, "threadStatus", "I")?,
+            "threadStatus",
+        )? as i32;
+        Ok(JavaIdentity {
+            name,
+            tid,
+            daemon,
+            priority,
+            status,
+            state: thread_status_name(status).map(str::to_string),
+        })
+    }
+}

@@ -1,0 +1,666 @@
+//! The HotSpot VM model, read from the target's own introspection tables (issue 28, `inspect
+//! threads`): `gHotSpotVMStructs`, `gHotSpotVMTypes`, `gHotSpotVMIntConstants` and
+//! `gHotSpotVMLongConstants` ([`tables`]), the JDK version (`Abstract_VM_Version`), and the
+//! `JVMFlag` table for the flags that decide how objects are laid out. `locate` uses the same
+//! walk ([`find_perf_memory`]) for `PerfMemory` on stripped builds.
+//!
+//! Everything is looked up by HotSpot's own names (`JavaThread::_anchor`, `sizeof(Method)`,
+//! `JavaThreadStatus::PARKED`), as the Serviceability Agent does (`HotSpotTypeDataBase`), so
+//! the layouts follow each JDK build without hard-coded offsets; a missing entry is an error
+//! that names it.
+
+pub(crate) mod codec;
+pub mod dump;
+pub mod frames;
+pub mod java;
+pub mod paged;
+pub mod tables;
+pub mod threads;
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use crate::error::Error;
+use crate::memory::{LeBytes, ReadMemory};
+
+/// Run-time addresses of `PerfMemory`'s static variables in the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfMemoryVars {
+    /// `&PerfMemory::_start` (a `char*`: the region's address).
+    pub start: u64,
+    /// `&PerfMemory::_capacity` (a `size_t`: the region's size in bytes).
+    pub capacity: u64,
+    /// `&PerfMemory::_top` (a `char*`), when known.
+    pub top: Option<u64>,
+    /// `&PerfMemory::_initialized` (an `int`), when known.
+    pub initialized: Option<u64>,
+}
+
+/// A field of a HotSpot type, as a `gHotSpotVMStructs` row describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The C++ type (`typeString`), when the row gives one.
+    pub type_string: Option<String>,
+    /// A static field (its `address` is meaningful) or a member (its `offset` is).
+    pub is_static: bool,
+    /// Byte offset of a member in its type.
+    pub offset: u64,
+    /// Address of a static field.
+    pub address: u64,
+}
+
+/// A type of `gHotSpotVMTypes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Type {
+    /// Its superclass, when it has one in the table.
+    pub superclass: Option<String>,
+    /// `sizeof`, in bytes.
+    pub size: u64,
+}
+
+/// A pair of compressed-pointer parameters: `decoded = base + (narrow << shift)`
+/// (`oops/compressedOops.hpp`, `oops/compressedKlass.hpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Narrow {
+    /// `_base`.
+    pub base: u64,
+    /// `_shift`.
+    pub shift: u32,
+}
+
+impl Narrow {
+    /// The full address of narrow value `n` (0 stays 0: a NULL).
+    pub fn decode(&self, n: u32) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.base.wrapping_add(u64::from(n) << self.shift)
+        }
+    }
+}
+
+/// The flags (`JVMFlag` table, `runtime/flags/jvmFlag.hpp`) and compressed-pointer parameters
+/// that decide how objects are laid out in the heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layout {
+    /// `-XX:+UseCompressedOops`.
+    pub compressed_oops: bool,
+    /// `-XX:+UseCompressedClassPointers`.
+    pub compressed_class_pointers: bool,
+    /// `-XX:+UseCompactObjectHeaders` (JDK 24+; false before).
+    pub compact_headers: bool,
+    /// `-XX:ObjectAlignmentInBytes`.
+    pub object_alignment: u32,
+    /// Narrow oop base and shift (`CompressedOops`; `Universe::_narrow_oop` in JDK 11–12).
+    pub narrow_oop: Narrow,
+    /// Narrow klass base and shift (`CompressedKlassPointers`; `Universe::_narrow_klass` before).
+    pub narrow_klass: Narrow,
+}
+
+/// The target VM's tables, version and layout flags.
+#[derive(Debug, Clone)]
+pub struct VmModel {
+    fields: HashMap<String, HashMap<String, Field>>,
+    types: HashMap<String, Type>,
+    ints: HashMap<String, i64>,
+    longs: HashMap<String, u64>,
+    /// `Abstract_VM_Version::_s_vm_release` (e.g. `17.0.12+7-Debian-1deb12u1`), when readable.
+    pub release: Option<String>,
+    /// `Abstract_VM_Version::_vm_major_version` (17, 21, ...).
+    pub major: u32,
+    /// The object layout flags.
+    pub layout: Layout,
+}
+
+/// The most `JVMFlag` entries read (JDK 21 has about 1 300 in a product build).
+const MAX_FLAGS: u64 = 20_000;
+
+fn string(b: Vec<u8>) -> String {
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn missing(what: String) -> Error {
+    Error::VmStructs(what)
+}
+
+impl VmModel {
+    /// Reads the four tables through `mem`; `resolve` gives the run-time address of an exported
+    /// symbol ([`tables::all_symbols`]). Then the version, the layout flags and the
+    /// compressed-pointer parameters.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when a table's symbol is not exported, a layout is implausible, a
+    /// table is corrupt, or an entry the model needs (the `JVMFlag` table) is missing;
+    /// [`Error::Memory`] when a read fails.
+    pub fn read(
+        mem: &dyn ReadMemory,
+        resolve: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<Self, Error> {
+        let mut fields: HashMap<String, HashMap<String, Field>> = HashMap::new();
+        tables::walk_structs(mem, resolve, None, |row| {
+            fields.entry(string(row.type_name)).or_default().insert(
+                string(row.field_name),
+                Field {
+                    type_string: row.type_string.map(string),
+                    is_static: row.is_static,
+                    offset: row.offset,
+                    address: row.address,
+                },
+            );
+            ControlFlow::Continue(())
+        })?;
+        let types = tables::read_types(mem, resolve)?
+            .into_iter()
+            .map(|t| {
+                (
+                    string(t.type_name),
+                    Type {
+                        superclass: t.superclass.map(string),
+                        size: t.size,
+                    },
+                )
+            })
+            .collect();
+        let ints = tables::read_constants(mem, resolve, false)?
+            .into_iter()
+            .map(|(n, v)| (string(n), v as i64))
+            .collect();
+        let longs = tables::read_constants(mem, resolve, true)?
+            .into_iter()
+            .map(|(n, v)| (string(n), v))
+            .collect();
+        let mut model = VmModel {
+            fields,
+            types,
+            ints,
+            longs,
+            release: None,
+            major: 0,
+            layout: Layout::default(),
+        };
+        model.read_version(mem)?;
+        model.read_layout(mem)?;
+        Ok(model)
+    }
+
+    /// The field `ty::name`, if the tables have it.
+    pub fn field(&self, ty: &str, name: &str) -> Option<&Field> {
+        self.fields.get(ty)?.get(name)
+    }
+
+    /// The byte offset of member `ty::name`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the entry when the table has no such member.
+    pub fn offset(&self, ty: &str, name: &str) -> Result<u64, Error> {
+        match self.field(ty, name) {
+            Some(f) if !f.is_static => Ok(f.offset),
+            _ => Err(missing(format!(
+                "no member {ty}::{name} in gHotSpotVMStructs"
+            ))),
+        }
+    }
+
+    /// The first of `names` that `ty` has as a member (fields renamed between JDKs): its offset
+    /// and its index in `names`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming every alternative when none is there.
+    pub fn offset_any(&self, ty: &str, names: &[&str]) -> Result<(u64, usize), Error> {
+        names
+            .iter()
+            .enumerate()
+            .find_map(|(i, n)| self.offset(ty, n).ok().map(|o| (o, i)))
+            .ok_or_else(|| {
+                missing(format!(
+                    "none of {} in gHotSpotVMStructs",
+                    names
+                        .iter()
+                        .map(|n| format!("{ty}::{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+
+    /// The address of static field `ty::name`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the entry when the table has no such static field.
+    pub fn static_address(&self, ty: &str, name: &str) -> Result<u64, Error> {
+        match self.field(ty, name) {
+            Some(f) if f.is_static => Ok(f.address),
+            _ => Err(missing(format!(
+                "no static field {ty}::{name} in gHotSpotVMStructs"
+            ))),
+        }
+    }
+
+    /// `sizeof(ty)` from `gHotSpotVMTypes`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the type when it is not in the table.
+    pub fn size_of(&self, ty: &str) -> Result<u64, Error> {
+        self.types
+            .get(ty)
+            .map(|t| t.size)
+            .ok_or_else(|| missing(format!("no type {ty} in gHotSpotVMTypes")))
+    }
+
+    /// Whether `gHotSpotVMTypes` has `ty`.
+    pub fn has_type(&self, ty: &str) -> bool {
+        self.types.contains_key(ty)
+    }
+
+    /// The value of int constant `name` (`gHotSpotVMIntConstants`).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the constant when it is not in the table.
+    pub fn int(&self, name: &str) -> Result<i64, Error> {
+        self.ints
+            .get(name)
+            .copied()
+            .ok_or_else(|| missing(format!("no int constant {name} in gHotSpotVMIntConstants")))
+    }
+
+    /// The value of int constant `name`, if present.
+    pub fn int_opt(&self, name: &str) -> Option<i64> {
+        self.ints.get(name).copied()
+    }
+
+    /// The value of long constant `name` (`gHotSpotVMLongConstants`).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the constant when it is not in the table.
+    pub fn long(&self, name: &str) -> Result<u64, Error> {
+        self.longs.get(name).copied().ok_or_else(|| {
+            missing(format!(
+                "no long constant {name} in gHotSpotVMLongConstants"
+            ))
+        })
+    }
+
+    /// How many rows each table had: structs, types, int and long constants (for `-v`).
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        (
+            self.fields.values().map(HashMap::len).sum(),
+            self.types.len(),
+            self.ints.len(),
+            self.longs.len(),
+        )
+    }
+
+    /// `Abstract_VM_Version::_s_vm_release` and `_vm_major_version` (`runtime/abstract_vm_version.hpp`).
+    fn read_version(&mut self, mem: &dyn ReadMemory) -> Result<(), Error> {
+        let major = self.static_address("Abstract_VM_Version", "_vm_major_version")?;
+        self.major = mem
+            .read_u32(major)
+            .map_err(|e| Error::memory("Abstract_VM_Version::_vm_major_version", e))?;
+        if let Ok(at) = self.static_address("Abstract_VM_Version", "_s_vm_release") {
+            self.release = mem
+                .read_u64(at)
+                .ok()
+                .and_then(|p| mem.read_c_string(p, 128).ok().flatten())
+                .map(string);
+        }
+        Ok(())
+    }
+
+    /// The `JVMFlag` table (`JVMFlag::flags`, `JVMFlag::numFlags`; each entry's `_name` and
+    /// `_addr`, `runtime/flags/jvmFlag.hpp`) for the layout flags, and the narrow oop/klass
+    /// parameters.
+    fn read_layout(&mut self, mem: &dyn ReadMemory) -> Result<(), Error> {
+        let flags = self.static_address("JVMFlag", "flags")?;
+        let num = self.static_address("JVMFlag", "numFlags")?;
+        let name_at = self.offset("JVMFlag", "_name")?;
+        let addr_at = self.offset("JVMFlag", "_addr")?;
+        let size = self.size_of("JVMFlag")?;
+        let flags = mem
+            .read_u64(flags)
+            .map_err(|e| Error::memory("JVMFlag::flags", e))?;
+        let num = mem
+            .read_u64(num)
+            .map_err(|e| Error::memory("JVMFlag::numFlags", e))?;
+        if num > MAX_FLAGS
+            || !(16..=256).contains(&size)
+            || name_at + 8 > size
+            || addr_at + 8 > size
+        {
+            return Err(missing(format!(
+                "implausible JVMFlag table: {num} flags of {size} bytes"
+            )));
+        }
+        let mut table = vec![0u8; (num * size) as usize];
+        mem.read_exact_at(flags, &mut table)
+            .map_err(|e| Error::memory("the JVMFlag table", e))?;
+        let mut layout = Layout {
+            object_alignment: 8,
+            ..Layout::default()
+        };
+        for row in table.chunks_exact(size as usize) {
+            let row = LeBytes::new(row);
+            let w = |o: u64| row.u64_at(o as usize).unwrap_or(0);
+            let (name, addr) = (w(name_at), w(addr_at));
+            if name == 0 || addr == 0 {
+                continue;
+            }
+            let Ok(Some(name)) = mem.read_c_string(name, 64) else {
+                continue;
+            };
+            let byte = || -> Result<bool, Error> {
+                let b = mem.read_u8(addr).map_err(|e| {
+                    Error::memory(format!("flag {}", String::from_utf8_lossy(&name)), e)
+                })?;
+                Ok(b != 0)
+            };
+            match name.as_slice() {
+                b"UseCompressedOops" => layout.compressed_oops = byte()?,
+                b"UseCompressedClassPointers" => layout.compressed_class_pointers = byte()?,
+                b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
+                b"ObjectAlignmentInBytes" => {
+                    layout.object_alignment = mem
+                        .read_u32(addr)
+                        .map_err(|e| Error::memory("flag ObjectAlignmentInBytes", e))?;
+                }
+                _ => {}
+            }
+        }
+        if !layout.object_alignment.is_power_of_two() || layout.object_alignment > 256 {
+            return Err(missing(format!(
+                "implausible ObjectAlignmentInBytes {}",
+                layout.object_alignment
+            )));
+        }
+        // Compact headers (JDK 24+) keep the narrow klass in the mark word: class pointers are
+        // compressed whatever the flag says (`UseCompressedClassPointers` is forced on).
+        if layout.compact_headers {
+            layout.compressed_class_pointers = true;
+        }
+        layout.narrow_oop = self.narrow(
+            mem,
+            &[
+                ("CompressedOops", "_base", "_shift"),
+                ("CompressedOops", "_narrow_oop._base", "_narrow_oop._shift"),
+                ("Universe", "_narrow_oop._base", "_narrow_oop._shift"),
+            ],
+            layout.compressed_oops,
+        )?;
+        layout.narrow_klass = self.narrow(
+            mem,
+            &[
+                ("CompressedKlassPointers", "_base", "_shift"),
+                (
+                    "CompressedKlassPointers",
+                    "_narrow_klass._base",
+                    "_narrow_klass._shift",
+                ),
+                ("Universe", "_narrow_klass._base", "_narrow_klass._shift"),
+            ],
+            layout.compressed_class_pointers,
+        )?;
+        self.layout = layout;
+        Ok(())
+    }
+
+    /// The first of `names` (type, base field, shift field) the tables have, read; all zero when
+    /// `used` is false.
+    fn narrow(
+        &self,
+        mem: &dyn ReadMemory,
+        names: &[(&str, &str, &str)],
+        used: bool,
+    ) -> Result<Narrow, Error> {
+        if !used {
+            return Ok(Narrow::default());
+        }
+        for (ty, base, shift) in names {
+            let (Ok(b), Ok(s)) = (
+                self.static_address(ty, base),
+                self.static_address(ty, shift),
+            ) else {
+                continue;
+            };
+            let base = mem
+                .read_u64(b)
+                .map_err(|e| Error::memory(format!("{ty}::{base}"), e))?;
+            let shift = mem
+                .read_u32(s)
+                .map_err(|e| Error::memory(format!("{ty}::{shift}"), e))?;
+            if shift > 8 {
+                return Err(missing(format!("implausible {ty}::{shift} = {shift}")));
+            }
+            return Ok(Narrow { base, shift });
+        }
+        Err(missing(format!(
+            "no narrow pointer base/shift among {}",
+            names
+                .iter()
+                .map(|(t, b, _)| format!("{t}::{b}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
+    }
+}
+
+/// Finds the addresses of `PerfMemory::_start`, `_capacity`, `_top` and `_initialized` by walking
+/// `gHotSpotVMStructs` (the static fields `PerfMemory` has in `VM_STRUCTS` since JDK 8,
+/// `runtime/vmStructs.cpp`); `resolve` gives the run-time address of an exported symbol. The
+/// walk stops once the four are found and reads only `PerfMemory` rows' field names.
+///
+/// # Errors
+/// [`Error::VmStructs`] when a symbol is not exported, a layout value is implausible, the table
+/// is not terminated within [`tables::MAX_ENTRIES`] rows, or it has no
+/// `PerfMemory::_start`/`_capacity` rows; [`Error::Memory`] when the target's memory cannot be
+/// read.
+pub fn find_perf_memory(
+    mem: &dyn ReadMemory,
+    resolve: &dyn Fn(&str) -> Option<u64>,
+) -> Result<PerfMemoryVars, Error> {
+    let mut vars = PartialVars::default();
+    // Only the first six layout variables, as `locate` always read: the row's `address` is all
+    // it needs (a carved jvm.dll keeps only those, `scripts/carve-jvm-dll.py`).
+    let first_six = |name: &str| {
+        if tables::STRUCT_SYMBOLS[..6].contains(&name) {
+            resolve(name)
+        } else {
+            None
+        }
+    };
+    let rows = tables::walk_structs(mem, &first_six, Some(b"PerfMemory"), |row| {
+        if row.is_static {
+            vars.set(&row.field_name, row.address);
+        }
+        if vars.complete() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })?;
+    vars.finish(rows)
+}
+
+#[derive(Default)]
+struct PartialVars {
+    start: Option<u64>,
+    capacity: Option<u64>,
+    top: Option<u64>,
+    initialized: Option<u64>,
+}
+
+impl PartialVars {
+    fn set(&mut self, field: &[u8], address: u64) {
+        let slot = match field {
+            b"_start" => &mut self.start,
+            b"_capacity" => &mut self.capacity,
+            b"_top" => &mut self.top,
+            b"_initialized" => &mut self.initialized,
+            _ => return,
+        };
+        slot.get_or_insert(address);
+    }
+
+    fn complete(&self) -> bool {
+        self.start.is_some()
+            && self.capacity.is_some()
+            && self.top.is_some()
+            && self.initialized.is_some()
+    }
+
+    fn finish(self, rows: usize) -> Result<PerfMemoryVars, Error> {
+        match (self.start, self.capacity) {
+            (Some(start), Some(capacity)) => Ok(PerfMemoryVars {
+                start,
+                capacity,
+                top: self.top,
+                initialized: self.initialized,
+            }),
+            _ => Err(Error::VmStructs(format!(
+                "no static PerfMemory::_start/_capacity rows among the {rows} rows walked"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The walker over a synthetic address space laid out as `vmStructs.cpp` lays it out on LP64
+    //! (typeName 0, fieldName 8, typeString 16, isStatic 24, offset 32, address 40, stride 48).
+    //! Real JVMs exercise it in the integration tests (stripped libjvm).
+    use super::*;
+    use crate::memory::MemoryError;
+
+    struct Space {
+        base: u64,
+        bytes: Vec<u8>,
+    }
+
+    impl ReadMemory for Space {
+        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
+            let off = addr.checked_sub(self.base).map(|o| o as usize);
+            match off.and_then(|o| self.bytes.get(o..o + buf.len())) {
+                Some(src) => {
+                    buf.copy_from_slice(src);
+                    Ok(())
+                }
+                None => Err(MemoryError::Unmapped {
+                    addr,
+                    len: buf.len(),
+                }),
+            }
+        }
+    }
+
+    const BASE: u64 = 0x10_0000;
+    const STRINGS: u64 = 0x100; // offset of the string pool
+    const VARS: u64 = 0x800; // offset of the exported layout variables
+    const TABLE: u64 = 0x1000; // offset of the table
+
+    fn put(bytes: &mut [u8], off: u64, v: u64) {
+        bytes[off as usize..off as usize + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Builds a space with `rows` (type, field, is_static, address) and a terminating row unless
+    /// `terminate` is false. Returns it and the resolver of the exported symbols.
+    fn space(rows: &[(&str, &str, u32, u64)], terminate: bool, stride: u64) -> Space {
+        let mut bytes = vec![0u8; 0x1000 + (rows.len() + 1) * stride.max(48) as usize];
+        let mut pool = STRINGS;
+        let mut intern = |bytes: &mut Vec<u8>, s: &str| {
+            let at = pool;
+            bytes[at as usize..at as usize + s.len()].copy_from_slice(s.as_bytes());
+            pool += s.len() as u64 + 1;
+            BASE + at
+        };
+        for (i, (ty, field, is_static, address)) in rows.iter().enumerate() {
+            let row = TABLE + i as u64 * stride;
+            let t = intern(&mut bytes, ty);
+            let f = intern(&mut bytes, field);
+            put(&mut bytes, row, t);
+            put(&mut bytes, row + 8, f);
+            bytes[row as usize + 24..row as usize + 28].copy_from_slice(&is_static.to_le_bytes());
+            put(&mut bytes, row + 40, *address);
+        }
+        if !terminate {
+            bytes.truncate((TABLE + rows.len() as u64 * stride) as usize);
+        }
+        for (i, v) in [BASE + TABLE, 0, 8, 24, 40, stride].into_iter().enumerate() {
+            put(&mut bytes, VARS + 8 * i as u64, v);
+        }
+        Space { base: BASE, bytes }
+    }
+
+    fn resolve(name: &str) -> Option<u64> {
+        tables::STRUCT_SYMBOLS
+            .iter()
+            .position(|s| *s == name)
+            .map(|i| BASE + VARS + 8 * i as u64)
+    }
+
+    #[test]
+    fn finds_the_static_perf_memory_fields() {
+        let mem = space(
+            &[
+                ("Klass", "_name", 0, 0),
+                ("PerfMemory", "_end", 1, 0x5000),
+                ("PerfMemory", "_start", 1, 0x5008),
+                ("PerfMemory", "_top", 1, 0x5010),
+                ("PerfMemory", "_capacity", 1, 0x5018),
+                ("PerfMemory", "_initialized", 1, 0x5020),
+            ],
+            true,
+            48,
+        );
+        let vars = find_perf_memory(&mem, &resolve).unwrap();
+        assert_eq!(
+            vars,
+            PerfMemoryVars {
+                start: 0x5008,
+                capacity: 0x5018,
+                top: Some(0x5010),
+                initialized: Some(0x5020)
+            }
+        );
+    }
+
+    #[test]
+    fn a_table_without_perf_memory_is_an_error() {
+        let mem = space(&[("Klass", "_name", 0, 0)], true, 48);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(
+            err.contains("no static PerfMemory::_start/_capacity rows among the 1 rows"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unterminated_table_ends_at_unreadable_memory_with_an_error() {
+        let rows: Vec<_> = (0..100).map(|_| ("Klass", "_name", 0, 0)).collect();
+        let mem = space(&rows, false, 48);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(err.contains("gHotSpotVMStructs row 100"), "{err}");
+    }
+
+    #[test]
+    fn an_implausible_layout_is_refused() {
+        let mem = space(&[("PerfMemory", "_start", 1, 1)], true, 8);
+        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        assert!(
+            err.contains("implausible gHotSpotVMStructs entry layout"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_export_is_named() {
+        let mem = space(&[], true, 48);
+        let err = find_perf_memory(&mem, &|n| {
+            if n == tables::STRUCT_SYMBOLS[0] {
+                None
+            } else {
+                resolve(n)
+            }
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("gHotSpotVMStructs is not exported"), "{err}");
+    }
+}

@@ -1,0 +1,316 @@
+//! HotSpot's Java threads as the VM keeps them, read from outside.
+//!
+//! * The list: `ThreadsSMRSupport::_java_thread_list` (a `ThreadsList*`, JDK 10+) →
+//!   `ThreadsList::_length` (uint) and `ThreadsList::_threads` (`JavaThread* const*`)
+//!   (`runtime/threadSMR.hpp`; SA `runtime/Threads.java`).
+//! * Per `JavaThread` (`runtime/javaThread.hpp`, `thread.hpp` before JDK 20): `_threadObj` (an
+//!   `OopHandle` — an `oop*` into OopStorage — from JDK 16, a plain `oop` before; SA
+//!   `JavaThread.getThreadObj`), `_thread_state` (`JavaThreadState`, `utilities/globalDefinitions.hpp`),
+//!   `_anchor` (`JavaFrameAnchor`: `_last_Java_sp`, `_last_Java_pc`, and `_last_Java_fp` from
+//!   `cpu/x86/vmStructs_x86.hpp`), `_osthread` (on `JavaThread` up to JDK 24, on `Thread` from
+//!   25) → `OSThread::_thread_id` (`os_cpu/linux_x86/vmStructs_linux_x86.hpp`) and
+//!   `OSThread::_state` (`runtime/osThreadBase.hpp`: `ThreadState`), and `Thread::_stack_base`,
+//!   `Thread::_stack_size`.
+//!
+//! Every count and pointer is bounded: at most [`MAX_THREADS`] threads, each read failure is
+//! that thread's error.
+
+use super::VmModel;
+use crate::error::Error;
+use crate::memory::{LeBytes, ReadMemory};
+
+/// The most threads read from a `ThreadsList` (a JVM with more is refused as corrupt).
+pub const MAX_THREADS: u64 = 100_000;
+
+/// Offsets of the fields read per thread, resolved once from the model.
+#[derive(Debug, Clone)]
+pub struct ThreadLayout {
+    list: ListLayout,
+    thread_obj: u64,
+    /// `_threadObj` is an `OopHandle` (one more indirection) rather than an `oop`.
+    thread_obj_handle: bool,
+    thread_state: u64,
+    anchor: u64,
+    last_java_sp: u64,
+    last_java_pc: u64,
+    last_java_fp: u64,
+    osthread: u64,
+    os_thread_id: u64,
+    os_state: Option<u64>,
+    stack_base: u64,
+    stack_size: u64,
+    /// `JavaThreadState` names by value (`_thread_in_native`, ...), from the int constants.
+    vm_states: Vec<(i64, &'static str)>,
+}
+
+/// How the Java threads are listed.
+#[derive(Debug, Clone, Copy)]
+enum ListLayout {
+    /// JDK 12+ (and some 10–11 builds): `ThreadsSMRSupport::_java_thread_list` →
+    /// `ThreadsList::_length`, `_threads`.
+    Smr {
+        java_thread_list: u64,
+        length: u64,
+        threads: u64,
+    },
+    /// JDK ≤ 11 tables: `Threads::_thread_list` (the head `JavaThread*`) and `JavaThread::_next`
+    /// (`runtime/thread.hpp`; SA `Threads.java` of those releases).
+    Linked { head: u64, next: u64 },
+}
+
+/// The `JavaThreadState` values by name (`utilities/globalDefinitions.hpp`), as the int
+/// constants table exports them.
+const VM_STATE_NAMES: [&str; 11] = [
+    "_thread_uninitialized",
+    "_thread_new",
+    "_thread_new_trans",
+    "_thread_in_native",
+    "_thread_in_native_trans",
+    "_thread_in_vm",
+    "_thread_in_vm_trans",
+    "_thread_in_Java",
+    "_thread_in_Java_trans",
+    "_thread_blocked",
+    "_thread_blocked_trans",
+];
+
+/// The OS thread state (`OSThread::_state`, enum `ThreadState` in `runtime/osThread.hpp`,
+/// `osThreadBase.hpp` from JDK 24) as `OSThread::print_on` words it in a thread dump's header.
+/// The enum's values are fixed: ALLOCATED 0, INITIALIZED 1, RUNNABLE 2, MONITOR_WAIT 3,
+/// CONDVAR_WAIT 4, OBJECT_WAIT 5, BREAKPOINTED 6, SLEEPING 7, ZOMBIE 8.
+pub fn os_state_word(state: i32) -> Option<&'static str> {
+    Some(match state {
+        0 => "allocated ",
+        1 => "initialized ",
+        2 => "runnable ",
+        3 => "waiting for monitor entry ",
+        4 => "waiting on condition ",
+        5 => "in Object.wait() ",
+        6 => "at breakpoint",
+        7 => "sleeping",
+        8 => "zombie",
+        _ => return None,
+    })
+}
+
+/// A `JavaFrameAnchor`: where the thread's last Java frame is when it is not running Java code
+/// (`runtime/javaFrameAnchor.hpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Anchor {
+    /// `_last_Java_sp` (0: no Java frame, or running Java).
+    pub sp: u64,
+    /// `_last_Java_fp`.
+    pub fp: u64,
+    /// `_last_Java_pc` (0: the return address is at `sp - 8`).
+    pub pc: u64,
+}
+
+/// One `JavaThread` as the VM has it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VmThread {
+    /// The `JavaThread*` (jcmd's `tid=`).
+    pub address: u64,
+    /// `OSThread::_thread_id` (the LWP id, jcmd's `nid=`).
+    pub os_tid: Option<i64>,
+    /// `_thread_state` (`JavaThreadState`).
+    pub vm_state: Option<i64>,
+    /// Its name (`_thread_in_native`, ...), when the constants table has it.
+    pub vm_state_name: Option<&'static str>,
+    /// `OSThread::_state`.
+    pub os_state: Option<i64>,
+    /// The frame anchor.
+    pub anchor: Anchor,
+    /// `Thread::_stack_base` (the stack's highest address) and `_stack_size` in bytes.
+    pub stack: (u64, u64),
+    /// The `java.lang.Thread` oop (0 when the thread has none yet).
+    pub thread_obj: u64,
+}
+
+fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
+    mem.read_u64(addr)
+        .map_err(|e| Error::memory(what.to_string(), e))
+}
+
+fn rd32(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u32, Error> {
+    mem.read_u32(addr)
+        .map_err(|e| Error::memory(what.to_string(), e))
+}
+
+impl ThreadLayout {
+    /// Resolves every entry the thread walk reads.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] naming the first missing entry (a JDK before 10 has no
+    /// `ThreadsSMRSupport`).
+    pub fn new(vm: &VmModel) -> Result<Self, Error> {
+        let thread_obj_field = vm
+            .field("JavaThread", "_threadObj")
+            .filter(|f| !f.is_static)
+            .ok_or_else(|| {
+                Error::VmStructs("no member JavaThread::_threadObj in gHotSpotVMStructs".into())
+            })?;
+        let thread_obj_handle = thread_obj_field
+            .type_string
+            .as_deref()
+            .is_some_and(|t| t.contains("OopHandle"));
+        let osthread = vm
+            .offset("JavaThread", "_osthread")
+            .or_else(|_| vm.offset("Thread", "_osthread"))?;
+        let mut vm_states = Vec::new();
+        for name in VM_STATE_NAMES {
+            if let Some(v) = vm.int_opt(name) {
+                vm_states.push((v, name));
+            }
+        }
+        Ok(ThreadLayout {
+            list: match vm.static_address("ThreadsSMRSupport", "_java_thread_list") {
+                Ok(java_thread_list) => ListLayout::Smr {
+                    java_thread_list,
+                    length: vm.offset("ThreadsList", "_length")?,
+                    threads: vm.offset("ThreadsList", "_threads")?,
+                },
+                Err(e) => match (
+                    vm.static_address("Threads", "_thread_list"),
+                    vm.offset("JavaThread", "_next"),
+                ) {
+                    (Ok(head), Ok(next)) => ListLayout::Linked { head, next },
+                    _ => return Err(e),
+                },
+            },
+            thread_obj: thread_obj_field.offset,
+            thread_obj_handle,
+            thread_state: vm.offset("JavaThread", "_thread_state")?,
+            anchor: vm.offset("JavaThread", "_anchor")?,
+            last_java_sp: vm.offset("JavaFrameAnchor", "_last_Java_sp")?,
+            last_java_pc: vm.offset("JavaFrameAnchor", "_last_Java_pc")?,
+            last_java_fp: vm.offset("JavaFrameAnchor", "_last_Java_fp")?,
+            osthread,
+            os_thread_id: vm.offset("OSThread", "_thread_id")?,
+            os_state: vm.offset("OSThread", "_state").ok(),
+            stack_base: vm
+                .offset("Thread", "_stack_base")
+                .or_else(|_| vm.offset("JavaThread", "_stack_base"))?,
+            stack_size: vm
+                .offset("Thread", "_stack_size")
+                .or_else(|_| vm.offset("JavaThread", "_stack_size"))?,
+            vm_states,
+        })
+    }
+
+    /// The `JavaThread*`s of `ThreadsSMRSupport::_java_thread_list`, in list order (the order
+    /// `Threads::print_on` prints them).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when the list cannot be read; [`Error::VmStructs`] when its length is
+    /// over [`MAX_THREADS`].
+    pub fn thread_addresses(&self, mem: &dyn ReadMemory) -> Result<(u64, Vec<u64>), Error> {
+        let (java_thread_list, length_off, threads_off) = match self.list {
+            ListLayout::Smr {
+                java_thread_list,
+                length,
+                threads,
+            } => (java_thread_list, length, threads),
+            ListLayout::Linked { head, next } => {
+                let mut out = Vec::new();
+                let mut at = rd(mem, head, "Threads::_thread_list")?;
+                while at != 0 {
+                    if out.len() as u64 >= MAX_THREADS || out.contains(&at) {
+                        return Err(Error::VmStructs(format!(
+                            "Threads::_thread_list: a loop or more than {MAX_THREADS} threads"
+                        )));
+                    }
+                    out.push(at);
+                    at = rd(mem, at + next, "JavaThread::_next")?;
+                }
+                return Ok((0, out));
+            }
+        };
+        let list = rd(
+            mem,
+            java_thread_list,
+            "ThreadsSMRSupport::_java_thread_list",
+        )?;
+        if list == 0 {
+            return Err(Error::VmStructs(
+                "ThreadsSMRSupport::_java_thread_list is NULL (the VM is not initialized yet?)"
+                    .into(),
+            ));
+        }
+        let length = u64::from(rd32(mem, list + length_off, "ThreadsList::_length")?);
+        if length > MAX_THREADS {
+            return Err(Error::VmStructs(format!(
+                "ThreadsList::_length is {length}, more than {MAX_THREADS}: the list is corrupt"
+            )));
+        }
+        let threads = rd(mem, list + threads_off, "ThreadsList::_threads")?;
+        let mut bytes = vec![0u8; (length * 8) as usize];
+        mem.read_exact_at(threads, &mut bytes)
+            .map_err(|e| Error::memory("ThreadsList::_threads", e))?;
+        Ok((list, LeBytes::new(&bytes).u64s().collect()))
+    }
+
+    /// Reads one `JavaThread`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when a field cannot be read.
+    pub fn thread(&self, mem: &dyn ReadMemory, address: u64) -> Result<VmThread, Error> {
+        let f = |off: u64, what: &str| rd(mem, address.wrapping_add(off), what);
+        let anchor = address.wrapping_add(self.anchor);
+        let anchor = Anchor {
+            sp: rd(
+                mem,
+                anchor + self.last_java_sp,
+                "JavaFrameAnchor::_last_Java_sp",
+            )?,
+            fp: rd(
+                mem,
+                anchor + self.last_java_fp,
+                "JavaFrameAnchor::_last_Java_fp",
+            )?,
+            pc: rd(
+                mem,
+                anchor + self.last_java_pc,
+                "JavaFrameAnchor::_last_Java_pc",
+            )?,
+        };
+        let vm_state = i64::from(rd32(
+            mem,
+            address + self.thread_state,
+            "JavaThread::_thread_state",
+        )? as i32);
+        let osthread = f(self.osthread, "JavaThread::_osthread")?;
+        let (os_tid, os_state) = if osthread == 0 {
+            (None, None)
+        } else {
+            let tid = rd32(mem, osthread + self.os_thread_id, "OSThread::_thread_id")? as i32;
+            let state = match self.os_state {
+                Some(o) => Some(i64::from(
+                    rd32(mem, osthread + o, "OSThread::_state")? as i32
+                )),
+                None => None,
+            };
+            (Some(i64::from(tid)), state)
+        };
+        let mut thread_obj = f(self.thread_obj, "JavaThread::_threadObj")?;
+        if self.thread_obj_handle && thread_obj != 0 {
+            thread_obj = rd(mem, thread_obj, "the OopHandle of JavaThread::_threadObj")?;
+        }
+        Ok(VmThread {
+            address,
+            os_tid,
+            vm_state: Some(vm_state),
+            vm_state_name: self
+                .vm_states
+                .iter()
+                .find(|(v, _)| *v == vm_state)
+                .map(|(_, n)| *n),
+            os_state,
+            anchor,
+            stack: (
+                f(self.stack_base, "Thread::_stack_base")?,
+                f(self.stack_size, "Thread::_stack_size")?,
+            ),
+            thread_obj,
+        })
+    }
+}

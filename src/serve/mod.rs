@@ -1,0 +1,269 @@
+//! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
+
+pub(crate) mod http;
+mod web;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use hsinspect::format::prometheus;
+use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
+
+use hsinspect::Pid;
+use web::Web;
+
+/// The arguments of `inspect serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on. Loopback by default: give `0.0.0.0:<port>` (or a host
+    /// address) for Prometheus on another machine.
+    #[arg(
+        long,
+        visible_alias = "web.listen-address",
+        default_value = "127.0.0.1:9779",
+        value_name = "ADDR:PORT"
+    )]
+    pub listen: SocketAddr,
+
+    /// TLS and Basic authentication from a Prometheus exporter-toolkit web configuration file
+    /// (tls_server_config, basic_auth_users, http_server_config.headers), as node_exporter
+    /// takes it. Read again for each connection: new users and certificates need no restart.
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
+
+    /// Export only this JVM (host pid); repeat for more.
+    #[arg(long = "pid", value_name = "PID")]
+    pub pids: Vec<Pid>,
+
+    /// Export only JVMs of this user (name or uid); repeat for more.
+    #[arg(long = "user", value_name = "NAME")]
+    pub users: Vec<String>,
+
+    /// Export only JVMs whose main class or jar path matches this glob (`*` also crosses `/`).
+    #[arg(long = "match", value_name = "GLOB")]
+    pub main: Option<String>,
+
+    /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
+    #[arg(long)]
+    pub no_cache: bool,
+
+    #[command(flatten)]
+    pub dialects: crate::output::DialectArgs,
+
+    /// Windows: install `inspect serve` with the other options given here as the Windows
+    /// service `hsinspect` (LocalSystem, started at boot: every JVM of every user and service is
+    /// read), then exit. Needs an elevated prompt; start it with `sc.exe start hsinspect`.
+    #[cfg(windows)]
+    #[arg(long, conflicts_with = "uninstall_service")]
+    pub install_service: bool,
+
+    /// Windows: stop and remove the Windows service `hsinspect`, then exit.
+    #[cfg(windows)]
+    #[arg(long, conflicts_with_all = ["listen", "web_config_file", "pids", "users", "main", "no_cache"])]
+    pub uninstall_service: bool,
+
+    /// Windows: run under the service control manager (what the installed service runs).
+    #[cfg(windows)]
+    #[arg(long, hide = true)]
+    pub service: bool,
+}
+
+/// Runs `inspect serve` until SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's
+/// close, or the service's stop control).
+/// (The Windows service's install, uninstall and run are dispatched by `main.rs` to
+/// `winservice.rs`, which calls [`serve`] with `Stop::Service`.)
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    serve(args, Stop::Console)
+}
+
+/// What stops a [`serve`].
+pub enum Stop {
+    /// SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's close or logoff).
+    Console,
+    /// Windows: the service's stop control; the flag is set by the service's control handler,
+    /// which then wakes the accept loop at the address sent back here.
+    #[cfg(windows)]
+    Service {
+        /// Set when the service is asked to stop.
+        flag: Arc<std::sync::atomic::AtomicBool>,
+        /// Where the listening address goes once bound.
+        addr: std::sync::mpsc::Sender<SocketAddr>,
+    },
+}
+
+/// Serves until `stop` says so.
+pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
+    #[cfg(unix)]
+    block_stop_signals().context("blocking SIGTERM/SIGINT")?;
+    // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
+    // which keeps freed pages: two arenas keep the exporter's memory flat and small.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+    let main = match &args.main {
+        Some(g) => Some(
+            globset::GlobBuilder::new(g)
+                .literal_separator(false)
+                .build()
+                .with_context(|| format!("--match {g}"))?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let selection = Selection {
+        pids: args.pids.clone(),
+        users: args.users.clone(),
+        main,
+    };
+    let web = match &args.web_config_file {
+        Some(path) => Some(Arc::new(
+            Web::open(path).map_err(|e| anyhow::anyhow!("--web.config.file: {e}"))?,
+        )),
+        None => None,
+    };
+    let listener = TcpListener::bind(args.listen)
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr().context("listening socket")?;
+    let scheme = if web.as_ref().is_some_and(|w| w.speaks_tls()) {
+        "https"
+    } else {
+        "http"
+    };
+    eprintln!("inspect serve: {scheme}://{addr}/metrics");
+    let open = match &web {
+        None => Some("no authentication"),
+        Some(w) => w.unauthenticated(),
+    };
+    if let Some(open) = open.filter(|_| !addr.ip().is_loopback()) {
+        eprintln!(
+            "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
+             main class and user ({open})"
+        );
+    }
+    let exporter = Arc::new(
+        Exporter::new(selection, !args.no_cache).with_dialects(Dialects {
+            names: args.dialects.names.clone(),
+            applications: args.dialects.applications.clone(),
+            host: crate::output::host_name(),
+        }),
+    );
+    let flag = match stop {
+        Stop::Console => watch_console(addr).context("catching the stop signals")?,
+        #[cfg(windows)]
+        Stop::Service { flag, addr: tx } => {
+            let _ = tx.send(addr);
+            flag
+        }
+    };
+    let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
+    http::run(listener, handler, web, flag).context("serving")?;
+    eprintln!("inspect serve: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Answers one HTTP request: `GET /metrics`, `GET /`; 405 for another method on those, 404
+/// for any other path.
+fn handle(exporter: &Exporter, req: &http::Request) -> http::Response {
+    let known = matches!(req.path.as_str(), "/" | "/metrics");
+    if !known {
+        return http::Response::text(404, "not found: try /metrics\n");
+    }
+    if req.method != "GET" {
+        let mut r = http::Response::text(405, "only GET\n");
+        r.headers.push("Allow: GET".into());
+        return r;
+    }
+    let scrape = exporter.scrape();
+    if req.path == "/metrics" {
+        http::Response {
+            status: 200,
+            content_type: prometheus::CONTENT_TYPE,
+            headers: Vec::new(),
+            body: Arc::from(Arc::clone(&scrape.page)),
+        }
+    } else {
+        http::Response {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            headers: Vec::new(),
+            body: Arc::from(index_page(&scrape).into_bytes()),
+        }
+    }
+}
+
+/// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
+#[cfg(unix)]
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut signals = SigSet::empty();
+    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
+        signals.add(s);
+    }
+    signals
+}
+
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
+/// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
+/// early waits for [`watch_console`] instead of killing the process half-started).
+#[cfg(unix)]
+fn block_stop_signals() -> std::io::Result<()> {
+    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
+    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
+        .map_err(std::io::Error::from)
+}
+
+/// A flag set on SIGTERM or SIGINT, after which the accept loop on `addr` is woken: the
+/// requests in progress are answered, then serve returns. The signals are blocked in every
+/// thread ([`block_stop_signals`]) and taken by one thread with `sigwait`, so no handler runs
+/// inside a scrape.
+#[cfg(unix)]
+fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
+    use nix::sys::signal::Signal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    block_stop_signals()?;
+    let signals = stop_signals();
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
+            while let Ok(Signal::SIGHUP) = signals.wait() {}
+            stop.store(true, Ordering::SeqCst);
+            http::wake(addr);
+        });
+    }
+    Ok(stop)
+}
+
+/// What the console control handler stops: the flag, and the address to wake.
+#[cfg(windows)]
+static CONSOLE_STOP: std::sync::OnceLock<(Arc<std::sync::atomic::AtomicBool>, SocketAddr)> =
+    std::sync::OnceLock::new();
+
+/// Windows: a flag set on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown
+/// (`SetConsoleCtrlHandler`; the handler runs on a thread of its own, sets the flag and wakes
+/// the accept loop on `addr`).
+#[cfg(windows)]
+fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
+    unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
+        if let Some((flag, addr)) = CONSOLE_STOP.get() {
+            flag.store(true, Ordering::SeqCst);
+            http::wake(*addr);
+        }
+        1
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let _ = CONSOLE_STOP.set((Arc::clone(&stop), addr));
+    // SAFETY: a handler that only touches a static set above and a socket.
+    if unsafe { SetConsoleCtrlHandler(Some(on_ctrl), 1) } == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(stop)
+}

@@ -1,0 +1,100 @@
+//! `inspect threads <pid>` / `inspect threads --core <core>`: a thread dump read from outside the
+//! JVM (no attach, no safepoint), printed as `jcmd <pid> Thread.print` prints it, or as JSON.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+/// `inspect threads` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ThreadsArgs {
+    /// The JVM's pid (omit with --core).
+    #[arg(value_name = "PID")]
+    pid: Option<i32>,
+    /// Read a core file instead of a live process.
+    #[arg(long, value_name = "CORE")]
+    core: Option<PathBuf>,
+    /// With --core: the java launcher or libjvm.so the JVM ran.
+    #[arg(long, value_name = "PATH", requires = "core")]
+    exe: Option<PathBuf>,
+    /// With --core: a directory holding the dead process's files under their own paths.
+    #[arg(long, value_name = "DIR", requires = "core")]
+    sysroot: Option<PathBuf>,
+    /// Do not stop the threads while reading (frames may be torn).
+    #[arg(long)]
+    no_stop: bool,
+    /// How long to wait for every thread to stop, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    stop_timeout: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ThreadsFormat,
+    /// Say how the dump was taken (stop figures, reads) on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// How `inspect threads` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ThreadsFormat {
+    /// As `jcmd <pid> Thread.print`.
+    Text,
+    /// One JSON document: the threads, their identity, state and frames.
+    Json,
+}
+
+/// Runs `inspect threads`.
+pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
+    let taken = match (&args.core, args.pid) {
+        (Some(_), Some(_)) => bail!("give either a pid or --core, not both"),
+        (None, None) => bail!("give the JVM's pid, or --core <core>"),
+        (Some(core), None) => hsinspect::pipeline::dump_threads_core(
+            core,
+            args.exe.as_deref(),
+            args.sysroot.as_deref(),
+        )
+        .with_context(|| format!("thread dump of core {}", core.display()))?,
+        (None, Some(pid)) => live(pid, args)?,
+    };
+    if args.verbose {
+        for d in &taken.details {
+            eprintln!("{d}");
+        }
+    }
+    for w in &taken.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut out = io::stdout().lock();
+    match args.format {
+        ThreadsFormat::Text => out.write_all(taken.dump.to_jcmd_text().as_bytes())?,
+        ThreadsFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &taken.dump)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(all(target_os = "linux", feature = "live"))]
+fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
+    let opts = hsinspect::pipeline::ThreadsOptions {
+        stop: !args.no_stop,
+        stop_timeout: Duration::from_millis(args.stop_timeout),
+    };
+    hsinspect::pipeline::dump_threads(pid, &opts)
+        .with_context(|| format!("thread dump of process {pid}"))
+}
+
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+fn live(pid: i32, _args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
+    let _ = Duration::ZERO;
+    Err(hsinspect::Error::Unsupported {
+        what: "a thread dump of a live JVM",
+        os: std::env::consts::OS,
+    })
+    .with_context(|| format!("thread dump of process {pid}"))
+}

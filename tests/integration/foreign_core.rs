@@ -1,0 +1,500 @@
+//! Cores of another architecture (issue 16, item 3): the core's own `e_machine`, page size and
+//! pointer layout decide how it is read, never the host's.
+//!
+//! * `aarch64_kernel_cores_read_on_x86_64`: kernel cores (SIGABRT) of real aarch64 JVMs, made in
+//!   the `qemu-system-aarch64` VM of `scripts/aarch64/setup.sh` (on a 4 KiB-page kernel, and on
+//!   Debian 13's 16 KiB-page one) by `scripts/aarch64/cores.sh`
+//!   (cached in `~/.cache/hsinspect/aarch64/cores/`, so a warm run takes seconds), read by this
+//!   (x86_64) build with `--sysroot`, against that JVM's own `jcmd PerfCounter.print` and
+//!   `jstat -gc` taken just before it died (and by the aarch64 build under qemu-user, the same);
+//!   and the errors when the JVM's files are missing or wrong.
+//! * `x86_64_cores_read_by_the_aarch64_build`: gcores of real x86_64 JVMs made here, read by the
+//!   static aarch64 build (`aarch64-unknown-linux-musl`, what release.sh ships) under
+//!   `qemu-aarch64-static`: byte for byte what this build prints, and equal to jcmd around the
+//!   dump.
+//!
+//! Both use a JDK 17 with `.symtab` in libjvm and a copy whose libjvm is stripped (found through
+//! `gHotSpotVMStructs`), that one at `coredump_filter` 0x3b (no bit 2: the type and field names the
+//! vmStructs walk reads are not in the core and come from the libjvm file of the other
+//! architecture, once its build-id matches).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::support::*;
+
+const A64: &str = "aarch64-unknown-linux-musl";
+/// Where the arm64 Debian JDK 17 and the stripped copy live in the VM's root (and in the cache's
+/// sysroot).
+/// `stripped16k` ran on Debian 13's arm64 kernel with 16 KiB pages.
+const A64_JDKS: [(&str, &str); 3] = [
+    ("jdk17", "/usr/lib/jvm/java-17-openjdk-arm64"),
+    ("stripped", "/opt/jdk-stripped"),
+    ("stripped16k", "/opt/jdk-stripped"),
+];
+
+/// The cached aarch64 cores and their references: runs `scripts/aarch64/cores.sh` (which makes
+/// them in the VM when the cache does not have them) and returns its directory.
+fn aarch64_cores() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/aarch64/cores.sh");
+    let out = Command::new(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{} failed ({}): it needs qemu-system-aarch64 and the arm64 root of \
+         scripts/aarch64/setup.sh (run that as root, or scripts/test.sh); see its messages above",
+        script.display(),
+        out.status
+    );
+    let dir = PathBuf::from(stdout.lines().last().unwrap_or_default());
+    assert!(
+        dir.join(".done").exists(),
+        "{} printed no cache directory: {stdout}",
+        script.display()
+    );
+    dir
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `inspect` and returns its stderr, asserting it failed cleanly (exit 1, no panic, nothing
+/// printed on stdout).
+fn fails(args: &[&str]) -> String {
+    let out = inspect(args);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "inspect {args:?}: {err}");
+    assert!(
+        err.starts_with("inspect: ") && !err.contains("panicked") && out.stdout.is_empty(),
+        "inspect {args:?} did not fail cleanly: {err}"
+    );
+    err
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The GNU build-id of an ELF file, read with goblin (not with the crate's own reader).
+fn build_id_of(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    let elf = goblin::elf::Elf::parse(&bytes).unwrap();
+    elf.iter_note_headers(&bytes)
+        .expect("notes")
+        .filter_map(Result::ok)
+        .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
+        .map(|n| n.desc.to_vec())
+        .unwrap_or_else(|| panic!("{} has no build-id", path.display()))
+}
+
+#[test]
+#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh, JDK 17 and the static aarch64 build: run scripts/test.sh"]
+fn aarch64_kernel_cores_read_on_x86_64() {
+    let a64 = aarch64_bin();
+    let dir = aarch64_cores();
+    let sysroot = dir.join("sysroot");
+    let sysroot_s = sysroot.to_str().unwrap();
+    for (name, home) in A64_JDKS {
+        let page_size = read(&dir.join(format!("{name}.pagesize")))
+            .trim()
+            .to_string();
+        assert_eq!(
+            page_size,
+            if name == "stripped16k" {
+                "16384"
+            } else {
+                "4096"
+            },
+            "{name}: the VM's page size"
+        );
+        let core = dir.join(format!("{name}.core"));
+        let core_s = core.to_str().unwrap();
+        let jcmd1 = read(&dir.join(format!("{name}.jcmd1")));
+        let pid = jcmd1
+            .lines()
+            .next()
+            .unwrap()
+            .trim_end_matches(':')
+            .to_string();
+        let filter = u32::from_str_radix(read(&dir.join(format!("{name}.filter"))).trim(), 16)
+            .expect("coredump_filter in hex");
+        let lib = format!("{home}/lib/server/libjvm.so");
+
+        // The counters: the same names as the JVM's own jcmd just before it died, and every
+        // counter that did not move between its two reads has that value (the second read was
+        // of the JVM held still with SIGSTOP until the SIGABRT: the state the core holds).
+        let out = inspect(&["-v", "--core", core_s, "--sysroot", sysroot_s]);
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "{name}: {err}");
+        let x86_stdout = String::from_utf8(out.stdout).unwrap();
+        // The aarch64 build (under qemu-user) reads its own architecture's core the same.
+        let a64_out = inspect_a64(&a64, &["--core", core_s, "--sysroot", sysroot_s]);
+        assert!(a64_out.status.success(), "{name}: {}", stderr_of(&a64_out));
+        assert_eq!(
+            String::from_utf8_lossy(&a64_out.stdout),
+            x86_stdout,
+            "{name}: the aarch64 and x86_64 builds differ"
+        );
+        let ours = counters(&x86_stdout);
+        let jcmd2 = counters(&read(&dir.join(format!("{name}.jcmd2"))));
+        let compared = assert_matches_reference(&ours, &counters(&jcmd1), &jcmd2);
+        assert!(compared > 100, "{name}: only {compared} compared");
+        assert!(
+            ours.get("sun.rt.internalVersion")
+                .is_some_and(|v| v.contains("for linux-aarch64")),
+            "{name}: not an aarch64 JVM's counters: {:?}",
+            ours.get("sun.rt.internalVersion")
+        );
+        // -v: the core's machine and page size, the dead process, the sysroot's libjvm.
+        for needle in [
+            format!("core of an aarch64 process, {page_size}-byte pages"),
+            format!("of process {pid} (java)"),
+            format!("opened as {sysroot_s}{lib}"),
+        ] {
+            assert!(err.contains(&needle), "{name}: no {needle:?} in: {err}");
+        }
+        if name.starts_with("stripped") {
+            // No bit 2: the names the vmStructs walk reads came from the sysroot's libjvm.
+            assert_eq!(filter & 0x4, 0, "{name}: filter {filter:#x}");
+            assert!(err.contains("gHotSpotVMStructs"), "{err}");
+            assert!(
+                err.contains("not in the core: ")
+                    && err.contains(&format!("bytes read from {sysroot_s}{lib}")),
+                "{err}"
+            );
+        } else {
+            assert!(err.contains(".symtab of"), "{err}");
+        }
+
+        // jstat's view of the same core: byte for byte what that JVM's jstat -gc printed just
+        // before it died (it did not move between the two reads: an idle JVM).
+        let jstat1 = read(&dir.join(format!("{name}.jstat1")));
+        let jstat2 = read(&dir.join(format!("{name}.jstat2")));
+        let stat = inspect_ok(&["stat", "--core", core_s, "--sysroot", sysroot_s, "-gc"]);
+        assert_eq!(
+            jstat1, jstat2,
+            "{name}: the JVM's jstat -gc moved between reads"
+        );
+        assert_eq!(
+            stat, jstat2,
+            "{name}: inspect stat -gc differs from jstat -gc"
+        );
+
+        // Without the JVM's files: with bit 2 the core's own copy of libjvm's exported symbols
+        // does; without it the error names the file, the architecture, the fix and the bit.
+        if filter & 0x4 != 0 {
+            let out = inspect(&["-v", "--core", core_s]);
+            let err = stderr_of(&out);
+            assert!(out.status.success(), "{name}: {err}");
+            assert!(
+                err.contains("its .dynsym read from the target's memory"),
+                "{err}"
+            );
+            assert_eq!(
+                counters(&String::from_utf8(out.stdout).unwrap()),
+                ours,
+                "{name}: without --sysroot"
+            );
+        } else {
+            let err = fails(&["--core", core_s]);
+            for needle in [lib.as_str(), "aarch64", "--sysroot", "bit 2 (0x4"] {
+                assert!(err.contains(needle), "{name}: no {needle:?} in: {err}");
+            }
+        }
+    }
+    assert_ne!(
+        read(&dir.join("jdk17.filter")).trim(),
+        read(&dir.join("stripped.filter")).trim(),
+        "the cores should differ in bit 2"
+    );
+
+    let tmp = scratch_dir("foreign-core");
+    let wrong = tmp.path().join("sysroot");
+    // This host's x86_64 libjvm where the aarch64 one should be: refused for its architecture
+    // (the core without bit 2; the other one reads its symbols from the core instead).
+    let stripped_lib = wrong.join("opt/jdk-stripped/lib/server/libjvm.so");
+    std::fs::create_dir_all(stripped_lib.parent().unwrap()).unwrap();
+    std::fs::copy(jdk17().join("lib/server/libjvm.so"), &stripped_lib).unwrap();
+    let stripped_core = dir.join("stripped.core");
+    let err = fails(&[
+        "--core",
+        stripped_core.to_str().unwrap(),
+        "--sysroot",
+        wrong.to_str().unwrap(),
+    ]);
+    for needle in [
+        "the core is of an aarch64 process",
+        "is an x86_64 library",
+        stripped_lib.to_str().unwrap(),
+        "--sysroot",
+        "bit 2 (0x4",
+    ] {
+        assert!(err.contains(needle), "no {needle:?} in: {err}");
+    }
+    let core = dir.join("jdk17.core");
+    let core_s = core.to_str().unwrap();
+    let lib_rel = "usr/lib/jvm/java-17-openjdk-arm64/lib/server/libjvm.so";
+    let wrong_lib = wrong.join(lib_rel);
+    std::fs::create_dir_all(wrong_lib.parent().unwrap()).unwrap();
+    // Another build of the aarch64 libjvm: both build-ids named, and the fix.
+    let right = sysroot.join(lib_rel);
+    let id = build_id_of(&right);
+    let mut bytes = std::fs::read(&right).unwrap();
+    let at = bytes
+        .windows(id.len())
+        .position(|w| w == id.as_slice())
+        .unwrap();
+    bytes[at] ^= 0xff;
+    std::fs::write(&wrong_lib, &bytes).unwrap();
+    let mut other = id.clone();
+    other[0] ^= 0xff;
+    let err = fails(&["--core", core_s, "--sysroot", wrong.to_str().unwrap()]);
+    for needle in [
+        hex(&id),
+        hex(&other),
+        wrong_lib.display().to_string(),
+        "--sysroot".into(),
+    ] {
+        assert!(err.contains(&needle), "no {needle:?} in: {err}");
+    }
+    // Without NT_FILE, libjvm is found through the dynamic linker's list, walked from the
+    // aarch64 launcher given with --exe (its _DYNAMIC, DT_DEBUG, r_debug, link_map in the core).
+    let full = inspect_ok(&["--core", core_s, "--sysroot", sysroot_s]);
+    let no_nt_file = tmp.path().join("no-nt-file.core");
+    run_ok(
+        Command::new("cp")
+            .arg("--sparse=always")
+            .arg(&core)
+            .arg(&no_nt_file),
+    );
+    hide_nt_file(&no_nt_file);
+    let nf = no_nt_file.to_str().unwrap();
+    let err = fails(&["--core", nf, "--sysroot", sysroot_s]);
+    assert!(err.contains("NT_FILE") && err.contains("--exe"), "{err}");
+    let java = "/usr/lib/jvm/java-17-openjdk-arm64/bin/java";
+    let via_link_map = inspect_ok(&["--core", nf, "--sysroot", sysroot_s, "--exe", java]);
+    assert_eq!(via_link_map, full);
+    // This host's x86_64 launcher is not the dead process's.
+    let host_java = jdk17().join("bin/java");
+    let err = fails(&["--core", nf, "--exe", host_java.to_str().unwrap()]);
+    assert!(
+        err.contains("the core is of an aarch64 process") && err.contains("x86_64 executable"),
+        "{err}"
+    );
+    std::fs::remove_file(&no_nt_file).unwrap();
+
+    // A sysroot whose JDK directory is an absolute symbolic link (as Debian's alternatives and
+    // many copied roots have): followed inside the sysroot, as the dead machine would. A link
+    // to a path this host also has (its own JDK 17) never leads to this host's file.
+    let linked = tmp.path().join("linked");
+    let real = linked.join("opt/jdk/lib/server/libjvm.so");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::copy(sysroot.join(lib_rel), &real).unwrap();
+    std::fs::create_dir_all(linked.join("usr/lib/jvm")).unwrap();
+    let jdk_link = linked.join("usr/lib/jvm/java-17-openjdk-arm64");
+    std::os::unix::fs::symlink("/opt/jdk", &jdk_link).unwrap();
+    let out = inspect(&[
+        "-v",
+        "--core",
+        core_s,
+        "--sysroot",
+        linked.to_str().unwrap(),
+    ]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("opened as {}", real.display())),
+        "{err}"
+    );
+    std::fs::remove_file(&jdk_link).unwrap();
+    std::os::unix::fs::symlink(jdk17(), &jdk_link).unwrap();
+    // (no copy opens there, so the core's own copy of libjvm's exported symbols is read)
+    let out = inspect(&[
+        "-v",
+        "--core",
+        core_s,
+        "--sysroot",
+        linked.to_str().unwrap(),
+    ]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("no copy opened") && !err.contains("opened as"),
+        "{err}"
+    );
+}
+
+/// Renames the core's NT_FILE note (to an unknown type) in place, as if the dumper wrote none
+/// (qemu-user's cores, Linux before 3.7).
+fn hide_nt_file(core: &Path) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(core)
+        .unwrap();
+    let read = |at: u64, len: usize| {
+        let mut b = vec![0u8; len];
+        f.read_exact_at(&mut b, at).unwrap();
+        b
+    };
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let h = read(0, 64);
+    let phnum = u16::from_le_bytes(h[56..58].try_into().unwrap()) as usize;
+    let ph = read(u64_at(&h, 32), 56 * phnum);
+    let mut patched = 0;
+    for p in ph.chunks_exact(56).filter(|p| u32_at(p, 0) == 4) {
+        let (off, size) = (u64_at(p, 8), u64_at(p, 32) as usize);
+        let notes = read(off, size);
+        let mut at = 0;
+        while at + 12 <= size {
+            let (namesz, descsz) = (u32_at(&notes, at) as usize, u32_at(&notes, at + 4) as usize);
+            if u32_at(&notes, at + 8) == 0x4649_4c45 {
+                f.write_all_at(&0x7fff_0001u32.to_le_bytes(), off + at as u64 + 8)
+                    .unwrap();
+                patched += 1;
+            }
+            at += 12 + namesz.next_multiple_of(4) + descsz.next_multiple_of(4);
+        }
+    }
+    assert_eq!(patched, 1, "one NT_FILE note in {}", core.display());
+}
+
+/// The static aarch64 build: `$HSINSPECT_A64_BIN`, else the release build in this target dir.
+fn aarch64_bin() -> PathBuf {
+    let path = release_build("HSINSPECT_A64_BIN", A64);
+    assert!(
+        path.is_file(),
+        "no aarch64 binary at {}: build it with `rustup target add {A64} && source \
+         scripts/musl-env.sh && cargo build --release --target {A64}` (scripts/test.sh does), or \
+         set HSINSPECT_A64_BIN",
+        path.display()
+    );
+    path
+}
+
+/// Runs the aarch64 build under qemu-user.
+fn inspect_a64(bin: &Path, args: &[&str]) -> Output {
+    Command::new("qemu-aarch64-static")
+        .arg(bin)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "running qemu-aarch64-static ({e}): install it with `apt-get install \
+                 qemu-user-static` (scripts/aarch64/setup.sh does)"
+            )
+        })
+}
+
+#[test]
+#[ignore = "needs root, gdb, JDK 17, qemu-user and the static aarch64 build: run scripts/test.sh"]
+fn x86_64_cores_read_by_the_aarch64_build() {
+    let a64 = aarch64_bin();
+    let tmp = scratch_dir("foreign-core-x86");
+    let stripped = jdk_copy(&jdk17(), tmp.path());
+    run_ok(
+        Command::new("strip")
+            .arg("--strip-all")
+            .arg(stripped.join("lib/server/libjvm.so")),
+    );
+    let stripped_flags = [
+        "-XX:+UnlockDiagnosticVMOptions",
+        "-XX:-DumpPrivateMappingsInCore",
+    ];
+    for (home, flags) in [(stripped, &stripped_flags[..]), (jdk17(), &[][..])] {
+        let is_stripped = !flags.is_empty();
+        let jvm = small_jvm(&home, flags);
+        let filter = std::fs::read_to_string(format!("/proc/{}/coredump_filter", jvm.pid)).unwrap();
+        let before = jcmd_counters(&home, jvm.pid);
+        let core = gcore(jvm.pid, tmp.path());
+        let after = jcmd_counters(&home, jvm.pid);
+        let core_s = core.to_str().unwrap();
+
+        // A sysroot holding the JVM's libjvm at the path it mapped, as an operator copies it to
+        // the aarch64 machine that reads the core.
+        let lib = std::fs::canonicalize(home.join("lib/server/libjvm.so")).unwrap();
+        let sysroot = tmp.path().join("sysroot");
+        let copy = sysroot.join(lib.strip_prefix("/").unwrap());
+        let _ = std::fs::remove_dir_all(&sysroot);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(&lib, &copy).unwrap();
+        let sysroot_s = sysroot.to_str().unwrap();
+
+        let x86 = inspect_ok(&["--core", core_s]);
+        let out = inspect_a64(&a64, &["-v", "--core", core_s, "--sysroot", sysroot_s]);
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "aarch64 build on {core_s}: {err}");
+        let ours = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            ours, x86,
+            "the aarch64 and x86_64 builds read {core_s} differently"
+        );
+        let compared = assert_matches_reference(&counters(&ours), &before, &after);
+        assert!(compared > 100, "only {compared} compared");
+        for needle in [
+            "core of an x86_64 process, 4096-byte pages".to_string(),
+            format!("opened as {}", copy.display()),
+        ] {
+            assert!(err.contains(&needle), "no {needle:?} in: {err}");
+        }
+        let filter = u32::from_str_radix(filter.trim(), 16).unwrap();
+        // The stripped one: no bit 2, so vmStructs' names came from the sysroot's libjvm.
+        assert_eq!(is_stripped, filter & 0x4 == 0, "filter {filter:#x}");
+        if is_stripped {
+            assert!(err.contains("gHotSpotVMStructs"), "{err}");
+            assert!(
+                err.contains(&format!("bytes read from {}", copy.display())),
+                "filter {filter:#x}: {err}"
+            );
+        }
+        // jstat's view, and the errors, the same from both builds.
+        let stat = |args: &[&str]| -> (String, String) {
+            let out = inspect_a64(&a64, args);
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr_of(&out),
+            )
+        };
+        let x86_stat = inspect_ok(&["stat", "--core", core_s, "-gcutil"]);
+        assert_eq!(
+            stat(&["stat", "--core", core_s, "--sysroot", sysroot_s, "-gcutil"]).0,
+            x86_stat
+        );
+        // Without the libjvm file: both builds read the core's own exported symbols (bit 2),
+        // or both say which file and which bit would do.
+        let empty = tmp.path().join("empty");
+        let no_file = ["--core", core_s, "--sysroot", empty.to_str().unwrap()];
+        let x86_out = inspect(&no_file);
+        let (a64_out, a64_err) = stat(&no_file);
+        assert_eq!(
+            (
+                String::from_utf8_lossy(&x86_out.stdout).into_owned(),
+                stderr_of(&x86_out)
+            ),
+            (a64_out.clone(), a64_err.clone())
+        );
+        if is_stripped {
+            assert!(a64_out.is_empty());
+            assert!(
+                a64_err.contains(lib.strip_prefix("/").unwrap().to_str().unwrap())
+                    && a64_err.contains("--sysroot")
+                    && a64_err.contains("bit 2 (0x4"),
+                "{a64_err}"
+            );
+        } else {
+            assert_eq!(a64_out, x86);
+        }
+        std::fs::remove_file(&core).unwrap();
+        drop(jvm);
+    }
+}

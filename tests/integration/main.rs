@@ -1,0 +1,60 @@
+//! hsinspect's integration tests: one test binary, a module per subject. Each runs the `inspect`
+//! binary (or the library) against real programs: JVMs of every JDK with their own jcmd, jstat
+//! and jps as the reference, Prometheus and promtool, tmux, podman, Wine and qemu.
+//!
+//! Tiers (scripts/README.md): plain `cargo test` runs what needs nothing but the repository;
+//! every test that needs a JDK, root, gdb, Prometheus, the test users or the network is
+//! `#[ignore = "needs ...: run scripts/test.sh"]`, and `scripts/test.sh` runs them all with
+//! `--include-ignored`, failing with a how-to message for anything still missing. Run one subject
+//! with `cargo test --test integration -- --include-ignored live::`.
+//! The parser's own property tests are the library's (`crates/core/tests`).
+
+/// Helpers: real JVMs, jcmd and jstat as references, the `inspect` binary, Prometheus.
+mod support;
+
+/// `--core` on gcore and kernel cores of real JVMs, against jcmd before the dump.
+mod coredump;
+/// The metric dialects against the JVM's own MXBeans.
+mod dialects;
+/// A forced read interrupted, killed or refused: the JVM is always left as it was.
+mod faults;
+/// What real servers showed: another user's JVM, service umasks, starting JVMs.
+mod field;
+/// Cores of another architecture (aarch64 on x86_64 and back).
+mod foreign_core;
+/// `--format json` and `--format prometheus` of the counter listing.
+mod formats;
+/// Hostile hsperfdata files, by path and by pid: refused with a message, never followed.
+mod hostile_files;
+/// The FROM scratch image built and run with podman.
+mod image;
+/// JDK 8 (Debian's openjdk-8 in a sid root) as a target.
+mod jdk8;
+/// `inspect list` against jps, on every kind of JVM a host has.
+mod list;
+/// `inspect -F <pid>` and `inspect <pid>` on live JDK 17 JVMs, against jcmd.
+mod live;
+/// Every HotSpot in the field: JDK 11-25, collectors, stripped libjvm, containers.
+mod matrix;
+/// `--core` on Windows minidumps of real JDK 21 JVMs, against jcmd.exe.
+mod minidump;
+/// The parser and `inspect <file>` on the committed test data, against jstat.
+mod perfdata_testdata;
+/// The build without the live backend: files, cores and dumps read the same.
+mod portable;
+/// `inspect serve` scraped by a real Prometheus, checked by promtool.
+mod serve;
+/// `serve --web.config.file`: TLS, mutual TLS and Basic authentication.
+mod serve_tls;
+/// `inspect stat` against jstat on every captured region, byte for byte.
+mod stat;
+/// `inspect stat` on live JVMs against jstat read before and after.
+mod stat_live;
+/// The static (musl) release binary in an empty root.
+mod static_binary;
+/// `inspect threads` against `jcmd Thread.print -l` of the same JVM.
+mod threads;
+/// `inspect threads` on cores, SIGSTOPped and stuck JVMs, stripped libjvm, damaged cores.
+mod threads_field;
+/// `inspect top` in a real terminal (tmux) and as a script.
+mod top;

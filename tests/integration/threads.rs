@@ -1,0 +1,273 @@
+//! `inspect threads` against `jcmd <pid> Thread.print -l` of the same JVM (issue 28): the
+//! ThreadsTarget program parks named threads in known places; jcmd's dump is taken before and
+//! after ours, and every thread whose state and frames are the same in both of jcmd's dumps must
+//! be the same in ours: the same set of threads (name, Java id, nid), the same
+//! `java.lang.Thread.State`, the same top 10 frames (`class.method(File:line)`, module prefixes
+//! removed, since they are not known from outside).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::{Jvm, jdk, jdk17, test_classes};
+
+/// One thread of a dump, as compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Thread {
+    pub(crate) name: String,
+    pub(crate) id: Option<u64>,
+    pub(crate) nid: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) frames: Vec<String>,
+}
+
+/// `at java.lang.Object.wait(java.base@17.0.15/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`.
+fn normalize_frame(line: &str) -> String {
+    let body = line.trim_start().trim_start_matches("at ");
+    match (body.find('('), body.rfind(')')) {
+        (Some(open), Some(close)) if close > open => {
+            let inside = &body[open + 1..close];
+            let inside = inside.rsplit('/').next().unwrap_or(inside);
+            format!("{}({inside})", &body[..open])
+        }
+        _ => body.to_string(),
+    }
+}
+
+/// The Java threads of a jcmd `Thread.print` dump (or ours), by name.
+pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<Thread> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix('"') {
+            if let Some(t) = current.take() {
+                out.insert(t.name.clone(), t);
+            }
+            let Some(end) = rest.find("\" ") else {
+                continue;
+            };
+            let name = rest[..end].to_string();
+            let after = &rest[end + 2..];
+            // Only Java threads have `#<id>`: the VM's own threads are left out.
+            let Some(id) = after
+                .strip_prefix('#')
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            let nid = after
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("nid="))
+                .map(str::to_string);
+            current = Some(Thread {
+                name,
+                id: Some(id),
+                nid,
+                state: None,
+                frames: Vec::new(),
+            });
+        } else if let Some(t) = current.as_mut() {
+            if let Some(s) = line.strip_prefix("   java.lang.Thread.State: ") {
+                t.state = Some(s.to_string());
+            } else if line.starts_with("\tat ") {
+                t.frames.push(normalize_frame(line));
+            }
+        }
+    }
+    if let Some(t) = current.take() {
+        out.insert(t.name.clone(), t);
+    }
+    out
+}
+
+fn jcmd_threads(java_home: &Path, pid: i32) -> String {
+    let out = Command::new(java_home.join("bin/jcmd"))
+        .args([&pid.to_string(), "Thread.print", "-l"])
+        .output()
+        .expect("running jcmd");
+    assert!(out.status.success(), "jcmd Thread.print failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
+    let mut cmd = Command::new(java_home.join("bin/java"));
+    cmd.args(["-Xmx64m"])
+        .args(flags)
+        .arg("-cp")
+        .arg(test_classes())
+        .arg("ThreadsTarget")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, java_home)
+}
+
+/// Threads whose top frames are running Java (no anchor) are not walked yet: their identity
+/// and state are compared, not their frames.
+pub(crate) const RUNNING_JAVA: &[&str] = &["t-spin"];
+
+/// The named test threads that must be in every dump.
+pub(crate) const NAMED: &[&str] = &[
+    "main",
+    "t-object-wait",
+    "t-deadlock-1",
+    "t-deadlock-2",
+    "t-juc-deadlock-1",
+    "t-juc-deadlock-2",
+    "t-sleep",
+    "t-park",
+    "t-accept",
+    "t-clinit-owner",
+    "t-clinit-waiter",
+    "t-reflective",
+    "t-recursion",
+    "t-spin",
+];
+
+fn compare(java_home: &Path, flags: &[&str]) {
+    let jvm = start_target(java_home, flags);
+    let before = parse(&jcmd_threads(java_home, jvm.pid));
+    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
+        .args(["threads", &jvm.pid.to_string()])
+        .output()
+        .expect("running inspect");
+    assert!(
+        out.status.success(),
+        "inspect threads failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let after = parse(&jcmd_threads(java_home, jvm.pid));
+    let ours = parse(&ours_text);
+    for name in NAMED {
+        assert!(
+            ours.contains_key(*name),
+            "{name} missing from ours:\n{ours_text}"
+        );
+    }
+    let mut compared = 0;
+    for (name, b) in &before {
+        let Some(a) = after.get(name) else { continue };
+        if name == "Attach Listener" {
+            continue; // started by jcmd itself, after or during our dump
+        }
+        let o = ours.get(name).unwrap_or_else(|| {
+            panic!("thread {name} in both jcmd dumps, not in ours:\n{ours_text}")
+        });
+        assert_eq!(o.id, b.id, "{name}: Java thread id");
+        assert_eq!(o.nid, b.nid, "{name}: nid");
+        if b.state == a.state {
+            assert_eq!(o.state, b.state, "{name}: java.lang.Thread.State");
+        }
+        if RUNNING_JAVA.contains(&name.as_str()) {
+            continue;
+        }
+        let top = |t: &Thread| t.frames.iter().take(10).cloned().collect::<Vec<_>>();
+        if top(b) == top(a) {
+            assert_eq!(
+                top(o),
+                top(b),
+                "{name}: top 10 frames differ from jcmd's\nours:\n{ours_text}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= 12,
+        "only {compared} threads were stable enough to compare"
+    );
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_interpreted_frames_match_jcmd() {
+    compare(&jdk17(), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_default_flags_match_jcmd() {
+    compare(&jdk17(), &[]);
+}
+
+#[test]
+fn frames_are_normalized_without_the_module() {
+    assert_eq!(
+        normalize_frame("\tat java.lang.Object.wait(java.base@17.0.15/Object.java:338)"),
+        "java.lang.Object.wait(Object.java:338)"
+    );
+    assert_eq!(
+        normalize_frame("\tat X$$Lambda$1/0x00007f2a48000a08.run(Unknown Source)"),
+        "X$$Lambda$1/0x00007f2a48000a08.run(Unknown Source)"
+    );
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_xcomp_compiled_and_inlined_frames_match_jcmd() {
+    compare(&jdk17(), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_without_compressed_oops_matches_jcmd() {
+    compare(&jdk17(), &["-XX:-UseCompressedOops"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_zgc_matches_jcmd() {
+    compare(&jdk17(), &["-XX:+UseZGC"]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_interpreted_matches_jcmd() {
+    compare(&jdk(11), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_default_flags_matches_jcmd() {
+    compare(&jdk(11), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_xcomp_matches_jcmd() {
+    compare(&jdk(11), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_interpreted_matches_jcmd() {
+    compare(&jdk(21), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_default_flags_matches_jcmd() {
+    compare(&jdk(21), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_xcomp_matches_jcmd() {
+    compare(&jdk(21), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_interpreted_matches_jcmd() {
+    compare(&jdk(25), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_default_flags_matches_jcmd() {
+    compare(&jdk(25), &[]);
+}
+
+// JDK 25 -Xcomp is not here yet: nmethods of JDK 23+ keep their debug info in `_immutable_data`
+// (not decoded yet), so compiled frames print marked, with their root method only.

@@ -1,0 +1,835 @@
+//! `inspect threads` where an operator needs it (issue 28): cores of the ThreadsTarget JVM (gdb's
+//! `gcore` and the kernel's, on SIGABRT), JVMs jcmd cannot dump (SIGSTOPped, a safepoint that
+//! never completes), a stripped libjvm, and damaged cores (cut at every segment boundary, random
+//! bytes flipped in the heap and stack segments).
+//!
+//! The reference is `jcmd <pid> Thread.print -l` of the same JVM: two dumps taken around ours
+//! (or both before it, where the JVM cannot answer after: a kernel core, a stuck safepoint). A
+//! Java thread in both of jcmd's dumps must be in ours with the same Java id and nid; where jcmd's
+//! two dumps agree on it, with the same `java.lang.Thread.State` and the same top 10 frames
+//! (`crate::threads::parse`: module prefixes removed).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+use crate::threads::{NAMED, RUNNING_JAVA, Thread, parse};
+
+/// The bound on one `inspect threads` run, generous for a loaded CI machine.
+const INSPECT_LIMIT: Duration = Duration::from_secs(20);
+/// The bound on its peak RSS, damaged cores included (a clean dump of these JVMs needs far
+/// less; the page cache of the walk holds at most 64 MiB).
+const INSPECT_RSS_KIB: u64 = 200 * 1024;
+/// How long jcmd is given where it is expected not to answer.
+const JCMD_LIMIT: Duration = Duration::from_secs(10);
+
+/// `jcmd <pid> Thread.print -l`, killed after `limit`: its output, or why there is none.
+/// The output goes to a file (a full pipe would stall jcmd and look like a hang).
+fn jcmd_bounded(java_home: &Path, pid: i32, limit: Duration) -> Result<String, String> {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let mut child = Command::new(java_home.join("bin/jcmd"))
+        .args([&pid.to_string(), "Thread.print", "-l"])
+        .stdin(Stdio::null())
+        .stdout(out.reopen().unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("running jcmd");
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("jcmd Thread.print gave no dump within {limit:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = String::from_utf8_lossy(&std::fs::read(out.path()).unwrap()).into_owned();
+    if status.success() && text.contains("Full thread dump") {
+        Ok(text)
+    } else {
+        Err(format!("jcmd Thread.print failed ({status}): {text}"))
+    }
+}
+
+/// jcmd's dump, which must come (the JVM answers).
+fn jcmd_ok(java_home: &Path, pid: i32) -> String {
+    jcmd_bounded(java_home, pid, Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("reference dump of {pid}: {e}"))
+}
+
+/// Starts test program `class` on the JDK at `java_home` with `flags`, its working directory
+/// `cwd` (where the kernel writes its core, and jcmd its attach file), `MALLOC_ARENA_MAX=2` and
+/// `-Xmx64m` (smaller cores), and with `RLIMIT_CORE` unlimited when `kernel_core`.
+fn start(java_home: &Path, flags: &[&str], class: &str, cwd: &Path, kernel_core: bool) -> Jvm {
+    std::fs::create_dir_all(cwd).unwrap();
+    let mut cmd = Command::new(java_home.join("bin/java"));
+    cmd.env("MALLOC_ARENA_MAX", "2")
+        .current_dir(cwd)
+        .arg("-Xmx64m")
+        .args(flags)
+        .arg("-cp")
+        .arg(test_classes())
+        .arg(class)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if kernel_core {
+        // SAFETY: setrlimit only sets this (forked) process's limit before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let unlimited = libc::rlimit {
+                    rlim_cur: libc::RLIM_INFINITY,
+                    rlim_max: libc::RLIM_INFINITY,
+                };
+                if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    Jvm::spawn(cmd, java_home)
+}
+
+/// `inspect` with `args`, bounded by [`INSPECT_LIMIT`] (a hang fails the test) and measured
+/// under GNU time: its output, wall time and peak RSS in KiB.
+fn inspect_measured(args: &[&str]) -> (Output, Duration, u64) {
+    assert!(
+        Path::new("/usr/bin/time").exists(),
+        "/usr/bin/time (GNU time) is missing: apt-get install -y time (scripts/setup-test-deps.sh)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("rss");
+    let (out, err) = (
+        std::fs::File::create(dir.path().join("out")).unwrap(),
+        std::fs::File::create(dir.path().join("err")).unwrap(),
+    );
+    let began = Instant::now();
+    let mut child = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&report)
+        .arg(env!("CARGO_BIN_EXE_inspect"))
+        .args(args)
+        .env("HSINSPECT_CACHE_DIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .expect("running /usr/bin/time inspect");
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if began.elapsed() > INSPECT_LIMIT {
+            // GNU time and inspect: the group started here.
+            send_signal(-(child.id() as i32), libc::SIGKILL);
+            let _ = child.wait();
+            panic!("inspect {args:?} still running after {INSPECT_LIMIT:?} (hang)");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let took = began.elapsed();
+    let rss = std::fs::read_to_string(&report)
+        .unwrap_or_default()
+        .split_whitespace()
+        .last()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS from GNU time for inspect {args:?}"));
+    let output = Output {
+        // GNU time exits with its child's status (or 128+signal when it was killed by one).
+        status,
+        stdout: std::fs::read(dir.path().join("out")).unwrap(),
+        stderr: std::fs::read(dir.path().join("err")).unwrap(),
+    };
+    (output, took, rss)
+}
+
+/// `inspect threads` with `args`, which must succeed within the bounds; its dump.
+fn threads_ok(args: &[&str]) -> String {
+    let mut all = vec!["threads"];
+    all.extend_from_slice(args);
+    let (out, took, rss) = inspect_measured(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "inspect {all:?} failed ({}): {stderr}",
+        out.status
+    );
+    assert!(
+        rss <= INSPECT_RSS_KIB,
+        "inspect {all:?}: peak RSS {rss} KiB (took {took:?})"
+    );
+    eprintln!("inspect {all:?}: {took:?}, peak RSS {rss} KiB");
+    String::from_utf8(out.stdout).expect("UTF-8 dump")
+}
+
+/// Checks our dump against jcmd's `first` and `second` (see the module's doc); every thread in
+/// `named` must be in ours. Returns how many threads' frames were compared.
+fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
+    let (a, b, ours) = (parse(first), parse(second), parse(ours_text));
+    for name in named {
+        assert!(
+            ours.contains_key(*name),
+            "{name} missing from ours:\n{ours_text}"
+        );
+    }
+    let top = |t: &Thread| t.frames.iter().take(10).cloned().collect::<Vec<_>>();
+    let mut compared = 0;
+    for (name, x) in &a {
+        let Some(y) = b.get(name) else { continue };
+        if name == "Attach Listener" {
+            continue; // started by jcmd itself
+        }
+        let o = ours.get(name).unwrap_or_else(|| {
+            panic!("thread {name} in both jcmd dumps, not in ours:\n{ours_text}")
+        });
+        assert_eq!(o.id, x.id, "{name}: Java thread id\n{ours_text}");
+        assert_eq!(o.nid, x.nid, "{name}: nid\n{ours_text}");
+        if x.state == y.state {
+            assert_eq!(
+                o.state, x.state,
+                "{name}: java.lang.Thread.State\n{ours_text}"
+            );
+        }
+        if RUNNING_JAVA.contains(&name.as_str()) || top(x) != top(y) {
+            continue;
+        }
+        assert_eq!(
+            top(o),
+            top(x),
+            "{name}: top 10 frames differ from jcmd's\nours:\n{ours_text}"
+        );
+        compared += 1;
+    }
+    compared
+}
+
+// ---- Cores ----------------------------------------------------------------------------------
+
+/// The kernel's core of a process whose working directory was `cwd`; panics saying how to set
+/// it up when `/proc/sys/kernel/core_pattern` does not write cores there.
+fn kernel_core_in(cwd: &Path) -> PathBuf {
+    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
+    let pattern = pattern.trim();
+    assert!(
+        !pattern.starts_with('|') && !pattern.contains('/'),
+        "kernel cores go to {pattern:?}, not the process's directory: run \
+         `echo core > /proc/sys/kernel/core_pattern` (as root) for this test"
+    );
+    let mut cores: Vec<PathBuf> = std::fs::read_dir(cwd)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+        })
+        .collect();
+    assert_eq!(
+        cores.len(),
+        1,
+        "expected one core in {} (pattern {pattern:?}): {cores:?}",
+        cwd.display()
+    );
+    cores.pop().unwrap()
+}
+
+/// Sends SIGABRT to `jvm` and waits (up to 2 min: the kernel writes the core first) for it to
+/// die with a core.
+fn abort_with_core(jvm: &mut Jvm) {
+    send_signal(jvm.pid, libc::SIGABRT);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = jvm.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the JVM did not die on SIGABRT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGABRT), "{status}");
+    assert!(
+        status.core_dumped(),
+        "no core dumped on SIGABRT ({status}): RLIMIT_CORE or core_pattern"
+    );
+}
+
+/// A sysroot holding the libjvm of `java_home` under its real path.
+fn sysroot_with_libjvm(java_home: &Path, dir: &Path) -> PathBuf {
+    let lib = std::fs::canonicalize(java_home.join("lib/server/libjvm.so")).unwrap();
+    let root = dir.join("sysroot");
+    let copy = root.join(lib.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&lib, &copy).unwrap();
+    root
+}
+
+/// The ThreadsTarget JVM on JDK `major` with `flags`: a `gcore` between two jcmd dumps, read
+/// by `inspect threads --core` (also with `--sysroot`, and with `--exe` once the core's NT_FILE
+/// note is hidden: the same dump); then two jcmd dumps, SIGABRT, and the kernel's core read.
+fn cores_match_jcmd(major: u32, flags: &[&str]) {
+    let home = jdk(major);
+    let dir = scratch_dir(&format!("threads-cores-{major}"));
+    let cwd = dir.path().join("cwd");
+    let mut jvm = start(&home, flags, "ThreadsTarget", &cwd, true);
+
+    let gdir = dir.path().join("gcore");
+    std::fs::create_dir_all(&gdir).unwrap();
+    let before = jcmd_ok(&home, jvm.pid);
+    let core = gcore(jvm.pid, &gdir);
+    let after = jcmd_ok(&home, jvm.pid);
+    let core_s = core.to_str().unwrap();
+    let ours = threads_ok(&["--core", core_s]);
+    let compared = agree(&before, &ours, &after, NAMED);
+    assert!(compared >= 12, "gcore: only {compared} threads compared");
+    eprintln!("JDK {major} {flags:?} gcore: {compared} threads' frames compared");
+    assert!(
+        !ours.contains("cpu="),
+        "cpu= is not known from a core:\n{ours}"
+    );
+
+    let sysroot = sysroot_with_libjvm(&home, dir.path());
+    let with_sysroot = threads_ok(&["--core", core_s, "--sysroot", sysroot.to_str().unwrap()]);
+    assert_eq!(with_sysroot, ours, "--sysroot changed the dump");
+    crate::coredump::hide_nt_file(&core);
+    let java = home.join("bin/java");
+    let with_exe = threads_ok(&["--core", core_s, "--exe", java.to_str().unwrap()]);
+    assert_eq!(with_exe, ours, "--exe (link_map walk) changed the dump");
+    std::fs::remove_file(&core).unwrap();
+
+    let first = jcmd_ok(&home, jvm.pid);
+    let second = jcmd_ok(&home, jvm.pid);
+    abort_with_core(&mut jvm);
+    let kcore = kernel_core_in(&cwd);
+    let ours = threads_ok(&["--core", kcore.to_str().unwrap()]);
+    let compared = agree(&first, &ours, &second, NAMED);
+    assert!(
+        compared >= 12,
+        "kernel core: only {compared} threads compared"
+    );
+    eprintln!("JDK {major} {flags:?} kernel core: {compared} threads' frames compared");
+}
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn jdk17_default_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(17, &[]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn jdk17_xcomp_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(17, &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 21 runtime: run scripts/test.sh"]
+fn jdk21_default_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(21, &[]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 21 runtime: run scripts/test.sh"]
+fn jdk21_xcomp_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(21, &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 11 runtime: run scripts/test.sh"]
+fn jdk11_default_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(11, &[]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 11 runtime: run scripts/test.sh"]
+fn jdk11_xcomp_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(11, &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+fn jdk25_default_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(25, &[]);
+}
+
+// JDK 25 -Xcomp is left out as in tests/integration/threads.rs: JDK 23+ nmethod debug info is
+// not decoded yet.
+
+// ---- Where jcmd fails -----------------------------------------------------------------------
+
+/// `SigPnd` and `ShdPnd` of `/proc/<pid>/status`: the signals pending for the thread and the
+/// process.
+fn pending_signals(pid: i32) -> (String, String) {
+    (status_field(pid, "SigPnd"), status_field(pid, "ShdPnd"))
+}
+
+/// A SIGSTOPped ThreadsTarget JVM: jcmd's dump before the stop; ours while stopped (the JVM left
+/// stopped, no signal added or taken); jcmd then gets no answer within 10 s; after SIGCONT,
+/// jcmd's second dump.
+fn sigstopped_full_dump(major: u32) {
+    let home = jdk(major);
+    let dir = scratch_dir(&format!("threads-stopped-{major}"));
+    let jvm = start(&home, &[], "ThreadsTarget", dir.path(), false);
+    let before = jcmd_ok(&home, jvm.pid);
+    send_signal(jvm.pid, libc::SIGSTOP);
+    wait_for_state(jvm.pid, 'T');
+    let pending = pending_signals(jvm.pid);
+    let began = Instant::now();
+    let ours = threads_ok(&[&jvm.pid.to_string()]);
+    let took = began.elapsed();
+    assert_left_alone(jvm.pid, true);
+    assert_eq!(pending_signals(jvm.pid), pending, "pending signals changed");
+    let jcmd = jcmd_bounded(&home, jvm.pid, JCMD_LIMIT);
+    assert!(jcmd.is_err(), "jcmd dumped a stopped JVM");
+    send_signal(jvm.pid, libc::SIGCONT);
+    let after = jcmd_ok(&home, jvm.pid);
+    let compared = agree(&before, &ours, &after, NAMED);
+    assert!(compared >= 12, "only {compared} threads compared");
+    eprintln!(
+        "JDK {major} SIGSTOPped: inspect threads {took:?}; jcmd: {}",
+        jcmd.unwrap_err()
+    );
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_sigstopped_jvm_full_dump_while_jcmd_times_out() {
+    sigstopped_full_dump(17);
+}
+
+#[test]
+#[ignore = "needs root and the JDK 21 runtime: run scripts/test.sh"]
+fn jdk21_sigstopped_jvm_full_dump_while_jcmd_times_out() {
+    sigstopped_full_dump(21);
+}
+
+/// The StuckSafepoint JVM: jcmd's two dumps before; "stick" starts `t-counted` (C2-compiled
+/// nested counted loops without a poll, `-XX:-UseCountedLoopSafepoints`) and `t-gc`
+/// (`System.gc()`), so the safepoint never completes: ours is a full dump (t-gc in
+/// `Runtime.gc`, t-counted running) while jcmd gets no answer within 10 s, the collection never
+/// ends, and the JVM is left running.
+fn stuck_safepoint_full_dump(major: u32) {
+    let home = jdk(major);
+    let dir = scratch_dir(&format!("threads-stuck-{major}"));
+    let mut cmd = Command::new(home.join("bin/java"));
+    cmd.current_dir(dir.path())
+        .args([
+            "-Xmx64m",
+            "-XX:-TieredCompilation",
+            "-Xbatch",
+            "-XX:-UseCountedLoopSafepoints",
+            "-cp",
+        ])
+        .arg(test_classes())
+        .arg("StuckSafepoint")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = cmd.spawn().expect("starting java");
+    let pid = child.id() as i32;
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let jvm = Jvm {
+        child,
+        pid,
+        java_home: home.clone(),
+    };
+    let ready = rx.recv_timeout(Duration::from_secs(120));
+    assert_eq!(
+        ready.as_deref(),
+        Ok("READY"),
+        "StuckSafepoint did not start"
+    );
+
+    let first = jcmd_ok(&home, pid);
+    let second = jcmd_ok(&home, pid);
+    writeln!(stdin, "stick").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let began = Instant::now();
+    let ours = threads_ok(&[&pid.to_string()]);
+    let took = began.elapsed();
+    assert_left_alone(pid, false);
+    let jcmd = jcmd_bounded(&home, pid, JCMD_LIMIT);
+    assert!(jcmd.is_err(), "jcmd dumped a JVM stuck in a safepoint");
+    assert!(
+        rx.try_recv().is_err(),
+        "the collection ended: the safepoint was not stuck (counted() not compiled?)"
+    );
+
+    let named = [
+        "main",
+        "t-sleep",
+        "t-park",
+        "t-object-wait",
+        "t-counted",
+        "t-gc",
+    ];
+    let compared = agree(&first, &ours, &second, &named);
+    assert!(compared >= 4, "only {compared} threads compared");
+    let dump = parse(&ours);
+    let gc = &dump["t-gc"];
+    assert_eq!(gc.state.as_deref(), Some("RUNNABLE"), "t-gc:\n{ours}");
+    assert!(
+        gc.frames
+            .first()
+            .is_some_and(|f| f == "java.lang.Runtime.gc(Native Method)")
+            && gc
+                .frames
+                .iter()
+                .any(|f| f.starts_with("java.lang.System.gc(")),
+        "t-gc is not in System.gc:\n{ours}"
+    );
+    assert_eq!(
+        dump["t-counted"].state.as_deref(),
+        Some("RUNNABLE"),
+        "t-counted:\n{ours}"
+    );
+    eprintln!(
+        "JDK {major} stuck safepoint: inspect threads {took:?}; jcmd: {}",
+        jcmd.unwrap_err()
+    );
+    drop(stdin);
+    drop(jvm); // SIGKILL: a JVM stuck in a safepoint cannot exit by itself
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_stuck_safepoint_full_dump_while_jcmd_times_out() {
+    stuck_safepoint_full_dump(17);
+}
+
+#[test]
+#[ignore = "needs root and the JDK 21 runtime: run scripts/test.sh"]
+fn jdk21_stuck_safepoint_full_dump_while_jcmd_times_out() {
+    stuck_safepoint_full_dump(21);
+}
+
+/// A copy of JDK `major` whose libjvm keeps only `.dynsym` (`strip --strip-all`, no
+/// `.gnu_debuglink`, as tests/integration/matrix.rs makes it): the same agreement with jcmd.
+fn stripped_libjvm_same_dump(major: u32) {
+    let dir = scratch_dir(&format!("threads-stripped-{major}"));
+    let home = jdk_copy(&jdk(major), dir.path());
+    let lib = home.join("lib/server/libjvm.so");
+    let new = home.join("lib/server/libjvm.so.new");
+    run_ok(
+        Command::new("strip")
+            .args(["--strip-all", "--remove-section=.gnu_debuglink", "-o"])
+            .arg(&new)
+            .arg(&lib),
+    );
+    std::fs::rename(&new, &lib).unwrap();
+    let sections = run_ok(Command::new("readelf").arg("-S").arg(&lib));
+    assert!(
+        !String::from_utf8_lossy(&sections.stdout).contains(" .symtab "),
+        "strip left .symtab"
+    );
+    let jvm = start(&home, &[], "ThreadsTarget", &dir.path().join("cwd"), false);
+    let before = jcmd_ok(&home, jvm.pid);
+    let ours = threads_ok(&[&jvm.pid.to_string()]);
+    let after = jcmd_ok(&home, jvm.pid);
+    let compared = agree(&before, &ours, &after, NAMED);
+    assert!(compared >= 12, "only {compared} threads compared");
+    assert_left_alone(jvm.pid, false);
+}
+
+#[test]
+#[ignore = "needs root, binutils and JDK 17: run scripts/test.sh"]
+fn jdk17_stripped_libjvm_matches_jcmd() {
+    stripped_libjvm_same_dump(17);
+}
+
+#[test]
+#[ignore = "needs root, binutils and the JDK 21 runtime: run scripts/test.sh"]
+fn jdk21_stripped_libjvm_matches_jcmd() {
+    stripped_libjvm_same_dump(21);
+}
+
+// ---- Damaged cores --------------------------------------------------------------------------
+
+/// A loadable segment of an ELF core: where its bytes are in the file and in the process.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    vaddr: u64,
+    offset: u64,
+    filesz: u64,
+}
+
+/// The PT_LOAD segments of a 64-bit little-endian ELF core (the ELF header's `e_phoff` and
+/// `e_phnum`, then each 56-byte program header; `PN_XNUM` cores are not made here).
+fn segments(core: &Path) -> Vec<Segment> {
+    let f = std::fs::File::open(core).unwrap();
+    let mut h = [0u8; 64];
+    f.read_exact_at(&mut h, 0).unwrap();
+    let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let phoff = le64(&h, 32);
+    let phnum = u16::from_le_bytes(h[56..58].try_into().unwrap()) as usize;
+    assert!(phnum > 0 && phnum < 0xffff, "phnum {phnum}");
+    let mut ph = vec![0u8; 56 * phnum];
+    f.read_exact_at(&mut ph, phoff).unwrap();
+    ph.chunks_exact(56)
+        .filter(|p| u32::from_le_bytes(p[0..4].try_into().unwrap()) == 1)
+        .map(|p| Segment {
+            offset: le64(p, 8),
+            vaddr: le64(p, 16),
+            filesz: le64(p, 32),
+        })
+        .collect()
+}
+
+/// A core of the ThreadsTarget JVM on JDK 17 (default flags) in `dir`: gdb's `gcore` (notes
+/// written last) or the kernel's on SIGABRT (notes first); and our dump of it.
+fn recorded_core(dir: &Path, kernel: bool) -> (PathBuf, String) {
+    let home = jdk17();
+    let cwd = dir.join("cwd");
+    let mut jvm = start(&home, &[], "ThreadsTarget", &cwd, kernel);
+    let core = if kernel {
+        abort_with_core(&mut jvm);
+        kernel_core_in(&cwd)
+    } else {
+        gcore(jvm.pid, dir)
+    };
+    drop(jvm);
+    let full = threads_ok(&["--core", core.to_str().unwrap()]);
+    assert!(parse(&full).len() >= NAMED.len(), "{full}");
+    (core, full)
+}
+
+/// What a run on a damaged core may do: print a dump (possibly with per-thread notes, exit 0)
+/// or fail with a message (exit 1) — never panic, crash, hang or grow without bound.
+fn assert_clean_outcome(out: &Output, took: Duration, rss: u64, what: &str) -> bool {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "{what}: inspect panicked: {stderr}"
+    );
+    assert!(
+        rss <= INSPECT_RSS_KIB,
+        "{what}: peak RSS {rss} KiB (took {took:?})"
+    );
+    match out.status.code() {
+        Some(0) => {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.starts_with("Full thread dump"),
+                "{what}: exit 0 without a dump: {stdout}"
+            );
+            true
+        }
+        Some(1) => {
+            assert!(
+                stderr.starts_with("inspect: ") && out.stdout.is_empty(),
+                "{what}: unclear failure: {stderr}"
+            );
+            false
+        }
+        _ => panic!("{what}: inspect ended with {} ({stderr})", out.status),
+    }
+}
+
+/// The message of a failed run with the core's path and the numbers in it left out, so equal
+/// causes count together.
+fn message_kind(stderr: &str, core: &Path) -> String {
+    let first = stderr.lines().next().unwrap_or("");
+    let first = first.replace(core.to_str().unwrap(), "<core>");
+    let mut out = String::new();
+    for c in first.chars() {
+        if c.is_ascii_hexdigit() && out.ends_with('#') {
+            continue;
+        }
+        out.push(if c.is_ascii_digit() { '#' } else { c });
+    }
+    out
+}
+
+/// Cuts `core` at every segment boundary (the start and end of each PT_LOAD's bytes in the
+/// file), from the end down: each cut is read within the time and memory bounds, and gives a
+/// dump (with the truncation reported) or a clear error. Returns (cuts, dumps).
+fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
+    let len = std::fs::metadata(core).unwrap().len();
+    let mut cuts: Vec<u64> = segments(core)
+        .iter()
+        .flat_map(|s| [s.offset, s.offset + s.filesz])
+        .filter(|&c| c > 0 && c < len)
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let file = std::fs::OpenOptions::new().write(true).open(core).unwrap();
+    let core_s = core.to_str().unwrap();
+    let (mut dumps, mut notes) = (0, 0);
+    let (mut slowest, mut largest) = (Duration::ZERO, 0);
+    let mut messages = BTreeMap::new();
+    for &at in cuts.iter().rev() {
+        file.set_len(at).unwrap();
+        let (out, took, rss) = inspect_measured(&["threads", "--core", core_s]);
+        slowest = slowest.max(took);
+        largest = largest.max(rss);
+        if assert_clean_outcome(&out, took, rss, &format!("cut at {at}")) {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains("truncated"),
+                "cut at {at}: a dump without the truncation reported: {stderr}"
+            );
+            dumps += 1;
+            if String::from_utf8_lossy(&out.stdout).contains("\t<inspect: ") {
+                notes += 1;
+            }
+        } else {
+            let kind = message_kind(&String::from_utf8_lossy(&out.stderr), core);
+            *messages.entry(kind).or_insert(0) += 1;
+        }
+    }
+    eprintln!(
+        "{}: {} cuts: {dumps} dumps ({notes} with per-thread notes), {} errors; slowest {slowest:?}, \
+         largest peak RSS {largest} KiB; errors: {messages:#?}",
+        core.display(),
+        cuts.len(),
+        cuts.len() - dumps
+    );
+    assert!(cuts.len() > 50, "only {} cuts", cuts.len());
+    (cuts.len(), dumps)
+}
+
+/// A gcore and a kernel core of the same program, each cut at every segment boundary
+/// ([`cut_at_every_segment_boundary`]). gdb writes the notes last, so every cut of its core
+/// loses them (a clear error); the kernel writes them first, so most cuts of its core leave a
+/// readable core with memory missing: dumps with per-thread notes, or errors.
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn core_cut_at_every_segment_boundary() {
+    let dir = scratch_dir("threads-cut");
+    let (gcore, _) = recorded_core(&dir.path().join("g"), false);
+    cut_at_every_segment_boundary(&gcore);
+    std::fs::remove_file(&gcore).unwrap();
+    let (kcore, _) = recorded_core(&dir.path().join("k"), true);
+    let (_, dumps) = cut_at_every_segment_boundary(&kcore);
+    assert!(dumps > 0, "no cut of the kernel core gave a dump");
+}
+
+/// Random bytes flipped in the heap and stack segments of a real core (proptest, 64 cases,
+/// restored after each): near the `java.lang.Thread` objects, in the used part of each
+/// thread's stack, and anywhere in those segments. Each damaged core is read within the time
+/// and memory bounds and gives a dump (per-thread notes) or a clear error.
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn flipped_bytes_in_heap_and_stack_segments() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let dir = scratch_dir("threads-flip");
+    let (core, full) = recorded_core(dir.path(), true);
+    let core_s = core.to_str().unwrap().to_string();
+    let json: serde_json::Value =
+        serde_json::from_str(&threads_ok(&["--core", &core_s, "--format", "json"])).unwrap();
+    let segs = segments(&core);
+    let file_range = |lo: u64, hi: u64| -> Option<(u64, u64)> {
+        let s = segs
+            .iter()
+            .find(|s| lo >= s.vaddr && lo < s.vaddr + s.filesz)?;
+        let hi = hi.min(s.vaddr + s.filesz);
+        Some((s.offset + (lo - s.vaddr), s.offset + (hi - s.vaddr)))
+    };
+    let segment_of = |addr: u64| -> Option<(u64, u64)> {
+        let s = segs
+            .iter()
+            .find(|s| addr >= s.vaddr && addr < s.vaddr + s.filesz)?;
+        Some((s.offset, s.offset + s.filesz))
+    };
+    // File ranges to flip in: (a) the used stack of each thread, (b) 4 KiB around each thread
+    // object, (c) each whole segment holding one of those.
+    let mut ranges = Vec::new();
+    for t in json["threads"].as_array().unwrap() {
+        let vm = &t["vm"];
+        let sp = vm["anchor"]["sp"].as_u64().unwrap_or(0);
+        let base = vm["stack"][0].as_u64().unwrap_or(0);
+        let obj = vm["thread_obj"].as_u64().unwrap_or(0);
+        if sp != 0 && base > sp {
+            ranges.extend(file_range(sp, base));
+            ranges.extend(segment_of(sp));
+        }
+        if obj != 0 {
+            ranges.extend(file_range(obj.saturating_sub(2048), obj + 2048));
+            ranges.extend(segment_of(obj));
+        }
+    }
+    ranges.retain(|(lo, hi)| hi > lo);
+    ranges.sort_unstable();
+    ranges.dedup();
+    assert!(ranges.len() > 20, "only {} ranges: {json}", ranges.len());
+
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&core)
+        .unwrap();
+    let flips = prop::collection::vec((0..ranges.len(), 0.0f64..1.0, 1u8..=255), 1..32);
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // (dumps, dumps unlike the clean one, errors, slowest, largest peak RSS): the runner takes
+    // an Fn.
+    let stats = std::cell::Cell::new((0u32, 0u32, 0u32, Duration::ZERO, 0u64));
+    let result = runner.run(&flips, |flips| {
+        let mut saved = Vec::new();
+        for &(r, at, xor) in &flips {
+            let (lo, hi) = ranges[r];
+            let off = lo + ((hi - lo - 1) as f64 * at) as u64;
+            let mut b = [0u8];
+            file.read_exact_at(&mut b, off).unwrap();
+            saved.push((off, b[0]));
+            file.write_all_at(&[b[0] ^ xor], off).unwrap();
+        }
+        let run = inspect_measured(&["threads", "--core", &core_s]);
+        for &(off, b) in saved.iter().rev() {
+            file.write_all_at(&[b], off).unwrap();
+        }
+        let (out, took, rss) = run;
+        let (mut dumps, mut changed, mut errors, slowest, largest) = stats.get();
+        if assert_clean_outcome(&out, took, rss, &format!("flips {flips:?}")) {
+            dumps += 1;
+            if out.stdout != full.as_bytes() {
+                changed += 1;
+            }
+        } else {
+            errors += 1;
+        }
+        stats.set((dumps, changed, errors, slowest.max(took), largest.max(rss)));
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The core is whole again.
+    assert_eq!(threads_ok(&["--core", &core_s]), full);
+    let (dumps, changed, errors, slowest, largest) = stats.get();
+    eprintln!(
+        "64 damaged cores: {dumps} dumps ({changed} unlike the clean one), {errors} errors; \
+         slowest {slowest:?}, largest peak RSS {largest} KiB"
+    );
+    assert!(
+        changed + errors >= 8,
+        "the flips hardly changed anything ({changed} dumps changed, {errors} errors): they miss \
+         what the walk reads"
+    );
+}
