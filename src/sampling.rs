@@ -3,7 +3,9 @@
 //!
 //! - Ticks are scheduled against a monotonic clock: sample `k` is due at `start + k × interval`,
 //!   so the time a sample takes does not add up to drift (jstat sleeps a full interval after each
-//!   sample, and drifts). A sample that overruns skips the ticks it missed rather than bursting.
+//!   sample, and drifts). A sample that overruns skips the ticks it missed rather than bursting;
+//!   a later sample waits for a starting JVM or another tracer no longer than one interval, and
+//!   a tick on which another tracer held the JVM throughout is skipped with a warning.
 //! - Each sample of a live target checks the pid still names the first sample's process
 //!   ([`Sampler`]). When the JVM exits (or its pid is reused), sampling stops with a one-line
 //!   message on stderr and exit status 0, as jstat stops when its target terminates.
@@ -89,8 +91,22 @@ pub fn run<W: Write>(
     let mut tick: u64 = 0;
     let mut index: u64 = 0;
     loop {
-        let reading = match sampler.sample() {
+        // After the first sample, a sample waits (for another tracer's hold, a thread's stop) no
+        // longer than one interval: it would miss its tick anyway.
+        let sampled = if index > 0 && !schedule.interval.is_zero() {
+            sampler.sample_until(Instant::now() + schedule.interval)
+        } else {
+            sampler.sample()
+        };
+        let reading = match sampled {
             Ok(r) => r,
+            // Another tracer held the JVM for the whole tick (another `inspect -F` reading it, a
+            // debugger): skip the tick, as an overrun does.
+            Err(e @ Error::AlreadyTraced { .. }) if index > 0 => {
+                eprintln!("inspect: warning: sample skipped: {e}");
+                tick = next_tick(start, schedule.interval, tick);
+                continue;
+            }
             Err(e @ (Error::ProcessExited(_) | Error::NoSuchProcess(_) | Error::PidReused(_)))
                 if index > 0 =>
             {
@@ -124,19 +140,24 @@ pub fn run<W: Write>(
         if schedule.count.is_some_and(|n| index >= n) {
             return Ok(ExitCode::SUCCESS);
         }
-        // The next tick still in the future (skipping any the sample overran).
-        tick += 1;
-        if !schedule.interval.is_zero() {
-            let step = schedule.interval.as_nanos();
-            let passed = (start.elapsed().as_nanos() / step) as u64;
-            tick = tick.max(passed + 1);
-            let due =
-                Duration::from_nanos(u64::try_from(step * u128::from(tick)).unwrap_or(u64::MAX));
-            if let Some(wait) = due.checked_sub(start.elapsed()) {
-                std::thread::sleep(wait);
-            }
+        tick = next_tick(start, schedule.interval, tick);
+    }
+}
+
+/// Sleeps until the next tick after `tick` still in the future (skipping any a sample overran)
+/// and returns it; no sleep with a zero interval.
+fn next_tick(start: Instant, interval: Duration, tick: u64) -> u64 {
+    let mut tick = tick + 1;
+    if !interval.is_zero() {
+        let step = interval.as_nanos();
+        let passed = (start.elapsed().as_nanos() / step) as u64;
+        tick = tick.max(passed + 1);
+        let due = Duration::from_nanos(u64::try_from(step * u128::from(tick)).unwrap_or(u64::MAX));
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
         }
     }
+    tick
 }
 
 /// The one-line reason sampling ended.

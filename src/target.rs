@@ -36,11 +36,14 @@ pub struct TargetArgs {
     #[arg(long, requires = "force")]
     pub no_stop: bool,
 
-    /// With -F: longest time to wait for the JVM's threads to stop, in milliseconds.
+    /// With -F: longest time the stop may take, in milliseconds: seizing, interrupting and waiting
+    /// for every thread of the JVM (about 28 µs a thread). Threads not stopped by then are read
+    /// running, with a warning; the read and the release follow (-v prints the whole hold).
     #[arg(long, default_value_t = 100, value_name = "MS")]
     pub stop_timeout: u64,
 
-    /// Longest time to wait for a starting JVM to make its region accessible, in milliseconds.
+    /// Longest time to wait for a starting JVM to make its region (or hsperfdata file) ready, and
+    /// with -F for another tracer's hold to end (another `inspect -F` reading it), in milliseconds.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
     pub wait: u64,
 

@@ -3,7 +3,8 @@
 # boots the arm64 VM of scripts/aarch64/setup.sh, starts two JVMs there (Debian's OpenJDK 17,
 # and the copy whose libjvm.so has no .symtab), then boots it again on Debian 13's kernel with
 # 16 KiB pages and starts the stripped one there (`stripped16k`); reads `jcmd <pid> PerfCounter.print` and
-# `jstat -gc <pid>` of each twice, then kills each with SIGABRT: the VM's kernel writes the core
+# `jstat -gc <pid>` of each twice (the second time held with SIGSTOP, as it dies), then kills each
+# with SIGABRT: the VM's kernel writes the core
 # at the JVM's coredump_filter. `jdk17` keeps its default: the kernel's 0x33 plus bits 2 and 3,
 # which JDK 11+ sets itself (-XX:+DumpPrivateMappingsInCore, -XX:+DumpSharedMappingsInCore);
 # `stripped` runs with -XX:-DumpPrivateMappingsInCore (a diagnostic flag; 0x3b: libjvm's read-only data, where the
@@ -11,7 +12,8 @@
 #
 # Cached, keyed by the arm64 root (its stamp and both libjvm.so files) and this script: a warm run
 # only prints the directory. It holds, per JVM (`jdk17`, `stripped`, `stripped16k`): NAME.core
-# (sparse), NAME.jcmd1, NAME.jcmd2 (the references, in that order, just before the kill),
+# (sparse), NAME.jcmd1, NAME.jcmd2 (the references, in that order; the second of the JVM held
+# still until the kill),
 # NAME.jstat1, NAME.jstat2 (`jstat -gc`), NAME.filter (/proc/<pid>/coredump_filter),
 # NAME.pagesize (the kernel's); sysroot/ (the two libjvm.so files at the paths the JVMs mapped:
 # what `--sysroot` needs; and JDK 17's bin/java, for `--exe`).
@@ -76,10 +78,16 @@ while read -r n _; do
   ready $n; P=$(cat /tmp/$n.pid); jh=$(cat /tmp/$n.home)
   say "$n: JVM $P ready at $(cut -d' ' -f1 /proc/uptime) s"
   cat /proc/$P/coredump_filter > $n.filter; echo $pagesize > $n.pagesize
-  { $jh/bin/jcmd $P PerfCounter.print > $n.jcmd1 && $jh/bin/jstat -gc $P > $n.jstat1 &&
-    $jh/bin/jcmd $P PerfCounter.print > $n.jcmd2 && $jh/bin/jstat -gc $P > $n.jstat2; } < /dev/null ||
+  { $jh/bin/jcmd $P PerfCounter.print > $n.jcmd1 && $jh/bin/jstat -gc $P > $n.jstat1; } < /dev/null ||
     { say "$n: jcmd or jstat failed"; finish; }
-  kill -ABRT $P; wait $P
+  # Held still (SIGSTOP) from the second reads to its death, so they are what the core holds:
+  # a running JVM moves counters (monitor deflations, ...) in the seconds jcmd takes under TCG.
+  # jcmd's PerfCounter.print and jstat read the hsperfdata file, which a stopped JVM still has.
+  kill -STOP $P
+  until grep -q '^State:[[:space:]]*T' /proc/$P/status; do sleep 0.05; done
+  { $jh/bin/jcmd $P PerfCounter.print > $n.jcmd2 && $jh/bin/jstat -gc $P > $n.jstat2; } < /dev/null ||
+    { say "$n: jcmd or jstat failed"; kill -CONT $P; finish; }
+  kill -ABRT $P; kill -CONT $P; wait $P
   say "$n: exit status $? after SIGABRT, filter $(cat $n.filter), $(ls -s --block-size=1M *-$P.core 2>&1)"
   mv ./*-$P.core $n.core || { say "$n: no core"; finish; }
 done < /mnt/jvms

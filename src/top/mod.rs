@@ -248,12 +248,14 @@ fn json_row(jvm: &Tracked, now: f64, timestamp_ms: u128) -> serde_json::Value {
         "state": jvm.state.name(),
         "reason": jvm.state.reason(),
     });
-    let live = jvm.state == model::State::Live;
+    // A JVM gone has no figures; an unreadable one has its process's (CPU, RSS) and no others
+    // (its sampler never ran: they are `None`).
+    let gone = matches!(jvm.state, model::State::Gone(_));
     if let (serde_json::Value::Object(o), Ok(serde_json::Value::Object(figures))) =
         (&mut object, serde_json::to_value(&jvm.figures))
     {
         for (k, v) in figures {
-            o.insert(k, if live { v } else { serde_json::Value::Null });
+            o.insert(k, if gone { serde_json::Value::Null } else { v });
         }
     }
     object

@@ -150,6 +150,9 @@ impl Tracked {
     /// Takes one sample at `at` (host clock seconds).
     fn sample(&mut self, at: f64) {
         let Some(sampler) = &mut self.sampler else {
+            // Unreadable PerfData, but the process's CPU time and RSS are in its
+            // `/proc/<pid>/stat`, which every user may read.
+            self.sample_process_only(at);
             return;
         };
         let mut reading = match sampler.sample() {
@@ -201,6 +204,33 @@ impl Tracked {
         if let Some(old) = self.reading.replace(reading) {
             sampler.recycle(old);
         }
+    }
+}
+
+impl Tracked {
+    /// A sample of the process alone (CPU time and RSS), for a JVM whose PerfData this user
+    /// cannot read: its other figures stay `-`.
+    fn sample_process_only(&mut self, at: f64) {
+        #[cfg(target_os = "linux")]
+        let (cpu_s, rss) = proc_figures(self.stat.as_ref());
+        #[cfg(windows)]
+        let (cpu_s, rss) = match hsinspect::process_usage(self.info.pid) {
+            Ok(u) => (Some(u.cpu_seconds), Some(u.resident_bytes)),
+            Err(_) => (None, None),
+        };
+        let point = Point {
+            at,
+            counters: Counters::default(),
+            cpu_s,
+            rss,
+        };
+        let from = match self.last.take() {
+            Some(p) => p,
+            None => Point::origin(&point, (at - self.started_at).max(0.0)),
+        };
+        self.figures = Figures::between(&from, &point);
+        self.last = Some(point);
+        self.taken = SystemTime::now();
     }
 }
 

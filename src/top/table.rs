@@ -145,9 +145,11 @@ pub fn cell(column: Column, jvm: &Tracked, now: f64) -> String {
         Version if jvm.info.jvm_version.is_empty() => "?".into(),
         Version => list::escape(&jvm.info.jvm_version),
         Uptime => list::uptime(jvm.uptime_s(now)),
-        _ if !live => "-".into(),
+        // The process's own figures, from /proc/<pid>/stat: an unreadable JVM has them too.
+        Cpu | Rss if matches!(jvm.state, State::Gone(_)) => "-".into(),
         Cpu => num(f.cpu_percent, 1),
         Rss => f.rss_bytes.map_or("-".into(), size),
+        _ if !live => "-".into(),
         Heap => match (f.heap_used_bytes, f.heap_max_bytes) {
             (Some(u), Some(m)) => format!("{}/{}", bytes(Some(u)), bytes(Some(m))),
             (u, _) => bytes(u),
@@ -260,14 +262,23 @@ pub fn summary(host: &Host) -> String {
         .count();
     let gone = jvms.filter(|j| matches!(j.state, State::Gone(_))).count();
     let sum = |f: fn(&Tracked) -> Option<f64>| live.iter().filter_map(|j| f(j)).sum::<f64>();
+    // CPU and RSS are every process's, readable PerfData or not.
+    let running: Vec<&Tracked> = host
+        .jvms
+        .values()
+        .filter(|j| !matches!(j.state, State::Gone(_)))
+        .collect();
     let mut s = format!("JVMs: {}", host.jvms.len());
     if unreadable + gone > 0 {
         s.push_str(&format!(" ({unreadable} unreadable, {gone} gone)"));
     }
     s.push_str(&format!(
         ", CPU {:.1}%, RSS {}, GC {:.1}%, ALLOC {:.1} MB/s",
-        sum(|j| j.figures.cpu_percent),
-        size(live.iter().filter_map(|j| j.figures.rss_bytes).sum()),
+        running
+            .iter()
+            .filter_map(|j| j.figures.cpu_percent)
+            .sum::<f64>(),
+        size(running.iter().filter_map(|j| j.figures.rss_bytes).sum()),
         sum(|j| j.figures.gc_percent),
         sum(|j| j.figures.alloc_mib_per_s),
     ));

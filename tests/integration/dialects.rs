@@ -1,10 +1,13 @@
 //! The metric dialects (`--names micrometer|client_java|client_java_0|otel`) against the JVM's own
 //! `java.lang.management` values: a test JVM (tests/java/MxReport.java) reports its MXBeans right
 //! before and right after our read, at a quiet point (after `System.gc()`), for every collector of
-//! JDK 8, 11, 17, 21 and 25. Counts must equal their JMX twin (or lie between the two reports),
-//! committed and max sizes must be equal, and used sizes must be within the lag documented in
-//! the README ("Metric dialects": PerfData's used sizes of some spaces are refreshed only by a GC
-//! or by the 50 ms sampler).
+//! JDK 8, 11, 17, 21 and 25. Every value that moves (GC counts and times, threads, classes, CPU,
+//! descriptors, sizes) must lie between the two reports, never equal one of them: a concurrent
+//! collector (ZGC, Shenandoah) runs cycles of its own between the reads. Max sizes must be equal;
+//! used sizes may lag by what the README documents ("Metric dialects": PerfData's used sizes of
+//! some spaces are refreshed only by a GC or by the 50 ms sampler), and Metaspace and Compressed
+//! Class Space are as of the last GC, so they lie between a report taken before that GC and
+//! the one after our read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -274,10 +277,22 @@ fn used_lag(pool: &str) -> f64 {
         // Allocation goes on here between a sample and the read (TLABs, ZGC pages).
         "Eden Space" | "PS Eden Space" | "Par Eden Space" | "G1 Eden Space" => 8.0 * 1048576.0,
         "ZHeap" | "ZGC Young Generation" | "ZGC Old Generation" | "Shenandoah" => 8.0 * 1048576.0,
-        // Metaspace's counters are refreshed by a GC: what is allocated since is missing.
-        "Metaspace" | "Compressed Class Space" => 64.0 * 1024.0,
+        // Metaspace's counters are as of the last GC: bracketed by a report before it instead.
         _ => 0.0,
     }
+}
+
+/// JMX's usage of pool `name` when the latest collection of `report` ended (each collector's
+/// `GcInfo`): where PerfData's Metaspace counters stand until the next one.
+fn after_last_gc(report: &Value, name: &str) -> Value {
+    report["collectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["after_last"][name].is_object())
+        .max_by_key(|g| g["last_end_ms"].as_i64().unwrap_or(-1))
+        .map(|g| g["after_last"][name].clone())
+        .unwrap_or_else(|| panic!("no collection has ended with {name} in {report}"))
 }
 
 /// The lag a pool's committed size may show: generational ZGC moves pages between its
@@ -320,14 +335,23 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
             !name.starts_with("CodeHeap") && name != "Code Cache"
         })
         .collect();
-    let pool_before = |name: &str| {
-        before["pools"]
+    let pool_in = |report: &Value, name: &str| {
+        report["pools"]
             .as_array()
             .unwrap()
             .iter()
             .find(|p| p["name"] == name)
             .cloned()
             .unwrap()
+    };
+    let gc_before = |name: &str| {
+        before["collectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no collector {name} in the report before: {before}"))
     };
     let jmx_gcs: Vec<&Value> = after["collectors"]
         .as_array()
@@ -359,9 +383,16 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
         }
         for p in &jmx_pools {
             let name = p["name"].as_str().unwrap();
-            let b = pool_before(name);
-            let (u0, u1) = (n(&b["usage"]["used"]), n(&p["usage"]["used"]));
-            let (c0, c1) = (n(&b["usage"]["committed"]), n(&p["usage"]["committed"]));
+            let b = pool_in(&before, name);
+            let (mut u0, u1) = (n(&b["usage"]["used"]), n(&p["usage"]["used"]));
+            let (mut c0, c1) = (n(&b["usage"]["committed"]), n(&p["usage"]["committed"]));
+            // As of the last GC: between JMX's usage when the last collection before our read
+            // ended (a GC may unload classes) and its usage after the read.
+            if matches!(name, "Metaspace" | "Compressed Class Space") {
+                let at_gc = after_last_gc(&before, name);
+                u0 = u0.min(n(&at_gc["used"]));
+                c0 = c0.min(n(&at_gc["committed"]));
+            }
             let jmax = n(&p["usage"]["max"]);
             let lag = used_lag(name);
             if let Some(&u) = used.get(name) {
@@ -395,8 +426,13 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
                 (m, j) => complain(format!("{v}: {name} max {m:?}, JMX {j}")),
             }
         }
-        // Collectors: the same beans, counts equal, times within a millisecond of JMX's
-        // (which truncates to milliseconds; the two timers start and stop apart).
+        // Collectors: the same beans, counts between the two reports (a concurrent collector
+        // runs cycles between them), times between them within 2 ms + 5% (JMX truncates to
+        // milliseconds; the two timers start and stop apart). PerfData's timer
+        // (`TraceCollectorStats`) encloses JMX's (`TraceMemoryManagerStats`) and also counts the
+        // end-of-collection bookkeeping, which a loaded machine can stretch (21.5 ms against
+        // JMX's 5 ms for one full GC): for the collections System.gc() asked for, that much more
+        // is allowed as those calls took, the bound on what they ran.
         let mut counts = BTreeMap::new();
         let mut sums = BTreeMap::new();
         for f in view.gc_count {
@@ -420,12 +456,18 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
             let (Some(c), Some(s)) = (counts.get(name), sums.get(name)) else {
                 continue;
             };
-            if *c != n(&g["count"]) {
-                complain(format!("{v}: {name} count {c}, JMX {}", g["count"]));
+            let b = gc_before(name);
+            let (c0, c1) = (n(&b["count"]), n(&g["count"]));
+            if *c < c0 || *c > c1 {
+                complain(format!("{v}: {name} count {c}, JMX {c0}..{c1}"));
             }
-            let ms = n(&g["time_ms"]);
-            if (s * 1e3 - ms).abs() > 2.0 + ms * 0.05 {
-                complain(format!("{v}: {name} time {s} s, JMX {ms} ms"));
+            let (ms0, ms1) = (n(&b["time_ms"]), n(&g["time_ms"]));
+            let ms = s * 1e3;
+            let asked = n(&after["gc_calls_ms"]);
+            if ms < ms0 - (2.0 + ms0 * 0.05) || ms > ms1 + 2.0 + ms1 * 0.05 + asked {
+                complain(format!(
+                    "{v}: {name} time {s} s, JMX {ms0}..{ms1} ms (System.gc() calls took {asked} ms)"
+                ));
             }
         }
         // Threads and classes: between the two reports.
@@ -449,8 +491,13 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
         if view.names == "otel" {
             let t = by_label(&samples, "jvm_thread_count", "jvm_thread_daemon");
             let live = t.values().sum::<f64>();
-            if live != n(&after["threads"]["live"])
-                || t.get("true") != Some(&n(&after["threads"]["daemon"]))
+            let daemon = t.get("true").copied().unwrap_or(-1.0);
+            if !between(live, &before["threads"]["live"], &after["threads"]["live"])
+                || !between(
+                    daemon,
+                    &before["threads"]["daemon"],
+                    &after["threads"]["daemon"],
+                )
             {
                 complain(format!(
                     "{v}: jvm_thread_count {t:?}, JMX {}",
@@ -509,7 +556,8 @@ fn check(major: u32, gc: &str, flags: &[&str]) -> Vec<String> {
         if let Some(family) = view.open_fds {
             let ours = one(&samples, family);
             // The JVM counts its descriptors with one more open (the /proc/self/fd it reads).
-            if (ours - n(&after["os"]["open_fds"])).abs() > 2.0 {
+            let (f0, f1) = (n(&before["os"]["open_fds"]), n(&after["os"]["open_fds"]));
+            if ours < f0.min(f1) - 2.0 || ours > f0.max(f1) + 2.0 {
                 complain(format!(
                     "{v}: {family} {ours}, JMX {}",
                     after["os"]["open_fds"]

@@ -129,7 +129,8 @@ fn aarch64_kernel_cores_read_on_x86_64() {
         let lib = format!("{home}/lib/server/libjvm.so");
 
         // The counters: the same names as the JVM's own jcmd just before it died, and every
-        // counter that did not move between its two reads has that value.
+        // counter that did not move between its two reads has that value (the second read was
+        // of the JVM held still with SIGSTOP until the SIGABRT: the state the core holds).
         let out = inspect(&["-v", "--core", core_s, "--sysroot", sysroot_s]);
         let err = stderr_of(&out);
         assert!(out.status.success(), "{name}: {err}");

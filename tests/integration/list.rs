@@ -428,6 +428,54 @@ fn unprivileged_user_lists_what_it_can_see_and_recognizes_the_rest() {
 }
 
 #[test]
+#[ignore = "needs root, JDK 17 as Debian's /usr/bin/java and the test users: run scripts/test.sh"]
+fn another_users_jvm_started_by_a_link_or_a_bare_name_has_its_version() {
+    require_user("hsinspect-other");
+    // Debian's alternatives: /usr/bin/java -> /etc/alternatives/java -> the JDK's bin/java.
+    let link = Path::new("/usr/bin/java");
+    let target = std::fs::canonicalize(link).unwrap_or_else(|e| {
+        panic!(
+            "no /usr/bin/java ({e}): install openjdk-17-jdk-headless (scripts/setup-test-deps.sh)"
+        )
+    });
+    assert!(
+        std::fs::symlink_metadata(link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "/usr/bin/java is not a link here"
+    );
+    let home = target.parent().unwrap().parent().unwrap().to_path_buf();
+    let spawn = |exe: &str| {
+        let mut cmd = Command::new(exe);
+        cmd.env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .args(target_args(&[], 0))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        Jvm::spawn(cmd, &home)
+    };
+    let by_link = spawn("/usr/bin/java");
+    let bare = spawn("java");
+    for jvm in [&by_link, &bare] {
+        let argv0 = std::fs::read(format!("/proc/{}/cmdline", jvm.pid)).unwrap();
+        assert!(argv0.starts_with(b"/usr/bin/java\0") || argv0.starts_with(b"java\0"));
+    }
+    // Root's JVMs, listed by another user: from their command lines only (maps, environ and
+    // root are closed to it); the version from the release file of the JDK the links lead to.
+    let (jvms, _) = list_json_as(Some("hsinspect-other"), &[]);
+    for jvm in [&by_link, &bare] {
+        let e = entry(&jvms, jvm.pid);
+        assert_eq!(e["readable"], "neither", "{e}");
+        assert_eq!(
+            e["jvm_version"],
+            vm_version_by_jcmd(jvm.pid).as_str(),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 #[ignore = "needs JDK 17: run scripts/test.sh"]
 fn jvm_exiting_during_the_scan_is_listed_whole_or_not_at_all() {
     let staying = Jvm::start(&[]);

@@ -201,3 +201,122 @@ fn threads_that_miss_the_stop_timeout_are_read_anyway_with_a_warning() {
         "no run had a thread miss a zero bound: the test proves nothing"
     );
 }
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn two_forced_readers_at_once_both_read() {
+    // Each `inspect -F` holds the JVM for its read; a second one that finds it held waits for the
+    // hold to end (bounded by --wait) instead of failing on "already traced".
+    let jvm = Jvm::start_with(&jdk17(), &[], 50);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_counters(&jvm.java_home, jvm.pid);
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let pid = pid.clone();
+            std::thread::spawn(move || (0..15).map(|_| inspect(&["-F", &pid])).collect::<Vec<_>>())
+        })
+        .collect();
+    let outs: Vec<_> = readers
+        .into_iter()
+        .flat_map(|r| r.join().unwrap())
+        .collect();
+    let after = jcmd_counters(&jvm.java_home, jvm.pid);
+    for out in &outs {
+        assert!(
+            out.status.success(),
+            "a concurrent -F read failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours = counters(&String::from_utf8_lossy(&out.stdout));
+        assert_matches_reference(&ours, &before, &after);
+    }
+    assert_left_alone(jvm.pid, false);
+}
+
+/// Holds `pid` under gdb (attached, so its tracer) for `seconds`; gdb detaches and exits after.
+fn held_by_gdb(pid: i32, seconds: f64) -> std::process::Child {
+    let gdb = std::process::Command::new("gdb")
+        .args(["-q", "-nx", "-batch", "-p", &pid.to_string()])
+        .args(["-ex", &format!("shell sleep {seconds}"), "-ex", "detach"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("gdb (package gdb) runs: scripts/setup-test-deps.sh installs it");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while status_field(pid, "TracerPid") != gdb.id().to_string() {
+        assert!(std::time::Instant::now() < deadline, "gdb never attached");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    gdb
+}
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn a_jvm_held_by_a_debugger_names_it_and_offers_no_stop() {
+    let jvm = Jvm::start(&[]);
+    let pid = jvm.pid.to_string();
+    let mut gdb = held_by_gdb(jvm.pid, 20.0);
+    // Waited for (here 300 ms), then the tracer is named with its command, and --no-stop offered.
+    let began = std::time::Instant::now();
+    let err = inspect_err(&inspect(&["-F", "--wait", "300", &pid]));
+    let took = began.elapsed();
+    assert!(
+        err.contains(&format!("traced by process {}", gdb.id()))
+            && err.contains("gdb -q -nx -batch -p")
+            && err.contains(&format!("inspect -F --no-stop {pid}")),
+        "{err}"
+    );
+    assert!(
+        took >= std::time::Duration::from_millis(300) && took < std::time::Duration::from_secs(5),
+        "waited {took:?}"
+    );
+    // What it offers works while the debugger holds the JVM.
+    let ours = counters(&inspect_ok(&["-F", "--no-stop", &pid]));
+    assert_plausible(&ours);
+    let _ = gdb.kill();
+    let _ = gdb.wait();
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn stop_timeout_bounds_the_whole_stop_of_a_many_threaded_jvm() {
+    // Seizing 3,000 threads takes longer than 5 ms (about 28 µs a thread on a quiet machine):
+    // --stop-timeout 5 bounds the whole stop, so most threads are read running, with a warning
+    // saying how many; a bound long enough for them all stops every one, without a warning.
+    let jvm = Jvm::start_with(&jdk17(), &["-Xss256k"], 3000);
+    let pid = jvm.pid.to_string();
+    let tasks = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .count()
+    };
+    let stopped = |err: &str| -> usize {
+        let at = err
+            .find("stopped ")
+            .unwrap_or_else(|| panic!("no stop in -v: {err}"));
+        err[at + 8..].split(' ').next().unwrap().parse().unwrap()
+    };
+    let out = inspect(&["-F", "-v", "--stop-timeout", "5", &pid, "java.threads.live"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("did not stop within 5 ms (--stop-timeout") && err.contains("more"),
+        "{err}"
+    );
+    assert!(stopped(&err) < tasks(), "{err}");
+    assert_left_alone(jvm.pid, false);
+    let out = inspect(&[
+        "-F",
+        "-v",
+        "--stop-timeout",
+        "60000",
+        &pid,
+        "java.threads.live",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("did not stop"), "{err}");
+    assert!(stopped(&err) >= 3000, "{err}");
+    assert_left_alone(jvm.pid, false);
+}

@@ -454,6 +454,165 @@ fn own_pid_and_mount_namespace_by_host_pid() {
     assert_left_alone(jvm.pid, false);
 }
 
+/// Starts the test program on JDK 17 as `hsinspect-jvm` in a user namespace of its own made by
+/// that user (`unshare --user` with `map`: `--map-root-user`, or `--map-user=12345`), in a mount
+/// namespace (made by root) with a private `/tmp` and, when `passwd` is given, that file as its
+/// `/etc/passwd` (as rootless podman gives a container a line for a `--user` it lacks).
+fn start_in_user_namespace(map: &[&str], passwd: Option<&Path>) -> Jvm {
+    let (uid, gid) = user_ids("hsinspect-jvm");
+    let mut cmd = Command::new("unshare");
+    cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+        .arg(
+            "mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp \
+             && { [ -z \"$HSINSPECT_PASSWD\" ] || mount --bind \"$HSINSPECT_PASSWD\" /etc/passwd; } \
+             && exec setpriv --reuid=\"$HSINSPECT_UID\" --regid=\"$HSINSPECT_GID\" --clear-groups -- \"$0\" \"$@\"",
+        )
+        .env("HSINSPECT_PASSWD", passwd.map(Path::as_os_str).unwrap_or_default())
+        // By number: the JVM's /etc/passwd may not name the user.
+        .env("HSINSPECT_UID", uid.to_string())
+        .env("HSINSPECT_GID", gid.to_string())
+        .args(["unshare", "--user"])
+        .args(map)
+        .arg("--")
+        .arg(jdk17().join("bin/java"))
+        .args(target_args(&[], 1))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, &jdk17())
+}
+
+/// The JVM's uid inside its user namespace, from `/proc/<pid>/uid_map`.
+fn uid_inside(pid: i32) -> u32 {
+    let map = std::fs::read_to_string(format!("/proc/{pid}/uid_map")).unwrap();
+    let f: Vec<u32> = map
+        .split_whitespace()
+        .take(3)
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let (jvm_uid, _) = user_ids("hsinspect-jvm");
+    assert_eq!(f[1], jvm_uid, "uid_map {map}");
+    f[0]
+}
+
+/// Both paths, as root and as the namespace's owner, match jcmd (which finds the file by
+/// scanning the JVM's `/tmp`, `get_user_name_slow`), and `list` says `both` to each.
+fn user_namespace_jvm_matches_jcmd(jvm: &Jvm, dir_name: &str) {
+    let pid = jvm.pid.to_string();
+    let file = format!("/proc/{pid}/root/tmp/{dir_name}/{pid}");
+    assert!(Path::new(&file).exists(), "HotSpot made no {file}");
+    for user in [None, Some("hsinspect-jvm")] {
+        let run = |args: &[&str]| match user {
+            Some(u) => inspect_as(u, args),
+            None => inspect(args),
+        };
+        let ok = |args: &[&str]| {
+            let out = run(args);
+            assert!(
+                out.status.success(),
+                "inspect {args:?} as {user:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out
+        };
+        let before = jcmd_counters(&jdk17(), jvm.pid);
+        let shared = ok(&["-v", &pid]);
+        let forced = ok(&["-F", &pid]);
+        let after = jcmd_counters(&jdk17(), jvm.pid);
+        let said = String::from_utf8_lossy(&shared.stderr);
+        assert!(said.contains(&file), "as {user:?}: {said}");
+        for out in [&shared, &forced] {
+            let ours = counters(&String::from_utf8_lossy(&out.stdout));
+            assert_plausible(&ours);
+            assert_matches_reference(&ours, &before, &after);
+        }
+        let list = ok(&["list", "--format", "json"]);
+        let jvms: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+        let row = jvms
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["pid"] == jvm.pid)
+            .unwrap_or_else(|| panic!("as {user:?}, pid {pid} not listed: {jvms:#}"));
+        assert_eq!(row["readable"], "both", "as {user:?}: {row:#}");
+    }
+    assert_left_alone(jvm.pid, false);
+}
+
+#[test]
+#[ignore = "needs root (unshare), JDK 17 and the test users: run scripts/test.sh"]
+fn jvm_in_a_user_namespace_as_its_root_is_read_like_jcmd() {
+    // `unshare --user --map-root-user`: uid 0 inside, so HotSpot's directory is hsperfdata_root,
+    // owned by the namespace's owner on the host.
+    let jvm = start_in_user_namespace(&["--map-root-user"], None);
+    assert_eq!(uid_inside(jvm.pid), 0);
+    user_namespace_jvm_matches_jcmd(&jvm, "hsperfdata_root");
+}
+
+#[test]
+#[ignore = "needs root (unshare), JDK 17 and the test users: run scripts/test.sh"]
+fn jvm_in_a_user_namespace_with_a_uid_the_host_does_not_know() {
+    assert!(
+        nix::unistd::User::from_uid(12345.into()).unwrap().is_none(),
+        "this test needs uid 12345 to have no user on the host"
+    );
+    // A user only the JVM's own /etc/passwd names (rootless podman writes such a line for a
+    // `--user` the image lacks, named after the uid): HotSpot's directory is hsperfdata_12345.
+    let dir = scratch_dir("userns-passwd");
+    let passwd = dir.path().join("passwd");
+    std::fs::write(
+        &passwd,
+        "root:x:0:0:root:/root:/bin/sh\n12345:x:12345:12345:container user:/:/bin/sh\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&passwd, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let jvm = start_in_user_namespace(&["--map-user=12345", "--map-group=12345"], Some(&passwd));
+    assert_eq!(uid_inside(jvm.pid), 12345);
+    user_namespace_jvm_matches_jcmd(&jvm, "hsperfdata_12345");
+    drop(jvm);
+
+    // No user at all for the uid: HotSpot makes no file (`get_user_name` fails in
+    // `mmap_create_shared`, and it falls back to private memory), so jcmd cannot read it either;
+    // `inspect <pid>` says so and what to do, and -F reads it, as root and as the owner.
+    let jvm = start_in_user_namespace(&["--map-user=12345", "--map-group=12345"], None);
+    let pid = jvm.pid.to_string();
+    let jcmd = Command::new(jdk17().join("bin/jcmd"))
+        .args([&pid, "PerfCounter.print"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&jcmd.stdout).contains("sun.rt.createVmBeginTime"),
+        "HotSpot made a file for a uid without a user?"
+    );
+    for user in [None, Some("hsinspect-jvm")] {
+        let run = |args: &[&str]| match user {
+            Some(u) => inspect_as(u, args),
+            None => inspect(args),
+        };
+        let err = inspect_err(&run(&[&pid]));
+        assert!(
+            err.contains(&format!("/proc/{pid}/root/etc/passwd"))
+                && err.contains("uid 12345 in its user namespace")
+                && err.contains("no user name")
+                && err.contains(&format!("`inspect -F {pid}`"))
+                && !err.contains("looked for )"),
+            "as {user:?}: {err}"
+        );
+        let out = run(&["-F", &pid]);
+        assert!(
+            out.status.success(),
+            "-F as {user:?}: {}",
+            inspect_err(&out)
+        );
+        let c = counters(&String::from_utf8_lossy(&out.stdout));
+        assert_plausible(&c);
+        assert!(c["sun.rt.javaCommand"].contains("Target"), "{c:?}");
+    }
+    assert_left_alone(jvm.pid, false);
+}
+
 #[test]
 #[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
 fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
@@ -486,6 +645,64 @@ fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
     assert!(err.contains(&format!("uid {jvm_uid}")), "{err}");
     assert!(err.contains("root"), "{err}");
     assert_left_alone(jvm.pid, false);
+}
+
+#[test]
+#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+fn no_hsperfdata_file_says_where_it_looked_why_and_a_fix_for_this_user() {
+    require_user("hsinspect-other");
+    let jvm = start_as_user("hsinspect-jvm", &["-XX:+PerfDisableSharedMem"]);
+    let pid = jvm.pid.to_string();
+    // Root and the JVM's own user: every place looked in with why, the likely cause, and -F,
+    // which works for them (and does).
+    for user in [None, Some("hsinspect-jvm")] {
+        let run = |args: &[&str]| match user {
+            Some(u) => inspect_as(u, args),
+            None => inspect(args),
+        };
+        let err = inspect_err(&run(&[&pid]));
+        assert!(
+            err.contains(&format!(
+                "/proc/{pid}/root/tmp/hsperfdata_hsinspect-jvm/{pid}: no such"
+            )) && err.contains("PerfDisableSharedMem")
+                && err.contains(&format!("use `inspect -F {pid}`"))
+                && !err.contains("looked for )"),
+            "as {user:?}: {err}"
+        );
+        let out = run(&["-F", &pid]);
+        assert!(out.status.success(), "as {user:?}: {}", inspect_err(&out));
+    }
+    // A third user may use neither path: no advice it cannot follow (no bare `inspect -F`, which
+    // would be refused), but whom to run as.
+    for args in [vec![&pid[..]], vec!["-F", &pid[..]]] {
+        let err = inspect_err(&inspect_as("hsinspect-other", &args));
+        assert!(
+            err.contains("permission denied")
+                && err.contains("hsinspect-jvm")
+                && err.contains("root"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("use `inspect -F"), "{args:?}: {err}");
+        assert!(!err.contains("Without it, `inspect"), "{args:?}: {err}");
+    }
+    drop(jvm);
+
+    // A file of the JVM's pid exists, in a directory that is not its user's: the message says
+    // so, and does not blame -XX:+PerfDisableSharedMem.
+    let jvm = start_in_own_namespaces(&[]);
+    let tmp = format!("/proc/{}/root/tmp", jvm.pid);
+    std::fs::rename(
+        format!("{tmp}/hsperfdata_root"),
+        format!("{tmp}/hsperfdata_gone"),
+    )
+    .unwrap();
+    std::os::unix::fs::chown(format!("{tmp}/hsperfdata_gone"), Some(12345), Some(12345)).unwrap();
+    let err = inspect_err(&inspect(&[&jvm.pid.to_string()]));
+    assert!(
+        err.contains("hsperfdata_gone/1: directory is owned by uid 12345, not by the JVM's uid 0")
+            && !err.contains("PerfDisableSharedMem"),
+        "{err}"
+    );
 }
 
 /// Starts the test program and returns as soon as libjvm is mapped, long before `main`.
@@ -561,6 +778,152 @@ fn starting_jvm_is_waited_for_then_read() {
         } else {
             let err = inspect_err(&out);
             assert!(err.contains("still starting"), "inspect {args:?}: {err}");
+        }
+    }
+}
+
+/// A JDK 17 test JVM held by gdb at its first `ftruncate`: HotSpot's `create_sharedmem_resources`
+/// (`perfMemory_posix.cpp`) has just created the hsperfdata file and not yet sized it, so the
+/// file is empty, on purpose rather than by luck. [`HeldAtSizing::go`] lets it run on; drop kills it.
+struct HeldAtSizing {
+    gdb: std::process::Child,
+    pid: i32,
+    dir: tempfile::TempDir,
+}
+
+impl HeldAtSizing {
+    fn start() -> HeldAtSizing {
+        let dir = scratch_dir("held-at-sizing");
+        let script = dir.path().join("gdb.cmd");
+        let (pid_file, go) = (dir.path().join("pid"), dir.path().join("go"));
+        std::fs::write(
+            &script,
+            format!(
+                "set pagination off\nset confirm off\nset startup-with-shell off\n\
+                 handle SIGSEGV SIGBUS SIGILL SIGFPE SIGUSR1 SIGUSR2 SIGPIPE SIGCHLD SIGQUIT nostop noprint pass\n\
+                 catch syscall ftruncate\nrun\n\
+                 python open('{pid}', 'w').write(str(gdb.selected_inferior().pid))\n\
+                 shell while [ ! -e '{go}' ]; do sleep 0.02; done\n\
+                 detach\nquit\n",
+                pid = pid_file.display(),
+                go = go.display()
+            ),
+        )
+        .unwrap();
+        let gdb = Command::new("gdb")
+            .args(["-q", "-nx", "-batch", "-x"])
+            .arg(&script)
+            .arg("--args")
+            .arg(jdk17().join("bin/java"))
+            .args(target_args(&[], 0))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("gdb (package gdb) runs: scripts/setup-test-deps.sh installs it");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let pid = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+            {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "gdb never stopped the JVM at ftruncate"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        HeldAtSizing { gdb, pid, dir }
+    }
+
+    /// Lets the JVM run on (gdb detaches and exits).
+    fn go(&self) {
+        std::fs::write(self.dir.path().join("go"), "").unwrap();
+    }
+}
+
+impl Drop for HeldAtSizing {
+    fn drop(&mut self) {
+        self.go();
+        let _ = self.gdb.wait();
+        let _ = Command::new("kill")
+            .args(["-KILL", &self.pid.to_string()])
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn jvm_caught_with_an_empty_hsperfdata_file_is_waited_for() {
+    let held = HeldAtSizing::start();
+    let pid = held.pid.to_string();
+    let file = PathBuf::from(format!("/tmp/hsperfdata_root/{pid}"));
+    let size = std::fs::metadata(&file).map(|m| m.len());
+    assert!(
+        matches!(size, Ok(0)),
+        "held at ftruncate, {} should exist, empty: {size:?}",
+        file.display()
+    );
+    // Not waiting: a starting JVM, never "refused" or "-XX:+PerfDisableSharedMem".
+    for args in [
+        &["--wait", "0", &pid][..],
+        &["stat", "--wait", "0", "-gc", &pid][..],
+    ] {
+        let err = inspect_err(&inspect(args));
+        assert!(
+            err.contains("still starting") && err.contains("is 0 bytes"),
+            "inspect {args:?}: {err}"
+        );
+    }
+    // `list` (and `serve`, which reads what the scan read) says it is starting: its memory,
+    // read as early, has no region yet, which must not pass for -XX:-UsePerfData.
+    let out = inspect(&["list", "--format", "json"]);
+    let jvms: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = jvms
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["pid"] == held.pid)
+        .unwrap_or_else(|| panic!("pid {pid} not listed: {jvms:#}"));
+    assert!(
+        row["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("still starting"),
+        "{row:#}"
+    );
+    // Waiting: both commands read it once it is sized and accessible.
+    let readers: Vec<_> = [
+        vec!["--wait", "20000", &pid],
+        vec!["stat", "--wait", "20000", "-gc", &pid],
+    ]
+    .into_iter()
+    .map(|args| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        std::thread::spawn(move || {
+            let began = Instant::now();
+            let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            (inspect(&argv), began.elapsed(), args)
+        })
+    })
+    .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    held.go();
+    for reader in readers {
+        let (out, took, args) = reader.join().unwrap();
+        assert!(
+            out.status.success(),
+            "inspect {args:?} should wait for the file to be sized: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            took >= Duration::from_millis(400),
+            "inspect {args:?} did not wait: {took:?}"
+        );
+        if args[0] != "stat" {
+            assert_plausible_early(&counters(&String::from_utf8_lossy(&out.stdout)));
         }
     }
 }

@@ -387,3 +387,66 @@ fn core_views_match_jstat_on_the_region_saved_from_the_core() {
     let out = inspect(&["stat", "-gcutil", "--core", &core, "1s"]);
     assert!(inspect_err(&out).contains("a core is one moment"));
 }
+
+#[test]
+#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+fn a_forced_stream_lives_through_other_readers_and_a_debugger() {
+    let jvm = churn_jvm(&[]);
+    let pid = jvm.pid.to_string();
+    // Another `inspect -F` loops on the same JVM for the whole stream.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let other = {
+        let (pid, stop) = (pid.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut failed = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let out = inspect(&["-F", &pid, "sun.gc.collector.0.invocations"]);
+                if !out.status.success() {
+                    failed.push(String::from_utf8_lossy(&out.stderr).into_owned());
+                }
+            }
+            failed
+        })
+    };
+    let stream = spawn_inspect(&["stat", "-F", "-gcutil", &pid, "500ms", "12"]);
+    // Midway, a debugger holds the JVM for over two ticks: those ticks are skipped, not fatal.
+    std::thread::sleep(Duration::from_millis(2000));
+    let gdb = Command::new("gdb")
+        .args([
+            "-q",
+            "-nx",
+            "-batch",
+            "-p",
+            &pid,
+            "-ex",
+            "shell sleep 1.3",
+            "-ex",
+            "detach",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("gdb (package gdb) runs: scripts/setup-test-deps.sh installs it");
+    assert!(gdb.status.success(), "{gdb:?}");
+    let out = wait_bounded(stream, Duration::from_secs(60), "the stat -F stream");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let failed = other.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the stream died: {stderr}");
+    assert!(failed.is_empty(), "the looping reader failed: {failed:?}");
+    let rows = stdout
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("S0"))
+        .count();
+    assert_eq!(
+        rows, 12,
+        "every sample printed (skipped ticks are not samples): {stdout}"
+    );
+    assert!(
+        stderr.contains("sample skipped") && stderr.contains("gdb"),
+        "the debugger's ticks were not said to be skipped: {stderr}"
+    );
+    assert_left_alone(jvm.pid, false);
+}

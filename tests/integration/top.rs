@@ -131,6 +131,8 @@ fn text_frames(stdout: &str) -> Vec<TextFrame> {
 const PID: usize = 0;
 const USER: usize = 1;
 const VERSION: usize = 2;
+const CPU: usize = 4;
+const RSS: usize = 5;
 const GC: usize = 10;
 const YGC: usize = 11;
 const FGC: usize = 12;
@@ -272,13 +274,49 @@ fn another_users_view_shows_the_permission_gap_as_list_does() {
     let frames = json_frames(&String::from_utf8(out.stdout).unwrap());
     assert_eq!(frames.len(), 1);
     let listed = list_as(Some("hsinspect-jvm"));
-    // Root's JVM: listed, not readable, with list's reason and fix; no figures.
+    // Root's JVM: listed, not readable, with list's reason and fix; no PerfData figures.
     let r = find(&frames[0], roots.pid).expect("root's JVM is listed");
     assert_eq!(r["state"], "unreadable", "{r}");
     assert_eq!(r["readable"], "neither", "{r}");
     assert_eq!(r["reason"], listed[&(roots.pid as i64)]["reason"], "{r}");
     assert!(r["reason"].as_str().unwrap().contains("root"), "{r}");
     assert!(r["gc_percent"].is_null() && r["threads"].is_null(), "{r}");
+    // But its CPU and RSS, which /proc/<pid>/stat gives every user, bracketed by that file read
+    // before and after (the first frame's CPU% is the average since the process started).
+    let (cpu0, up0, rss0) = proc_stat(roots.pid);
+    let out = inspect_as(
+        "hsinspect-jvm",
+        &["top", "-b", "-n", "1", "--format", "json"],
+    );
+    let (cpu1, up1, rss1) = proc_stat(roots.pid);
+    let frames = json_frames(&String::from_utf8(out.stdout).unwrap());
+    let r = find(&frames[0], roots.pid).expect("root's JVM is listed");
+    let cpu = r["cpu_percent"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no CPU%: {r}"));
+    let rss = r["rss_bytes"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no RSS: {r}"));
+    // CPU in clock ticks (10 ms), uptimes to 10 ms: a tick of slack each way.
+    assert!(
+        cpu >= (cpu0 - 0.01) / (up1 + 0.01) * 100.0 && cpu <= (cpu1 + 0.01) / (up0 - 0.01) * 100.0,
+        "CPU {cpu}%: /proc says {cpu0}..{cpu1} s over {up0}..{up1} s"
+    );
+    assert!(
+        rss >= rss0.min(rss1) && rss <= rss0.max(rss1),
+        "RSS {rss}: /proc says {rss0}..{rss1}"
+    );
+    let out = inspect_as("hsinspect-jvm", &["top", "-b", "-n", "1"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = &text_frames(&text)[0].rows[&roots.pid];
+    assert!(row[CPU] != "-" && row[RSS] != "-", "{row:?}");
+    let frames = json_frames(&{
+        let out = inspect_as(
+            "hsinspect-jvm",
+            &["top", "-b", "-n", "1", "--format", "json"],
+        );
+        String::from_utf8(out.stdout).unwrap()
+    });
     // Its own JVM: read.
     let o = find(&frames[0], own.pid).expect("own JVM");
     assert_eq!(o["state"], "live", "{o}");
@@ -291,6 +329,29 @@ fn another_users_view_shows_the_permission_gap_as_list_does() {
     let reason = listed[&(roots.pid as i64)]["reason"].as_str().unwrap();
     assert!(line.ends_with(&format!("  ({reason})")), "{line}");
     assert_eq!(frame.rows[&roots.pid][MAIN], "Target", "{line}");
+}
+
+/// Process `pid`'s CPU time (`utime + stime`) and age in seconds, and its RSS in bytes, from
+/// `/proc/<pid>/stat` and `/proc/uptime`.
+fn proc_stat(pid: i32) -> (f64, f64, f64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let num = |i: usize| f[i - 3].parse::<f64>().unwrap();
+    use nix::unistd::{SysconfVar, sysconf};
+    let tick = sysconf(SysconfVar::CLK_TCK).unwrap().unwrap() as f64;
+    let page = sysconf(SysconfVar::PAGE_SIZE).unwrap().unwrap() as f64;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (
+        (num(14) + num(15)) / tick,
+        uptime - num(22) / tick,
+        num(24) * page,
+    )
 }
 
 /// jstat -gc -t lines: (uptime s, EC, EU, YGC, FGC, GCT), sizes in KiB.

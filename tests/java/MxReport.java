@@ -3,7 +3,8 @@
 // per line, and answers each with one line:
 //   gc      System.gc() until the heap settles, then "OK"
 //   report  one line of JSON: memory pools, heap/non-heap totals, collectors, threads, classes,
-//           compilation, runtime identity and process CPU time
+//           compilation, runtime identity and process CPU time; each collector with the pools'
+//           usage after its last collection; the wall time of every `gc` command's System.gc()
 // It exits when its standard input closes. Only java.lang.management (and the JDK's own
 // com.sun.management for process CPU time): no library. Compiles with --release 8.
 import java.lang.management.ClassLoadingMXBean;
@@ -23,6 +24,9 @@ import java.util.List;
 
 public class MxReport {
     static volatile Object sink;
+    // How long the `gc` commands' System.gc() calls took, all told: the collections they asked
+    // for ran within that time.
+    static long gcCallsNanos;
 
     public static void main(String[] args) throws Exception {
         // Some garbage and some live data so every pool has something in it.
@@ -50,8 +54,10 @@ public class MxReport {
         while ((line = in.readLine()) != null) {
             line = line.trim();
             if (line.equals("gc")) {
+                long began = System.nanoTime();
                 System.gc();
                 System.gc();
+                gcCallsNanos += System.nanoTime() - began;
                 System.out.println("OK");
             } else if (line.equals("report")) {
                 System.out.println(report());
@@ -113,7 +119,21 @@ public class MxReport {
                 b.append(s2).append(q(n));
                 s2 = ",";
             }
-            b.append("]}");
+            // The usage of every pool when the last collection ended (HotSpot's
+            // GCMemoryManager::gc_end records all pools, non-heap ones included).
+            b.append("]");
+            com.sun.management.GcInfo last = g instanceof com.sun.management.GarbageCollectorMXBean
+                    ? ((com.sun.management.GarbageCollectorMXBean) g).getLastGcInfo() : null;
+            if (last != null) {
+                b.append(",\"last_end_ms\":").append(last.getEndTime()).append(",\"after_last\":{");
+                String s3 = "";
+                for (java.util.Map.Entry<String, MemoryUsage> e : last.getMemoryUsageAfterGc().entrySet()) {
+                    b.append(s3).append(q(e.getKey())).append(":").append(usage(e.getValue()));
+                    s3 = ",";
+                }
+                b.append("}");
+            }
+            b.append("}");
             sep = ",";
         }
         ThreadMXBean t = ManagementFactory.getThreadMXBean();
@@ -135,6 +155,7 @@ public class MxReport {
                     .append("}");
         }
         RuntimeMXBean rt = ManagementFactory.getRuntimeMXBean();
+        b.append(",\"gc_calls_ms\":").append(gcCallsNanos / 1e6);
         b.append(",\"runtime\":{\"vm_name\":").append(q(rt.getVmName()))
                 .append(",\"vm_vendor\":").append(q(rt.getVmVendor()))
                 .append(",\"vm_version\":").append(q(rt.getVmVersion()))

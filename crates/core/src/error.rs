@@ -119,15 +119,20 @@ pub enum Error {
         /// `std::env::consts::OS`.
         os: &'static str,
     },
-    /// Another tracer (a debugger) already traces the target.
+    /// Another process traces the target (a debugger, or another `inspect -F` whose hold outlasted
+    /// the wait), so it cannot be stopped for the read.
     #[error(
-        "process {pid} is already traced by process {tracer} (a debugger?): detach it first, or read without -F"
+        "process {pid} is traced by process {tracer} ({command}) and stayed so for {waited_ms} ms: it cannot be stopped for the read while another tracer holds it (a debugger, or another `inspect -F` reading it). Read it without stopping it, `inspect -F --no-stop {pid}`, or detach process {tracer} first"
     )]
     AlreadyTraced {
         /// The pid.
         pid: Pid,
         /// `TracerPid` from `/proc/<pid>/status`.
         tracer: Pid,
+        /// The tracer's command line (`/proc/<tracer>/cmdline`, else its `comm`), or `?`.
+        command: String,
+        /// How long the tracer was waited for.
+        waited_ms: u64,
     },
     /// No symbol source gave `PerfMemory::_start` / `_capacity`.
     #[error("cannot locate PerfMemory in {}: {reason}", path.display())]
@@ -178,13 +183,37 @@ pub enum Error {
         /// The rule broken and what to do.
         reason: String,
     },
+    /// The JVM's hsperfdata file exists but has stayed shorter than a PerfData prologue for the
+    /// whole wait: HotSpot creates the file, then sizes it (`ftruncate`), then maps it
+    /// (`create_sharedmem_resources` in `perfMemory_posix.cpp`), so it is a JVM still starting,
+    /// or held at that point (a debugger, a stopped process).
+    #[error(
+        "{}: is {size} bytes after waiting {waited_ms} ms: HotSpot creates the file, then sizes it, so the JVM is still starting (or held there, e.g. by a debugger); try again, pass a longer --wait, or read its memory with `inspect -F {pid}`",
+        path.display()
+    )]
+    HsperfdataFileNotSized {
+        /// The pid.
+        pid: Pid,
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (less than [`crate::perfdata::PROLOGUE_SIZE`]).
+        size: u64,
+        /// How long it was waited for.
+        waited_ms: u64,
+    },
     /// The shared-file path found no hsperfdata file for the pid.
-    #[error("no hsperfdata file for process {pid} (looked for {}); the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData, or in a /tmp this user cannot see: use `inspect -F {pid}` to read its memory", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error(
+        "no hsperfdata file for process {pid} (looked for {}); {why}",
+        looked_for(tried)
+    )]
     NoHsperfdataFile {
         /// The pid.
         pid: Pid,
-        /// The paths that were tried.
-        tried: Vec<PathBuf>,
+        /// Every place looked in (a file, a directory, the user database that names the
+        /// directory), and why it was not usable.
+        tried: Vec<Looked>,
+        /// The likely cause and a fix this user can apply.
+        why: String,
     },
     /// A core file cannot be used.
     #[error("{}: {reason}", path.display())]
@@ -194,6 +223,28 @@ pub enum Error {
         /// What is wrong and what would help.
         reason: String,
     },
+}
+
+/// One place [`Error::NoHsperfdataFile`] looked in, and why it was not usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Looked {
+    /// The file (or the user database that names its directory).
+    pub path: PathBuf,
+    /// Why it was not usable ("no such file", "no such directory", "directory is owned by uid
+    /// 1000, not by the JVM's uid 1001: skipped", ...).
+    pub why: String,
+}
+
+/// "a: why, b: why", or what it means that nothing could be looked for.
+fn looked_for(tried: &[Looked]) -> String {
+    if tried.is_empty() {
+        return "nothing: no place to look was known".to_string();
+    }
+    tried
+        .iter()
+        .map(|l| format!("{}: {}", l.path.display(), l.why))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What a failed read of target memory was after ([`Error::Memory`]).

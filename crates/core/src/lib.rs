@@ -83,7 +83,7 @@ pub mod serve;
 pub mod stat;
 pub mod vm;
 
-pub use error::{Error, LocateFailure, MemoryItem, with_causes};
+pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
 pub use memory::{LeBytes, MemoryCopy, MemoryError, ReadMemory};
 pub use pipeline::{

@@ -326,29 +326,33 @@ fn from_cmdline(c: &Candidate, host_ns: bool) -> Option<Described> {
         .filter(|a| !a.is_empty())
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
+    let root = PathBuf::from(format!("/proc/{}/root", c.pid));
+    // The launcher as it was run may be a link (`/usr/bin/java`, Debian's alternatives) or a bare
+    // name: the JDK is where the links end.
+    let launcher = argv
+        .first()
+        .and_then(|exe| resolve_launcher(c.pid, &root, host_ns, exe));
     let launcher_home = || {
-        argv.first()
-            .map(Path::new)
+        launcher
+            .as_deref()
             .and_then(launcher::java_home_of_launcher)
+            .map(Path::to_path_buf)
     };
     let version = c
         .libjvm
         .as_deref()
         .and_then(launcher::java_home_of)
+        .map(Path::to_path_buf)
         .or_else(launcher_home)
         .and_then(|home| {
-            let rel = home.strip_prefix("/").unwrap_or(home);
-            std::fs::read_to_string(
-                Path::new(&format!("/proc/{}/root", c.pid))
-                    .join(rel)
-                    .join("release"),
-            )
-            .ok()
-            .or_else(|| {
-                host_ns
-                    .then(|| std::fs::read_to_string(home.join("release")).ok())
-                    .flatten()
-            })
+            let rel = home.strip_prefix("/").unwrap_or(&home);
+            std::fs::read_to_string(root.join(rel).join("release"))
+                .ok()
+                .or_else(|| {
+                    host_ns
+                        .then(|| std::fs::read_to_string(home.join("release")).ok())
+                        .flatten()
+                })
         })
         .and_then(|text| launcher::release_version(&text))
         .unwrap_or_default();
@@ -371,6 +375,95 @@ fn from_cmdline(c: &Candidate, host_ns: bool) -> Option<Described> {
     })
 }
 
+/// The launcher `exe` (`argv[0]` of process `pid`) with every symbolic link on its way resolved,
+/// as far as they can be read: in the process's own root (`/proc/<pid>/root`), else, for a
+/// process in this pid namespace (`host_ns`; another user's root is closed), in ours. A bare
+/// name (`java`) is looked up in the process's `PATH` (`/proc/<pid>/environ`, readable for its
+/// own user and root), else, in this pid namespace, in inspect's own `PATH`. `None` when nothing
+/// is found.
+fn resolve_launcher(pid: Pid, root: &Path, host_ns: bool, exe: &str) -> Option<PathBuf> {
+    let roots: Vec<&Path> = if host_ns {
+        vec![root, Path::new("/")]
+    } else {
+        vec![root]
+    };
+    let candidates: Vec<PathBuf> = if exe.contains('/') {
+        vec![PathBuf::from(exe)]
+    } else {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok();
+        let path = environ
+            .as_deref()
+            .and_then(|e| {
+                e.split(|b| *b == 0)
+                    .find_map(|v| v.strip_prefix(b"PATH="))
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+            })
+            .or_else(|| host_ns.then(|| std::env::var("PATH").ok()).flatten())?;
+        path.split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|d| Path::new(d).join(exe))
+            .collect()
+    };
+    roots.iter().find_map(|root| {
+        candidates.iter().find_map(|c| {
+            let resolved = resolve_in_root(root, c, &|p| std::fs::read_link(p).ok())?;
+            root.join(resolved.strip_prefix("/").unwrap_or(&resolved))
+                .is_file()
+                .then_some(resolved)
+        })
+    })
+}
+
+/// `path` (absolute, as the process sees it) with every symbolic link resolved inside `root`:
+/// each component is looked at under `root` with `read_link`, an absolute target starts again
+/// from `root` (so a container's links stay in the container), a relative one from the link's
+/// directory; `..` never climbs above `/`. The result is absolute as the process sees it.
+/// `None` after 40 links (a loop), as the kernel's `ELOOP`.
+fn resolve_in_root(
+    root: &Path,
+    path: &Path,
+    read_link: &dyn Fn(&Path) -> Option<PathBuf>,
+) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut todo: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_owned()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut done = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = todo.pop() {
+        if part == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&part);
+        let under_root = root.join(next.strip_prefix("/").unwrap_or(&next));
+        match read_link(&under_root) {
+            Some(target) => {
+                links += 1;
+                if links > 40 {
+                    return None;
+                }
+                if target.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                todo.extend(target.components().rev().filter_map(|c| match c {
+                    Component::Normal(n) => Some(n.to_owned()),
+                    Component::ParentDir => Some("..".into()),
+                    _ => None,
+                }));
+            }
+            None => done = next,
+        }
+    }
+    Some(done)
+}
+
 /// Why neither the file nor the memory could be read, and what would fix it, in one line.
 fn why_neither(
     info: &ProcessInfo,
@@ -385,6 +478,11 @@ fn why_neither(
     let no_file = matches!(file, Some(Error::NoHsperfdataFile { .. }));
     let other_user = info.euid != me && me != 0;
     match (file, forced) {
+        // A file HotSpot has created but not sized: UsePerfData is on (whatever an early read of
+        // the memory said), the JVM is starting.
+        (Some(Error::HsperfdataFileNotSized { .. }), _) => {
+            "the JVM is still starting (its hsperfdata file is not sized yet): list again".into()
+        }
         (_, Some(Error::PerfDataDisabled(_))) => {
             "perf data is disabled (-XX:-UsePerfData): nothing to read; remove the flag".into()
         }
@@ -461,10 +559,51 @@ mod tests {
     }
 
     #[test]
+    fn launcher_links_resolve_inside_the_processs_root() {
+        // A fake file system: links by path under the root.
+        let links = |root: &'static str| {
+            move |p: &Path| -> Option<PathBuf> {
+                let rel = p.strip_prefix(root).ok()?;
+                let to = match rel.to_str()? {
+                    "usr/bin/java" => "/etc/alternatives/java",
+                    "etc/alternatives/java" => "/usr/lib/jvm/java-17-openjdk-amd64/bin/java",
+                    "usr/lib/jvm/default-java" => "java-17-openjdk-amd64",
+                    "opt/loop" => "/opt/loop",
+                    "opt/up" => "../../usr/bin/java",
+                    _ => return None,
+                };
+                Some(PathBuf::from(to))
+            }
+        };
+        let r = |root: &'static str, path: &str| {
+            resolve_in_root(Path::new(root), Path::new(path), &links(root))
+        };
+        let jdk = Some(PathBuf::from("/usr/lib/jvm/java-17-openjdk-amd64/bin/java"));
+        // Debian's alternatives, in our root and in a container's: absolute targets stay inside.
+        assert_eq!(r("/", "/usr/bin/java"), jdk);
+        assert_eq!(r("/proc/42/root", "/usr/bin/java"), jdk);
+        // A link in a directory on the way, relative.
+        assert_eq!(r("/", "/usr/lib/jvm/default-java/bin/java"), jdk);
+        // `..` in a relative target never climbs above the root.
+        assert_eq!(r("/", "/opt/up"), jdk);
+        assert_eq!(
+            r("/", "/../../usr/./lib/jvm/x/bin/java"),
+            Some(PathBuf::from("/usr/lib/jvm/x/bin/java"))
+        );
+        // No link: the path itself. A loop: nothing.
+        assert_eq!(
+            r("/", "/opt/jdk/bin/java"),
+            Some(PathBuf::from("/opt/jdk/bin/java"))
+        );
+        assert_eq!(r("/", "/opt/loop"), None);
+    }
+
+    #[test]
     fn every_neither_has_a_cause_and_a_fix() {
         let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
+            why: String::new(),
         };
         let me = nix::unistd::geteuid().as_raw();
         let case = |euid, maps_readable, file, forced, wanted| Case {
@@ -488,6 +627,19 @@ mod tests {
                 &["-XX:-UsePerfData"],
             ),
             case(me, true, no_file(), Some(starting), &["still starting"]),
+            // A file created and not sized: starting, whatever an early read of memory said.
+            case(
+                me,
+                true,
+                Error::HsperfdataFileNotSized {
+                    pid: 4242,
+                    path: "/tmp/hsperfdata_u/4242".into(),
+                    size: 0,
+                    waited_ms: 0,
+                },
+                Some(Error::PerfDataDisabled(4242)),
+                &["still starting"],
+            ),
             case(
                 me,
                 true,

@@ -245,6 +245,7 @@ mod tests {
         let no_file = || Error::NoHsperfdataFile {
             pid: 4242,
             tried: vec![],
+            why: String::new(),
         };
         type Case = (
             Option<&'static str>,

@@ -223,11 +223,22 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::ThreadsNotStopped { tids, timeout } => write!(
-                f,
-                "threads {tids:?} did not stop within {} ms (uninterruptible?): read anyway, values may be mid-update",
-                timeout.as_millis()
-            ),
+            Warning::ThreadsNotStopped { tids, timeout } => {
+                let shown: Vec<i32> = tids.iter().copied().take(10).collect();
+                let more = tids.len().saturating_sub(shown.len());
+                write!(
+                    f,
+                    "{} thread{} {shown:?}{} did not stop within {} ms (--stop-timeout; uninterruptible, or too many to stop in time: raise it, or read with --no-stop): read anyway, values may be mid-update",
+                    tids.len(),
+                    if tids.len() == 1 { "" } else { "s" },
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    },
+                    timeout.as_millis()
+                )
+            }
             Warning::CoreTruncated { actual, needed } => write!(
                 f,
                 "the core is truncated ({actual} of {needed} bytes): some memory is missing from it"

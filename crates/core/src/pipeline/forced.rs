@@ -3,7 +3,7 @@
 //! and the region, release, check the pid still names the same process, parse.
 
 use std::cell::Cell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Detail, ForcedOptions, ReadPath, Reading, read_region, record_stop, settled};
 use crate::error::Error;
@@ -52,6 +52,43 @@ fn permission(pid: Pid, e: Error) -> Error {
             hint: process::permission_hint(pid),
         },
         e => e,
+    }
+}
+
+/// Stops `process` for a read; while another process traces it (another `inspect -F` holding it
+/// for its own read, which lasts milliseconds, or a debugger), tries again until
+/// `opts.wait_accessible` has passed since `began`, then gives [`Error::AlreadyTraced`] with the
+/// time waited. Two readers that collide both let go and try again after a pause of their own
+/// length (from the pid and the clock), so they do not collide again in step.
+fn stop_when_free(
+    process: &Process,
+    opts: &ForcedOptions,
+    began: Instant,
+) -> Result<process::Stopped, Error> {
+    let mut round: u64 = 0;
+    loop {
+        match process::stop(process, opts.stop_timeout) {
+            Err(Error::AlreadyTraced {
+                pid,
+                tracer,
+                command,
+                ..
+            }) => {
+                if began.elapsed() >= opts.wait_accessible {
+                    return Err(Error::AlreadyTraced {
+                        pid,
+                        tracer,
+                        command,
+                        waited_ms: began.elapsed().as_millis() as u64,
+                    });
+                }
+                round += 1;
+                let nanos = Instant::now().duration_since(began).subsec_nanos() as u64;
+                let jitter = (u64::from(std::process::id()) * 7919 + nanos + round * 104729) % 4000;
+                std::thread::sleep(Duration::from_micros(500 + jitter));
+            }
+            r => return r,
+        }
     }
 }
 
@@ -130,7 +167,7 @@ impl ForcedReader {
         loop {
             let known = self.region_at.get();
             let stopped = if opts.stop {
-                Some(process::stop(&self.process, opts.stop_timeout)?)
+                Some(stop_when_free(&self.process, opts, began)?)
             } else {
                 None
             };

@@ -13,18 +13,21 @@ use crate::process::{self, Process};
 /// Reads the JVM's shared PerfData by pid (`inspect <pid>`): on Linux its hsperfdata file, with
 /// HotSpot's safety rules; on Windows the named file mapping `hsperfdata_<user>_<pid>`, else its
 /// backing file. A JVM that is still starting may not have created it yet (waited for while the
-/// process is younger than 2 s) or not yet marked it accessible (waited for up to `wait`, as
+/// process is younger than 2 s), not yet sized it (an empty file: waited for up to `wait`,
+/// whatever the JVM's age) or not yet marked it accessible (waited for up to `wait`, as
 /// jvmstat's `PerfDataBuffer` does).
 ///
 /// # Errors
 /// [`Error::NoHsperfdataFile`] (which says to use `-F`), [`Error::HsperfdataFile`] for a file that breaks
 /// a safety rule, [`Error::PerfData`] when its contents are malformed, [`Error::NotAccessible`]
-/// when the region stayed inaccessible for all of `wait`, [`Error::ProcessExited`],
+/// when the region stayed inaccessible for all of `wait`, [`Error::HsperfdataFileNotSized`] when its file stayed empty for all of `wait`, [`Error::ProcessExited`],
 /// [`Error::Unsupported`] on an OS without a live backend.
 pub fn read_hsperfdata(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     read_hsperfdata_inner(pid, wait).map_err(|e| match e {
         // The JVM deletes its file as it exits: "no file" then means "exited".
-        Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. }
+        Error::NoHsperfdataFile { .. }
+        | Error::HsperfdataFile { .. }
+        | Error::HsperfdataFileNotSized { .. }
             if process::exited_or_exiting(pid) =>
         {
             Error::ProcessExited(pid)
@@ -35,6 +38,10 @@ pub fn read_hsperfdata(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     })
 }
 
+/// How often a file HotSpot has created and not yet sized is looked at again: it is sized right
+/// after, so a short poll.
+const SIZING_POLL: Duration = Duration::from_millis(2);
+
 fn read_hsperfdata_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
     let process = Process::open(pid)?;
     let began = Instant::now();
@@ -44,6 +51,22 @@ fn read_hsperfdata_inner(pid: Pid, wait: Duration) -> Result<Reading, Error> {
                 // Too young to conclude there will be none.
                 still_starting(pid, began, wait)?;
                 continue;
+            }
+            // Created and not sized yet: a starting JVM, whatever its age says (a loaded machine,
+            // or a debugger, may hold it there). Waited for up to `wait`.
+            Err(Error::HsperfdataFileNotSized {
+                pid, path, size, ..
+            }) => {
+                if began.elapsed() < wait {
+                    std::thread::sleep(SIZING_POLL);
+                    continue;
+                }
+                return Err(Error::HsperfdataFileNotSized {
+                    pid,
+                    path,
+                    size,
+                    waited_ms: began.elapsed().as_millis() as u64,
+                });
             }
             r => r?,
         };

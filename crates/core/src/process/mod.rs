@@ -37,8 +37,8 @@ pub(crate) mod os;
 pub(crate) mod os;
 
 pub(crate) use os::{
-    Process, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file, shared_bytes,
-    stop, user_name,
+    Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
+    shared_bytes, stop, user_name,
 };
 
 /// The file name of HotSpot's library on Linux, as a process maps it.

@@ -645,7 +645,24 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
             return Ok((format!("shared file {}", path.display()), bytes));
         }
     }
-    Err(Error::NoHsperfdataFile { pid, tried })
+    let tried = tried
+        .into_iter()
+        .map(|path| crate::Looked {
+            path,
+            why: "no such file".into(),
+        })
+        .chain(users.iter().map(|user| crate::Looked {
+            path: format!("{PERFDATA_NAME}_{user}_{pid}").into(),
+            why: "no such file mapping".into(),
+        }))
+        .collect();
+    Err(Error::NoHsperfdataFile {
+        pid,
+        tried,
+        why: format!(
+            "the JVM may run with -XX:+PerfDisableSharedMem or -XX:-UsePerfData: use `inspect -F {pid}` to read its memory"
+        ),
+    })
 }
 
 /// Windows has no uids: `None`.

@@ -69,7 +69,7 @@ pub fn cause(e: &Error) -> &'static str {
             "permission_denied"
         }
         Error::PerfDataDisabled(_) => "perf_data_disabled",
-        Error::NotAccessible { .. } => "starting",
+        Error::NotAccessible { .. } | Error::HsperfdataFileNotSized { .. } => "starting",
         Error::PerfData(_) => "malformed",
         Error::NoHsperfdataFile { .. } | Error::HsperfdataFile { .. } => "no_file",
         _ => "other",

@@ -6,6 +6,8 @@
 pub mod hsperfdata_file;
 pub mod ptrace;
 
+pub use ptrace::Stopped;
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -92,14 +92,19 @@ fn state_in_stat(stat: &[u8]) -> Option<u8> {
     after.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
-/// Seizes and interrupts every thread of `pid` and waits up to `timeout` for them to stop;
-/// `already_stopped`: the process was in group-stop (reported, it stays stopped).
+/// Seizes and interrupts every thread of `pid` and waits for them to stop, all within `timeout`
+/// from the call: threads not seized or not stopped by then are left running, and reported
+/// ([`Stopped::not_stopped`], the report's `not_stopped`); `already_stopped`: the process was in
+/// group-stop (reported, it stays stopped).
 ///
 /// # Errors
 /// [`Error::PermissionDenied`] (with the cause and fix) when ptrace is refused,
 /// [`Error::AlreadyTraced`] when a debugger holds the process, [`Error::NoSuchProcess`] when it
 /// is gone; any thread already held is released before the error is returned.
 pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stopped, Error> {
+    // The whole stop (seizing, interrupting, waiting) ends by then: the seizes of a JVM with
+    // thousands of threads take milliseconds of their own (about 28 µs a thread).
+    let deadline = Instant::now() + timeout;
     let mut block = SigSet::empty();
     for s in [
         Signal::SIGINT,
@@ -126,12 +131,20 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
 
     // Threads already seized (a set: a JVM can have thousands, listed again every round).
     let mut seized = HashSet::new();
+    // Threads the deadline came before: never seized, so running through the read.
+    let mut unreached = Vec::new();
     for _ in 0..MAX_ROUNDS {
         // Seize first (it stops nothing), then interrupt the new threads back to back: a thread
         // is held from its interrupt to its detach, so the seizes stay out of every hold.
         let first_new = held.threads.len();
         for tid in list_tasks(pid)? {
             if !seized.insert(tid) {
+                continue;
+            }
+            // Past the deadline, only the first thread (so a zero timeout still reads something
+            // held, as "read anyway" promises for the rest).
+            if !held.threads.is_empty() && Instant::now() >= deadline {
+                unreached.push(tid);
                 continue;
             }
             match ptrace::seize(NixPid::from_raw(tid), ptrace::Options::empty()) {
@@ -177,12 +190,13 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
             }
         }
         let new = held.threads.len() - first_new;
-        held.wait_for_stops(timeout.saturating_sub(held.began.elapsed()));
-        if new == 0 {
+        held.wait_for_stops(deadline.saturating_duration_since(Instant::now()));
+        if new == 0 || Instant::now() >= deadline {
             break;
         }
     }
     held.late = held.not_stopped();
+    held.late.extend(unreached);
     Ok(held)
 }
 
@@ -195,11 +209,36 @@ fn refused(pid: Pid, tid: Pid) -> Error {
         return Error::AlreadyTraced {
             pid,
             tracer: info.tracer,
+            command: command_of(info.tracer),
+            waited_ms: 0,
         };
     }
     Error::PermissionDenied {
         what: format!("ptrace(PTRACE_SEIZE) of thread {tid} of process {pid}"),
         hint: super::permission_hint(pid),
+    }
+}
+
+/// Process `pid`'s command line (`/proc/<pid>/cmdline`, arguments joined by spaces, at most 200
+/// characters), else its `comm`, else `?`.
+fn command_of(pid: Pid) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let text = if args.is_empty() {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default()
+    } else {
+        args.join(" ")
+    };
+    match text.char_indices().nth(200) {
+        _ if text.is_empty() => "?".to_string(),
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text,
     }
 }
 
