@@ -38,8 +38,9 @@ pub struct TargetArgs {
 
     /// With -F: longest time the stop may take, in milliseconds: seizing, interrupting and waiting
     /// for every thread of the JVM (about 28 µs a thread). Threads not stopped by then are read
-    /// running, with a warning; the read and the release follow (-v prints the whole hold).
-    #[arg(long, default_value_t = 100, value_name = "MS")]
+    /// running, with a warning; the read and the release follow (-v prints the whole hold). The
+    /// default leaves room for a 5,000-thread JVM on a loaded host; a small JVM stops in a few ms.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub stop_timeout: u64,
 
     /// Longest time to wait for a starting JVM to make its region (or hsperfdata file) ready, and

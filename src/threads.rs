@@ -26,8 +26,9 @@ pub struct ThreadsArgs {
     /// Do not stop the threads while reading (frames may be torn).
     #[arg(long)]
     no_stop: bool,
-    /// How long to wait for every thread to stop, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 100)]
+    /// Longest time the stop may take, in milliseconds, as for `inspect -F` (threads not stopped
+    /// by then are walked running, with a warning).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
     stop_timeout: u64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]

@@ -72,7 +72,7 @@ impl Default for ForcedOptions {
     fn default() -> Self {
         ForcedOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(100),
+            stop_timeout: Duration::from_millis(1000),
             wait_accessible: Duration::from_secs(5),
             symbol_cache: SymbolCacheUse::ReadWrite,
         }
