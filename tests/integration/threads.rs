@@ -269,5 +269,254 @@ fn jdk25_default_flags_matches_jcmd() {
     compare(&jdk(25), &[]);
 }
 
-// JDK 25 -Xcomp is not here yet: nmethods of JDK 23+ keep their debug info in `_immutable_data`
-// (not decoded yet), so compiled frames print marked, with their root method only.
+// JDK 25 -Xcomp (JDK 23+ nmethod layout, `_immutable_data`): `jdk25_xcomp_matches_jcmd` below.
+
+// ---------------------------------------------------------------------------------------------
+// Locks (issue 28 item 5): the lock lines under each frame, the ownable synchronizers and the
+// Java-level deadlocks, against `jcmd <pid> Thread.print -l` taken before and after ours.
+
+/// A thread's frames with their lock lines (`at …` normalized as [`normalize_frame`], `- …`
+/// as printed) and its `Locked ownable synchronizers:` entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct LockedThread {
+    stack: Vec<String>,
+    synchronizers: Vec<String>,
+}
+
+/// The lock-relevant part of a dump: per thread name, and the deadlock section (the text after
+/// the first `Found one Java-level deadlock:`, module prefixes removed).
+fn parse_locks(text: &str) -> (BTreeMap<String, LockedThread>, String) {
+    let (threads, deadlocks) = match text.find("Found one Java-level deadlock:") {
+        Some(i) => text.split_at(i),
+        None => (text, ""),
+    };
+    let mut out = BTreeMap::new();
+    let mut current: Option<(String, LockedThread)> = None;
+    let mut in_synchronizers = false;
+    for line in threads.lines() {
+        if let Some(rest) = line.strip_prefix('"') {
+            if let Some((n, t)) = current.take() {
+                out.insert(n, t);
+            }
+            in_synchronizers = false;
+            let Some(end) = rest.find("\" ") else {
+                continue;
+            };
+            if rest[end + 2..].starts_with('#') {
+                current = Some((rest[..end].to_string(), LockedThread::default()));
+            }
+        } else if let Some((_, t)) = current.as_mut() {
+            if line.trim() == "Locked ownable synchronizers:" {
+                in_synchronizers = true;
+            } else if line.starts_with("\tat ") {
+                t.stack.push(normalize_frame(line));
+            } else if let Some(l) = line.strip_prefix("\t- ") {
+                if in_synchronizers {
+                    if l != "None" {
+                        t.synchronizers.push(l.to_string());
+                    }
+                } else {
+                    t.stack.push(format!("- {l}"));
+                }
+            }
+        }
+    }
+    if let Some((n, t)) = current.take() {
+        out.insert(n, t);
+    }
+    let deadlocks = deadlocks
+        .lines()
+        .map(|l| {
+            if l.starts_with("\tat ") {
+                format!("\tat {}", normalize_frame(l))
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (out, deadlocks.trim_end().to_string())
+}
+
+/// The top `n` frames of a stack with the lock lines under them.
+fn top_with_locks(stack: &[String], n: usize) -> Vec<String> {
+    let mut frames = 0;
+    let mut out = Vec::new();
+    for l in stack {
+        if !l.starts_with('-') {
+            frames += 1;
+            if frames > n {
+                break;
+            }
+        }
+        // Not known from outside: `JavaThread::_class_to_be_initialized` is not in vmStructs.
+        if !l.starts_with("- waiting on the Class initialization monitor") {
+            out.push(l.clone());
+        }
+    }
+    out
+}
+
+/// Threads whose lock lines must be compared in every configuration.
+const LOCKING: &[&str] = &[
+    "t-object-wait",
+    "t-deadlock-1",
+    "t-deadlock-2",
+    "t-juc-deadlock-1",
+    "t-juc-deadlock-2",
+    "t-park",
+];
+
+/// Runs the target on `java_home` with `flags`; jcmd before, ours, jcmd after. For every Java
+/// thread whose top 10 frames and lock lines are the same in both of jcmd's dumps, ours must be
+/// the same; our ownable synchronizers must be among jcmd's (only the ones other threads are
+/// parked on are known from outside); the deadlock section must be jcmd's.
+fn compare_locks(java_home: &Path, flags: &[&str]) {
+    let jvm = start_target(java_home, flags);
+    let before_text = jcmd_threads(java_home, jvm.pid);
+    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
+        .args(["threads", &jvm.pid.to_string()])
+        .output()
+        .expect("running inspect");
+    assert!(
+        out.status.success(),
+        "inspect threads failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let after_text = jcmd_threads(java_home, jvm.pid);
+    let (before, dl_before) = parse_locks(&before_text);
+    let (after, dl_after) = parse_locks(&after_text);
+    let (ours, dl_ours) = parse_locks(&ours_text);
+    let mut compared = Vec::new();
+    for (name, b) in &before {
+        let Some(a) = after.get(name) else { continue };
+        if name == "Attach Listener" || RUNNING_JAVA.contains(&name.as_str()) {
+            continue;
+        }
+        let o = ours
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} not in ours:\n{ours_text}"));
+        let (tb, ta) = (top_with_locks(&b.stack, 10), top_with_locks(&a.stack, 10));
+        if tb == ta {
+            assert_eq!(
+                top_with_locks(&o.stack, 10),
+                tb,
+                "{name}: frames and lock lines differ from jcmd's\nours:\n{ours_text}\njcmd:\n{before_text}"
+            );
+            compared.push(name.clone());
+        }
+        for s in &o.synchronizers {
+            assert!(
+                b.synchronizers.contains(s) || a.synchronizers.contains(s),
+                "{name}: ownable synchronizer {s} not in jcmd's {:?}",
+                b.synchronizers
+            );
+        }
+    }
+    for name in LOCKING {
+        assert!(
+            compared.iter().any(|c| c == name),
+            "{name} was not compared (not stable in jcmd's dumps?)\n{before_text}"
+        );
+    }
+    // Each ReentrantLock deadlock thread owns the lock the other is parked on: known.
+    for name in ["t-juc-deadlock-1", "t-juc-deadlock-2"] {
+        assert_eq!(
+            ours[name].synchronizers.len(),
+            1,
+            "{name}: its ReentrantLock should be listed\n{ours_text}"
+        );
+    }
+    assert_eq!(dl_before, dl_after, "jcmd's deadlock sections differ");
+    assert!(
+        dl_before.contains("Found 2 deadlocks."),
+        "jcmd found no deadlocks?\n{dl_before}"
+    );
+    assert_eq!(dl_ours, dl_before, "deadlock section\nours:\n{ours_text}");
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_lock_lines_and_deadlocks_match_jcmd() {
+    compare_locks(&jdk(11), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 11: run scripts/test.sh"]
+fn jdk11_interpreted_lock_lines_match_jcmd() {
+    compare_locks(&jdk(11), &["-Xint"]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_lock_lines_and_deadlocks_match_jcmd() {
+    compare_locks(&jdk17(), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn jdk17_compiled_lock_lines_match_jcmd() {
+    compare_locks(&jdk17(), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_lock_lines_and_deadlocks_match_jcmd() {
+    compare_locks(&jdk(21), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_compiled_lock_lines_match_jcmd() {
+    compare_locks(&jdk(21), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_lightweight_locking_lock_lines_match_jcmd() {
+    compare_locks(
+        &jdk(21),
+        &["-XX:+UnlockExperimentalVMOptions", "-XX:LockingMode=2"],
+    );
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_lock_lines_and_deadlocks_match_jcmd() {
+    compare_locks(&jdk(25), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_interpreted_lock_lines_match_jcmd() {
+    compare_locks(&jdk(25), &["-Xint"]);
+}
+
+#[test]
+fn lock_lines_are_parsed_with_their_frames() {
+    let text = "\"t\" #3 prio=5 tid=0x1 nid=0x2 waiting\n   java.lang.Thread.State: BLOCKED\n\tat A.b(java.base@17/A.java:1)\n\t- waiting to lock <0x10> (a java.lang.Object)\n\tat A.c(A.java:2)\n\n   Locked ownable synchronizers:\n\t- None\n\n";
+    let (threads, deadlocks) = parse_locks(text);
+    assert_eq!(
+        threads["t"].stack,
+        [
+            "A.b(A.java:1)",
+            "- waiting to lock <0x10> (a java.lang.Object)",
+            "A.c(A.java:2)"
+        ]
+    );
+    assert!(threads["t"].synchronizers.is_empty());
+    assert_eq!(deadlocks, "");
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_xcomp_matches_jcmd() {
+    compare(&jdk(25), &["-Xcomp"]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_compiled_lock_lines_match_jcmd() {
+    compare_locks(&jdk(25), &["-Xcomp"]);
+}

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use super::VmModel;
 use super::frames::{Frame, FrameKind, Walker};
 use super::java::{JavaIdentity, JavaReader};
+use super::locks::{DeadlockLink, LockReader, ThreadLocks, Waits};
 use super::paged::Paged;
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use crate::error::Error;
@@ -29,6 +30,8 @@ pub struct DumpThread {
     pub cpu_ms: Option<f64>,
     /// Its nice value (`os_prio`, from the same file).
     pub os_prio: Option<i64>,
+    /// Its monitors and park blocker ([`super::locks`]).
+    pub locks: ThreadLocks,
 }
 
 /// A whole dump.
@@ -42,6 +45,8 @@ pub struct Dump {
     pub thread_list: u64,
     /// The threads, in list order.
     pub threads: Vec<DumpThread>,
+    /// The Java-level deadlocks found, each a cycle of threads (indices into `threads`).
+    pub deadlocks: Vec<Vec<DeadlockLink>>,
 }
 
 /// The used part of a thread's stack, read in one piece for its walk: from a little below its
@@ -65,6 +70,7 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
     let (list, addresses) = layout.thread_addresses(mem)?;
     let mut walker = Walker::new(vm, mem);
     let java = JavaReader::new(vm, mem);
+    let lock_reader = LockReader::new(vm, mem);
     let mut threads = Vec::with_capacity(addresses.len());
     for address in addresses {
         let vm_thread = match layout.thread(mem, address) {
@@ -86,6 +92,7 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
                     notes: vec![crate::error::with_causes(&e)],
                     cpu_ms: None,
                     os_prio: None,
+                    locks: ThreadLocks::default(),
                 });
                 continue;
             }
@@ -134,6 +141,15 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
                 Vec::new()
             }
         };
+        let locks = match &lock_reader {
+            Ok(l) => l
+                .thread(java.as_ref().ok(), vm_thread.address, vm_thread.thread_obj)
+                .unwrap_or_else(|e| {
+                    notes.push(format!("locks: {}", crate::error::with_causes(&e)));
+                    ThreadLocks::default()
+                }),
+            Err(_) => ThreadLocks::default(),
+        };
         threads.push(DumpThread {
             vm: vm_thread,
             java: identity,
@@ -141,13 +157,25 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
             notes,
             cpu_ms: None,
             os_prio: None,
+            locks,
         });
     }
+    let deadlocks = match &lock_reader {
+        Ok(l) => super::locks::annotate(&mut threads, l, java.as_ref().ok()),
+        Err(e) => {
+            let why = format!("locks: {}", crate::error::with_causes(e));
+            for t in &mut threads {
+                t.notes.push(why.clone());
+            }
+            Vec::new()
+        }
+    };
     Ok(Dump {
         release: vm.release.clone(),
         major: vm.major,
         thread_list: list,
         threads,
+        deadlocks,
     })
 }
 
@@ -240,7 +268,86 @@ impl Dump {
             w.write_all(out.as_bytes())?;
             out.clear();
         }
+        self.deadlocks_text(&mut out);
         w.write_all(out.as_bytes())
+    }
+
+    /// The deadlocks as `DeadlockCycle::print_on_with` prints them (after jcmd's JNI refs line),
+    /// then `Found N deadlock(s).`; nothing when there are none.
+    fn deadlocks_text(&self, out: &mut String) {
+        if self.deadlocks.is_empty() {
+            return;
+        }
+        let name = |i: usize| {
+            self.threads[i]
+                .java
+                .as_ref()
+                .map(|j| j.name.clone())
+                .unwrap_or_else(|| format!("<thread {:#x}>", self.threads[i].vm.address))
+        };
+        let class = |c: &Option<String>| c.clone().unwrap_or_else(|| "?".into());
+        // JDK 11's `print_on_with` ends the "held by" line with `print`, and starts each thread
+        // with `cr()`: no blank line between the threads of a cycle (17's has one; 12–16 were
+        // not checked), and its "Found N deadlocks." line ends with an empty one.
+        let compact = self.major <= 11;
+        for cycle in &self.deadlocks {
+            out.push_str("\nFound one Java-level deadlock:\n=============================");
+            for (i, link) in cycle.iter().enumerate() {
+                if i > 0 && compact {
+                    out.pop();
+                }
+                let _ = write!(out, "\n\"{}\":\n", name(link.thread));
+                match &link.waits {
+                    Waits::Monitor {
+                        monitor,
+                        object,
+                        class: c,
+                    } => {
+                        let _ = write!(
+                            out,
+                            "  waiting to lock monitor {monitor:#018x} (object {object:#018x}, a {})",
+                            class(c)
+                        );
+                    }
+                    Waits::Synchronizer { object, class: c } => {
+                        let _ = write!(
+                            out,
+                            "  waiting for ownable synchronizer {object:#018x}, (a {})",
+                            class(c)
+                        );
+                    }
+                }
+                let held = if self.threads[link.thread].locks.pending_from_java
+                    || !matches!(link.waits, Waits::Monitor { .. })
+                {
+                    ",\n  which is held by"
+                } else {
+                    "\n  in JNI, which is held by"
+                };
+                match link.held_by {
+                    Some(h) => {
+                        let _ = writeln!(out, "{held} \"{}\"", name(h));
+                    }
+                    None => {
+                        let _ = writeln!(out, "{held} UNKNOWN_owner_addr={:#018x}", link.owner_raw);
+                    }
+                }
+            }
+            out.push_str("\nJava stack information for the threads listed above:\n");
+            out.push_str("===================================================\n");
+            for link in cycle {
+                let _ = writeln!(out, "\"{}\":", name(link.thread));
+                stack_text(&self.threads[link.thread], out);
+            }
+        }
+        if self.deadlocks.len() == 1 {
+            out.push_str("\nFound 1 deadlock.\n");
+        } else {
+            let _ = writeln!(out, "\nFound {} deadlocks.", self.deadlocks.len());
+        }
+        if compact {
+            out.push('\n');
+        }
     }
 
     fn thread_text(&self, t: &DumpThread, out: &mut String) {
@@ -286,26 +393,47 @@ impl Dump {
         {
             let _ = writeln!(out, "   java.lang.Thread.State: {s}");
         }
-        for f in &t.frames {
-            let _ = write!(out, "\tat {}.{}(", f.class, f.method);
-            match (f.kind, &f.file, f.line) {
-                (FrameKind::Native, _, _) => out.push_str("Native Method"),
-                (_, Some(file), Some(line)) => {
-                    let _ = write!(out, "{file}:{line}");
-                }
-                (_, Some(file), None) => out.push_str(file),
-                (_, None, _) => out.push_str("Unknown Source"),
-            }
-            out.push(')');
-            if let Some(m) = &f.mark {
-                let _ = write!(out, " <{m}>");
-            }
-            out.push('\n');
-        }
+        stack_text(t, out);
         for n in &t.notes {
             let _ = writeln!(out, "\t<inspect: {n}>");
         }
+        // Only the synchronizers other threads are parked on are known from outside (jcmd
+        // walks the heap): the section is printed when some are, never as "- None".
+        if !t.locks.owned_synchronizers.is_empty() {
+            out.push_str("\n   Locked ownable synchronizers:\n");
+            for l in &t.locks.owned_synchronizers {
+                let line = l.text();
+                let _ = writeln!(
+                    out,
+                    "\t- {}",
+                    line.strip_prefix("- locked ").unwrap_or(&line)
+                );
+            }
+        }
         out.push('\n');
+    }
+}
+
+/// A thread's frames and their lock lines (`JavaThread::print_stack_on`).
+fn stack_text(t: &DumpThread, out: &mut String) {
+    for f in &t.frames {
+        let _ = write!(out, "\tat {}.{}(", f.class, f.method);
+        match (f.kind, &f.file, f.line) {
+            (FrameKind::Native, _, _) => out.push_str("Native Method"),
+            (_, Some(file), Some(line)) => {
+                let _ = write!(out, "{file}:{line}");
+            }
+            (_, Some(file), None) => out.push_str(file),
+            (_, None, _) => out.push_str("Unknown Source"),
+        }
+        out.push(')');
+        if let Some(m) = &f.mark {
+            let _ = write!(out, " <{m}>");
+        }
+        out.push('\n');
+        for l in &f.locks {
+            let _ = writeln!(out, "\t{}", l.text());
+        }
     }
 }
 

@@ -39,8 +39,8 @@ use std::rc::Rc;
 use super::VmModel;
 use super::codec::line_numbers::LineNumberTable;
 use super::codec::scopes::{
-    self, DebugInfoFormat, PcDesc, PcDescLayout, ScopeMethod, decode_pc_descs, find_pc_desc,
-    scope_chain,
+    self, DebugInfoFormat, LocationType, PcDesc, PcDescLayout, ScopeMethod, ScopeValue,
+    decode_pc_descs, find_pc_desc, scope_chain,
 };
 use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
@@ -53,6 +53,11 @@ pub const MAX_FRAMES: usize = 4096;
 const MAX_HEAPS: u64 = 16;
 /// The longest symbol read (class and method names).
 const MAX_SYMBOL: usize = 65_535;
+/// `rbp` as a `VMReg` (`as_VMReg`: encoding 5 × 2 slots), the one register a callee saves in a
+/// known place (its frame's link).
+const RBP_VMREG: u32 = 10;
+/// The most monitors read per frame.
+const MAX_MONITORS: usize = 256;
 /// An interpreter frame is at most this many bytes (`fp - sp`), as SA's `X86Frame` checks.
 const MAX_INTERPRETER_FRAME: u64 = 4096 * 8;
 
@@ -90,6 +95,54 @@ pub struct Frame {
     /// A mark when the frame's identity is not certain (e.g. compiled frames whose inlining
     /// could not be decoded): printed with the frame, never dropped.
     pub mark: Option<String>,
+    /// The lock lines printed under the frame (`- locked <…>`, ...), filled by
+    /// [`super::locks`] from [`Frame::monitors`] and the thread's state.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locks: Vec<super::locks::LockLine>,
+    /// The monitors the frame holds or is entering, oldest first, as `javaVFrame::monitors`
+    /// lists them (`runtime/vframe.cpp`, `vframe_hp.cpp`): an interpreted frame's
+    /// `BasicObjectLock`s, a compiled scope's `MonitorValue`s.
+    #[serde(skip)]
+    pub monitors: Vec<FrameMonitor>,
+    /// Local 0 (the receiver) of the frame, for the top frame's `Object.wait` line.
+    #[serde(skip)]
+    pub receiver: Receiver,
+}
+
+/// A monitor recorded in a frame (`MonitorInfo`, `runtime/vframe.hpp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameMonitor {
+    /// The locked object's address (a full oop). `eliminated`: C2 removed the lock
+    /// (`MonitorValue::_eliminated`), jcmd prints `- eliminated <…>`.
+    Object {
+        /// The object.
+        object: u64,
+        /// Whether the lock was eliminated.
+        eliminated: bool,
+    },
+    /// An eliminated lock whose owner was scalar-replaced: its class mirror when known
+    /// (`- eliminated <owner is scalar replaced> (a X)`).
+    ScalarReplaced {
+        /// The `java.lang.Class` mirror of the owner's class.
+        class_mirror: Option<u64>,
+    },
+    /// The owner is in a register (C2 keeps it in a callee-saved one across the runtime call
+    /// that enters the monitor): not known from outside without unwinding the native frames.
+    InRegister,
+    /// The owner could not be read: why.
+    Unknown(String),
+}
+
+/// What is known of a frame's local 0 (`javaVFrame::locals()->at(0)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Receiver {
+    /// Not read (only the top frame's is).
+    #[default]
+    Unread,
+    /// The frame has no locals (a compiled native wrapper: `compiledVFrame::locals` is empty).
+    NoLocals,
+    /// The word in local 0.
+    Value(u64),
 }
 
 /// A method's symbols, cached per `Method*`.
@@ -134,6 +187,46 @@ struct DebugLayout {
     metadata_offset: u64,
     deopt_handler_begin: Option<u64>,
     orig_pc_offset: Option<u64>,
+    /// `nmethod::_oops_offset`: the oops table (constant oops of the debug info, 1-based) up to
+    /// `_metadata_offset`.
+    oops_offset: Option<u64>,
+}
+
+/// Where an nmethod's debug information is from JDK 23 (JDK-8331087 moved the read-only parts
+/// out of the code cache; `code/nmethod.hpp`, `code/codeBlob.hpp` of jdk-23 and jdk-25):
+/// offsets from the nmethod (`header_begin`) in `CodeBlob` (`_code_offset` → code_begin,
+/// `_data_offset` → data_begin, `_size` → data_end); the `PcDesc`s from `_immutable_data +
+/// _scopes_pcs_offset` up to `+ _scopes_data_offset`, the scopes data from there up to
+/// `_immutable_data_size` (JVMCI's speculations may follow; the decode offsets never reach
+/// them); the oops table is the data section; the metadata table is at `data_begin +
+/// nmethod::_metadata_offset` (JDK 23–24) or, from JDK 25 (JDK-8343789, mutable data out of the
+/// code cache), at `CodeBlob::_mutable_data + _relocation_size` up to `_mutable_data_size`; the
+/// deopt handler at `header_begin + nmethod::_deopt_handler_offset`.
+#[derive(Debug, Clone, Copy)]
+struct ImmutableLayout {
+    code_offset: u64,
+    data_offset: u64,
+    size: u64,
+    immutable_data: u64,
+    immutable_data_size: u64,
+    scopes_pcs_offset: u64,
+    scopes_data_offset: u64,
+    metadata: MetadataAt,
+    deopt_handler_offset: Option<u64>,
+    orig_pc_offset: Option<u64>,
+}
+
+/// Where a JDK 23+ nmethod's metadata table is.
+#[derive(Debug, Clone, Copy)]
+enum MetadataAt {
+    /// JDK 23–24: `data_begin + nmethod::_metadata_offset` up to `data_end`.
+    Data { metadata_offset: u64 },
+    /// JDK 25+: `CodeBlob::_mutable_data + _relocation_size` up to `+ _mutable_data_size`.
+    Mutable {
+        mutable_data: u64,
+        mutable_data_size: u64,
+        relocation_size: u64,
+    },
 }
 
 /// An nmethod's decoded debug information (cached per nmethod).
@@ -143,6 +236,7 @@ struct NmethodInfo {
     scopes_data: Vec<u8>,
     pcs: Vec<PcDesc>,
     metadata: Vec<u64>,
+    oops: Vec<u64>,
     deopt_handler: Option<u64>,
     orig_pc_offset: Option<u64>,
 }
@@ -168,6 +262,8 @@ pub struct Walker<'a> {
     nmethod_method: u64,
     /// JDK ≤ 22 nmethod debug info layout, when the tables have it.
     debug: Option<DebugLayout>,
+    /// JDK 23+ nmethod debug info layout, when the tables have it.
+    immutable: Option<ImmutableLayout>,
     scopes_format: DebugInfoFormat,
     nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
     call_stub_return: u64,
@@ -195,6 +291,16 @@ pub struct Walker<'a> {
     symbol_length: u64,
     symbol_body: u64,
     line_variant: Variant,
+    layout: super::Layout,
+    /// `sizeof(BasicObjectLock)` and `BasicObjectLock::_obj`.
+    basic_object_lock: (u64, u64),
+    /// `interpreter_frame_locals_offset` holds an fp-relative word offset (JDK 21+,
+    /// JDK-8299795) rather than an address.
+    relative_locals: bool,
+    /// `interpreter_frame_monitor_block_top_offset` is fp-relative (JDK 22+, JDK-8315966).
+    relative_monitor_top: bool,
+    /// `Location::Type` numbering with `vector` (JDK 16+).
+    vector_locations: bool,
     methods: HashMap<u64, Option<MethodInfo>>,
     blobs: HashMap<u64, Option<Blob>>,
     symbols: HashMap<u64, Option<String>>,
@@ -312,6 +418,31 @@ impl<'a> Walker<'a> {
                     metadata_offset: vm.offset("nmethod", "_metadata_offset").ok()?,
                     deopt_handler_begin: cm("_deopt_handler_begin"),
                     orig_pc_offset: vm.offset("nmethod", "_orig_pc_offset").ok(),
+                    oops_offset: vm.offset("nmethod", "_oops_offset").ok(),
+                })
+            })(),
+            immutable: (|| {
+                let n = |f: &str| vm.offset("nmethod", f).ok();
+                let b = |f: &str| vm.offset("CodeBlob", f).ok();
+                let metadata = match n("_metadata_offset") {
+                    Some(metadata_offset) => MetadataAt::Data { metadata_offset },
+                    None => MetadataAt::Mutable {
+                        mutable_data: b("_mutable_data")?,
+                        mutable_data_size: b("_mutable_data_size")?,
+                        relocation_size: b("_relocation_size")?,
+                    },
+                };
+                Some(ImmutableLayout {
+                    code_offset: b("_code_offset")?,
+                    data_offset: b("_data_offset")?,
+                    size: b("_size")?,
+                    immutable_data: n("_immutable_data")?,
+                    immutable_data_size: n("_immutable_data_size")?,
+                    scopes_pcs_offset: n("_scopes_pcs_offset")?,
+                    scopes_data_offset: n("_scopes_data_offset")?,
+                    metadata,
+                    deopt_handler_offset: n("_deopt_handler_offset"),
+                    orig_pc_offset: n("_orig_pc_offset"),
                 })
             })(),
             scopes_format: DebugInfoFormat::for_jdk(vm.major),
@@ -346,6 +477,14 @@ impl<'a> Walker<'a> {
             symbol_length: vm.offset("Symbol", "_length")?,
             symbol_body: vm.offset("Symbol", "_body")?,
             line_variant: Variant::for_compressed_stream(vm.major),
+            layout: vm.layout,
+            basic_object_lock: (
+                vm.size_of("BasicObjectLock")?,
+                vm.offset("BasicObjectLock", "_obj")?,
+            ),
+            relative_locals: vm.major >= 21,
+            relative_monitor_top: vm.major >= 22,
+            vector_locations: vm.major >= 16,
             methods: HashMap::new(),
             blobs: HashMap::new(),
             symbols: HashMap::new(),
@@ -503,6 +642,9 @@ impl<'a> Walker<'a> {
             kind,
             method_address: method,
             mark: None,
+            locks: Vec::new(),
+            monitors: Vec::new(),
+            receiver: Receiver::Unread,
         })
     }
 
@@ -512,6 +654,9 @@ impl<'a> Walker<'a> {
             return n.clone();
         }
         let info = (|| {
+            if let Some(l) = self.immutable {
+                return self.nmethod_immutable(nm, l);
+            }
             let d = self.debug?;
             let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
             let code_begin = rd(self.mem, nm + d.code_begin)?;
@@ -531,11 +676,16 @@ impl<'a> Walker<'a> {
             let metadata = LeBytes::new(&bytes(meta_begin, scopes_begin)?)
                 .u64s()
                 .collect();
+            let oops = match d.oops_offset.and_then(int) {
+                Some(o) => LeBytes::new(&bytes(nm + o, meta_begin)?).u64s().collect(),
+                None => Vec::new(),
+            };
             Some(Rc::new(NmethodInfo {
                 code_begin,
                 scopes_data,
                 pcs,
                 metadata,
+                oops,
                 deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
                 orig_pc_offset: d.orig_pc_offset.and_then(int),
             }))
@@ -544,10 +694,65 @@ impl<'a> Walker<'a> {
         info
     }
 
+    /// The debug information of the nmethod at `nm`, JDK 23+ layout ([`ImmutableLayout`]).
+    fn nmethod_immutable(&self, nm: u64, l: ImmutableLayout) -> Option<Rc<NmethodInfo>> {
+        let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
+        let bytes = |from: u64, to: u64| -> Option<Vec<u8>> {
+            let len = to.checked_sub(from).filter(|&n| n <= MAX_DEBUG_BYTES)?;
+            let mut b = vec![0u8; len as usize];
+            self.mem.read_exact_at(from, &mut b).ok()?;
+            Some(b)
+        };
+        let code_begin = nm + int(l.code_offset)?;
+        let data_begin = nm + int(l.data_offset)?;
+        let data_end = nm + int(l.size)?;
+        let imm = rd(self.mem, nm + l.immutable_data)?;
+        let imm_size = int(l.immutable_data_size)?;
+        let pcs_begin = imm + int(l.scopes_pcs_offset)?;
+        let scopes_begin = imm + int(l.scopes_data_offset)?;
+        let scopes_data = bytes(scopes_begin, imm + imm_size)?;
+        let pcs = decode_pc_descs(
+            &bytes(pcs_begin, scopes_begin)?,
+            &PcDescLayout::HOTSPOT,
+            1 << 20,
+        )
+        .ok()?;
+        let (meta_begin, meta_end, oops_end) = match l.metadata {
+            MetadataAt::Data { metadata_offset } => {
+                let m = data_begin + int(metadata_offset)?;
+                (m, data_end, m)
+            }
+            MetadataAt::Mutable {
+                mutable_data,
+                mutable_data_size,
+                relocation_size,
+            } => {
+                let md = rd(self.mem, nm + mutable_data)?;
+                (
+                    md + int(relocation_size)?,
+                    md + int(mutable_data_size)?,
+                    data_end,
+                )
+            }
+        };
+        let words = |from, to| -> Option<Vec<u64>> {
+            Some(LeBytes::new(&bytes(from, to)?).u64s().collect())
+        };
+        Some(Rc::new(NmethodInfo {
+            code_begin,
+            scopes_data,
+            pcs,
+            metadata: words(meta_begin, meta_end)?,
+            oops: words(data_begin, oops_end).unwrap_or_default(),
+            deopt_handler: l.deopt_handler_offset.and_then(int).map(|o| nm + o),
+            orig_pc_offset: l.orig_pc_offset.and_then(int),
+        }))
+    }
+
     /// The frames of a compiled frame at `pc` in nmethod `blob`, innermost first, from its
     /// `PcDesc` and `ScopeDesc` chain (`code/nmethod.cpp` `pc_desc_at`, `scope_desc_at`);
     /// `None` when the debug information cannot be read (the caller marks the frame).
-    fn compiled_frames(&mut self, blob: &Blob, pc: u64) -> Option<Vec<Frame>> {
+    fn compiled_frames(&mut self, blob: &Blob, pc: u64, sp: u64, fp: u64) -> Option<Vec<Frame>> {
         let info = self.nmethod(blob.address)?;
         let offset = i32::try_from(pc.checked_sub(info.code_begin)?).ok()?;
         let (pcd, exact) = match find_pc_desc(&info.pcs, offset, false) {
@@ -568,6 +773,7 @@ impl<'a> Walker<'a> {
                 FrameKind::Inlined
             };
             let mut f = self.frame(method, Some(scope.bci.max(0)), kind)?;
+            f.monitors = self.compiled_monitors(&info, scope.monitors_decode_offset, sp, fp);
             if !exact {
                 f.mark = Some(format!(
                     "pc {pc:#x} is not a recorded pc: nearest debug info used"
@@ -577,6 +783,136 @@ impl<'a> Walker<'a> {
         }
         let _ = scopes::SERIALIZED_NULL;
         Some(frames)
+    }
+
+    /// The monitors of a compiled scope (`compiledVFrame::monitors`, `runtime/vframe_hp.cpp`):
+    /// each `MonitorValue`'s owner read from the frame whose unextended sp is `sp` (a stack
+    /// slot, `StackValue::create_stack_value`), or the nmethod's oops table (a constant oop).
+    fn compiled_monitors(
+        &self,
+        info: &NmethodInfo,
+        offset: u32,
+        sp: u64,
+        fp: u64,
+    ) -> Vec<FrameMonitor> {
+        let values = match scopes::decode_monitors(
+            &info.scopes_data,
+            offset,
+            self.scopes_format,
+            MAX_MONITORS,
+            1024,
+        ) {
+            Ok(v) => v,
+            Err(e) => return vec![FrameMonitor::Unknown(format!("monitors not decoded: {e}"))],
+        };
+        let has_vector = self.vector_locations;
+        let constant = |index: u32| -> Option<u64> {
+            if index == 0 {
+                return Some(0);
+            }
+            info.oops.get(index as usize - 1).copied()
+        };
+        values
+            .into_iter()
+            .map(|m| {
+                let eliminated = m.eliminated;
+                match &m.owner {
+                    ScopeValue::Object(o) if eliminated => FrameMonitor::ScalarReplaced {
+                        class_mirror: match o.klass {
+                            ScopeValue::ConstantOop(i) => constant(i),
+                            _ => None,
+                        },
+                    },
+                    ScopeValue::ConstantOop(i) => match constant(*i) {
+                        Some(object) => FrameMonitor::Object { object, eliminated },
+                        None => FrameMonitor::Unknown(format!("oop #{i} not in the oops table")),
+                    },
+                    ScopeValue::Location(loc) => {
+                        let at = match (loc.stack_offset_bytes(), loc.register_number()) {
+                            (Some(off), _) => Some(sp + u64::from(off)),
+                            // rbp (VMReg 10: encoding 5, two slots a register): its value in
+                            // this frame is what the callee saved (`update_map_with_saved_link`).
+                            (None, Some(RBP_VMREG)) => None,
+                            _ => return FrameMonitor::InRegister,
+                        };
+                        let object = match (loc.location_type(has_vector), at) {
+                            (LocationType::Oop, Some(at)) => rd(self.mem, at),
+                            (LocationType::NarrowOop, Some(at)) => {
+                                rd32(self.mem, at).map(|n| self.layout.narrow_oop.decode(n))
+                            }
+                            (LocationType::Oop, None) => Some(fp),
+                            (LocationType::NarrowOop, None) => {
+                                Some(self.layout.narrow_oop.decode(fp as u32))
+                            }
+                            t => {
+                                return FrameMonitor::Unknown(format!(
+                                    "the owner's location has type {t:?}"
+                                ));
+                            }
+                        };
+                        match object {
+                            Some(object) => FrameMonitor::Object { object, eliminated },
+                            None => {
+                                FrameMonitor::Unknown(format!("stack slot {at:x?} not readable"))
+                            }
+                        }
+                    }
+                    other => FrameMonitor::Unknown(format!("owner {other:?}")),
+                }
+            })
+            .filter(|m| !matches!(m, FrameMonitor::Object { object: 0, .. }))
+            .collect()
+    }
+
+    /// The `BasicObjectLock`s of the interpreter frame at `fp` (`interpretedVFrame::monitors`):
+    /// from `interpreter_frame_monitor_begin` (`fp - 9` words) down to the monitor block top
+    /// (the address in `fp[-9]`, an fp-relative word offset from JDK 22), oldest first; unused
+    /// slots (a null `_obj`) left out.
+    fn interpreter_monitors(&self, fp: u64) -> Vec<FrameMonitor> {
+        let begin = fp.wrapping_sub(72);
+        let Some(top) = rd(self.mem, begin) else {
+            return vec![FrameMonitor::Unknown(
+                "monitor block top not readable".into(),
+            )];
+        };
+        let end = if self.relative_monitor_top {
+            fp.wrapping_add_signed((top as i64).wrapping_mul(8))
+        } else {
+            top
+        };
+        let (size, obj) = self.basic_object_lock;
+        if end > begin || begin - end > MAX_INTERPRETER_FRAME || size == 0 || obj + 8 > size {
+            return vec![FrameMonitor::Unknown(format!(
+                "implausible monitor block {end:#x}..{begin:#x}"
+            ))];
+        }
+        let count = ((begin - end) / size).min(MAX_MONITORS as u64);
+        let mut out = Vec::new();
+        for k in 1..=count {
+            match rd(self.mem, begin - k * size + obj) {
+                Some(0) => {}
+                Some(object) => out.push(FrameMonitor::Object {
+                    object,
+                    eliminated: false,
+                }),
+                None => out.push(FrameMonitor::Unknown("BasicObjectLock not readable".into())),
+            }
+        }
+        out
+    }
+
+    /// Local 0 of the interpreter frame at `fp` (`interpreter_frame_local_at(0)`: the address in
+    /// `fp[-7]`, an fp-relative word offset from JDK 21).
+    fn interpreter_local0(&self, fp: u64) -> Receiver {
+        let Some(v) = rd(self.mem, fp.wrapping_sub(56)) else {
+            return Receiver::Unread;
+        };
+        let locals = if self.relative_locals {
+            fp.wrapping_add_signed((v as i64).wrapping_mul(8))
+        } else {
+            v
+        };
+        rd(self.mem, locals).map_or(Receiver::Unread, Receiver::Value)
     }
 
     /// Walks the Java frames of a thread from its anchor; `stack` is `(base, size)`. Returns
@@ -695,6 +1031,10 @@ impl<'a> Walker<'a> {
                     });
                     match self.frame(method, bci, FrameKind::Interpreted) {
                         Some(mut f) => {
+                            f.monitors = self.interpreter_monitors(fp);
+                            if frames.is_empty() {
+                                f.receiver = self.interpreter_local0(fp);
+                            }
                             if bci.is_none() && f.kind != FrameKind::Native {
                                 f.mark =
                                     Some(format!("bcp {bcp:#x} outside the method's bytecodes"));
@@ -740,12 +1080,23 @@ impl<'a> Walker<'a> {
                         }
                     }
                     let compiled = if blob.kind == BlobKind::Nmethod {
-                        self.compiled_frames(&blob, frame_pc)
+                        self.compiled_frames(&blob, frame_pc, unextended_sp, fp)
                     } else {
                         None
                     };
                     if let Some(c) = compiled {
                         frames.extend(c);
+                    } else if blob.kind == BlobKind::NativeNmethod
+                        && let Some(mut f) = self.frame(
+                            rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0),
+                            None,
+                            FrameKind::Native,
+                        )
+                    {
+                        // A native wrapper has no scope: no locals, and monitors only for a
+                        // synchronized method (`compiledVFrame::monitors`; not read here).
+                        f.receiver = Receiver::NoLocals;
+                        frames.push(f);
                     } else if blob.kind != BlobKind::Other {
                         let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
                         let kind = if blob.kind == BlobKind::NativeNmethod {

@@ -329,6 +329,63 @@ impl<'a> JavaReader<'a> {
             .map_err(|e| Error::VmStructs(e.to_string()))
     }
 
+    /// The class of the object at `oop` as a thread dump names it after `(a `
+    /// (`javaVFrame::print_locked_object_class_name`, `runtime/vframe.cpp`): the class's
+    /// external name (`Klass::external_name`), or `java.lang.Class for X` for a class mirror
+    /// (the mirrored `Klass*` at `java_lang_Class::_klass_offset`, a static int of vmStructs).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when the header or the names cannot be read.
+    pub fn class_name_of(&self, oop: u64) -> Result<String, Error> {
+        let klass = self.klass_of(oop)?;
+        let name = self.klass_name(klass)?;
+        if name == "java/lang/Class"
+            && let Ok(at) = self.vm.static_address("java_lang_Class", "_klass_offset")
+        {
+            let offset = u64::from(self.u32_at(at, "java_lang_Class::_klass_offset")?);
+            let mirrored = self.u64_at(oop + offset, "a class mirror's Klass*")?;
+            if mirrored != 0 {
+                let of = super::frames::external_name(&self.klass_name(mirrored)?);
+                return Ok(format!("java.lang.Class for {of}"));
+            }
+        }
+        Ok(super::frames::external_name(&name))
+    }
+
+    /// The internal name (`java/lang/Object`) of `klass` (`Klass::_name`).
+    fn klass_name(&self, klass: u64) -> Result<String, Error> {
+        self.symbol(self.u64_at(klass + self.klass_name, "Klass::_name")?)
+    }
+
+    /// `Thread.parkBlocker` of the `java.lang.Thread` at `thread` (0: none), as
+    /// `JavaThread::current_park_blocker` reads it (`java_lang_Thread::park_blocker`).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the class has no such field; [`Error::Memory`].
+    pub fn park_blocker(&self, thread: u64) -> Result<u64, Error> {
+        let klass = self.class_named(self.klass_of(thread)?, "java/lang/Thread")?;
+        let off = self.field(klass, "parkBlocker", "Ljava/lang/Object;")?;
+        self.oop_at(thread + off, "Thread.parkBlocker")
+    }
+
+    /// The owner of `blocker` when it is a `java.util.concurrent.locks.
+    /// AbstractOwnableSynchronizer` (its `exclusiveOwnerThread`, a `java.lang.Thread` oop; 0:
+    /// not owned), `None` when it is not one (`java_util_concurrent_locks_
+    /// AbstractOwnableSynchronizer::get_owner_threadObj`).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when the object cannot be read.
+    pub fn synchronizer_owner(&self, blocker: u64) -> Result<Option<u64>, Error> {
+        let Ok(aos) = self.class_named(
+            self.klass_of(blocker)?,
+            "java/util/concurrent/locks/AbstractOwnableSynchronizer",
+        ) else {
+            return Ok(None);
+        };
+        let off = self.field(aos, "exclusiveOwnerThread", "Ljava/lang/Thread;")?;
+        self.oop_at(blocker + off, "exclusiveOwnerThread").map(Some)
+    }
+
     /// The identity of the thread whose `java.lang.Thread` is `oop`.
     ///
     /// # Errors

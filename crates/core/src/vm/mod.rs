@@ -13,6 +13,7 @@ pub(crate) mod codec;
 pub mod dump;
 pub mod frames;
 pub mod java;
+pub mod locks;
 pub mod paged;
 pub mod tables;
 pub mod threads;

@@ -198,7 +198,8 @@ impl ThreadLayout {
     }
 
     /// The `JavaThread*`s of `ThreadsSMRSupport::_java_thread_list`, in list order (the order
-    /// `Threads::print_on` prints them).
+    /// `Threads::print_on` prints them; the reverse of `Threads::_thread_list` where only that
+    /// is exported).
     ///
     /// # Errors
     /// [`Error::Memory`] when the list cannot be read; [`Error::VmStructs`] when its length is
@@ -222,6 +223,9 @@ impl ThreadLayout {
                     out.push(at);
                     at = rd(mem, at + next, "JavaThread::_next")?;
                 }
+                // `Threads::add` prepends to this list and appends to the SMR list that jcmd
+                // prints from (`ThreadsList::add_thread`): the SMR order is the reverse.
+                out.reverse();
                 return Ok((0, out));
             }
         };
