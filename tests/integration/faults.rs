@@ -270,10 +270,11 @@ fn traced_target_is_refused(which: impl FnOnce(&Jvm) -> i32) {
     assert!(out.stdout.is_empty());
     assert!(
         stderr.contains(&format!(
-            "process {} is already traced by process {tracer}",
+            "process {} is traced by process {tracer} (",
             jvm.pid
-        )) && stderr.contains("detach it first"),
-        "message does not name the tracer {tracer} and the fix: {stderr}"
+        )) && stderr.contains(&format!("inspect -F --no-stop {}", jvm.pid))
+            && stderr.contains(&format!("detach process {tracer} first")),
+        "message does not name the tracer {tracer} and the fixes: {stderr}"
     );
     // While traced: only our thread's trace, nothing left by inspect.
     for (tid, tracer_pid) in &tracer_pids {

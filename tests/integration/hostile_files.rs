@@ -452,12 +452,21 @@ fn by_pid_absurdly_large_sparse_file_is_refused() {
 
 #[test]
 #[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
-fn by_pid_empty_file_is_refused() {
+fn by_pid_empty_file_is_waited_for_then_refused() {
+    // An empty file of a live process is what a starting JVM shows between creating and sizing
+    // it: waited for (--wait, 5 s), then refused with what it is and what to do.
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::File::create(path).unwrap();
         std::os::unix::fs::chown(path, Some(uid), Some(gid)).unwrap();
     });
-    assert_refused(&out, &["is empty", &format!("inspect -F {pid}")]);
+    assert_refused(
+        &out,
+        &[
+            "is 0 bytes after waiting",
+            "still starting",
+            &format!("inspect -F {pid}"),
+        ],
+    );
 }
 
 #[test]

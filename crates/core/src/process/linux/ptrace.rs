@@ -293,6 +293,13 @@ impl Stopped {
     fn detach_all(&mut self) -> StopReport {
         let threads = self.threads.len();
         let mut not_stopped = std::mem::take(&mut self.late);
+        // A thread seized but never interrupted (a stop given up part way, e.g. another tracer
+        // holds one of its threads) cannot reach a stop by itself, and PTRACE_DETACH needs one:
+        // interrupt it now, so it is released here and not left traced until inspect exits (a
+        // retry of the stop would then find it traced by inspect itself).
+        for h in self.threads.iter().filter(|h| h.interrupted_at.is_none()) {
+            let _ = ptrace::interrupt(NixPid::from_raw(h.tid));
+        }
         // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
         // to reach its stop; if it still has not, the kernel detaches it when inspect exits.
         if self.threads.iter().any(|h| !h.stopped) {
