@@ -84,7 +84,8 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     };
     let walk_began = Instant::now();
     let paged = Paged::new(&mem);
-    let walked = dump::walk(&vm, &paged);
+    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
+    let walked = dump::walk(&vm, &paged, &registers);
     let walk_time = walk_began.elapsed();
     let report = stopped.map(|s| s.release());
     process.check_same()?;
@@ -134,7 +135,7 @@ pub fn dump_threads_core(
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
-    let dump = dump::walk(&vm, &paged)?;
+    let dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
     let mut details = vec![Detail::Path(ReadPath::Core {
         path: core_path.to_owned(),
         process: core.process().map(|p| (p.pid, p.command.clone())),

@@ -46,6 +46,7 @@ use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
+use crate::registers::ThreadRegisters;
 
 /// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
 pub const MAX_FRAMES: usize = 4096;
@@ -143,6 +144,17 @@ pub enum Receiver {
     NoLocals,
     /// The word in local 0.
     Value(u64),
+}
+
+/// Where a thread's walk starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkStart {
+    /// Its `JavaFrameAnchor`: the thread is blocked, parked, in native code or in the VM.
+    Anchor(Anchor),
+    /// Its registers, read while it was held: it was stopped running Java code (no anchor).
+    /// The first frame must be interpreted or compiled; the interpreted one's bci comes from
+    /// the bcp register, the compiled one's scope from the next recorded pc.
+    Registers(ThreadRegisters),
 }
 
 /// A method's symbols, cached per `Method*`.
@@ -259,6 +271,9 @@ pub struct Walker<'a> {
     heap_block: u64,
     blob_name: u64,
     blob_frame_size: u64,
+    /// `CodeBlob::_frame_complete_offset` and whether it is an `int16_t` (JDK 23+) rather than
+    /// an `int`, when the tables have it.
+    frame_complete: Option<(u64, bool)>,
     nmethod_method: u64,
     /// JDK ≤ 22 nmethod debug info layout, when the tables have it.
     debug: Option<DebugLayout>,
@@ -401,6 +416,16 @@ impl<'a> Walker<'a> {
             heap_block: vm.size_of("HeapBlock")?,
             blob_name: vm.offset("CodeBlob", "_name")?,
             blob_frame_size: vm.offset("CodeBlob", "_frame_size")?,
+            frame_complete: vm
+                .field("CodeBlob", "_frame_complete_offset")
+                .filter(|f| !f.is_static)
+                .map(|f| {
+                    let narrow = f
+                        .type_string
+                        .as_deref()
+                        .is_some_and(|t| t.contains("16") || t == "short");
+                    (f.offset, narrow)
+                }),
             nmethod_method: vm
                 .offset("CompiledMethod", "_method")
                 .or_else(|_| vm.offset("nmethod", "_method"))?,
@@ -648,6 +673,25 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Why a thread stopped at `pc` in `blob` cannot be walked from its registers: its frame is
+    /// not built yet (`CodeBlob::is_frame_complete_at`: the pc is before `code_begin +
+    /// _frame_complete_offset`, in the prologue), so the sender is not where the frame size
+    /// says. `None` when the frame is complete, or the offset is not in the tables.
+    fn frame_incomplete(&mut self, blob: &Blob, pc: u64) -> Option<String> {
+        let (at, narrow) = self.frame_complete?;
+        let offset = if narrow {
+            i32::from(rd16(self.mem, blob.address + at)? as i16)
+        } else {
+            rd32(self.mem, blob.address + at)? as i32
+        };
+        let code_begin = self.nmethod(blob.address)?.code_begin;
+        (offset >= 0 && pc < code_begin + offset as u64).then(|| {
+            format!(
+                "stopped in the prologue of compiled code at pc {pc:#x} (frame not built): its frames are not walked"
+            )
+        })
+    }
+
     /// The debug information of the nmethod at `nm` (JDK 9–22 layout).
     fn nmethod(&mut self, nm: u64) -> Option<Rc<NmethodInfo>> {
         if let Some(n) = self.nmethods.get(&nm) {
@@ -752,7 +796,18 @@ impl<'a> Walker<'a> {
     /// The frames of a compiled frame at `pc` in nmethod `blob`, innermost first, from its
     /// `PcDesc` and `ScopeDesc` chain (`code/nmethod.cpp` `pc_desc_at`, `scope_desc_at`);
     /// `None` when the debug information cannot be read (the caller marks the frame).
-    fn compiled_frames(&mut self, blob: &Blob, pc: u64, sp: u64, fp: u64) -> Option<Vec<Frame>> {
+    ///
+    /// `running`: the pc is where a thread running compiled code was stopped, between the
+    /// recorded points: the scope of the next recorded point is used (`nmethod::pc_desc_near`),
+    /// and the frames are marked so.
+    fn compiled_frames(
+        &mut self,
+        blob: &Blob,
+        pc: u64,
+        sp: u64,
+        fp: u64,
+        running: bool,
+    ) -> Option<Vec<Frame>> {
         let info = self.nmethod(blob.address)?;
         let offset = i32::try_from(pc.checked_sub(info.code_begin)?).ok()?;
         let (pcd, exact) = match find_pc_desc(&info.pcs, offset, false) {
@@ -775,9 +830,13 @@ impl<'a> Walker<'a> {
             let mut f = self.frame(method, Some(scope.bci.max(0)), kind)?;
             f.monitors = self.compiled_monitors(&info, scope.monitors_decode_offset, sp, fp);
             if !exact {
-                f.mark = Some(format!(
-                    "pc {pc:#x} is not a recorded pc: nearest debug info used"
-                ));
+                f.mark = Some(if running {
+                    format!(
+                        "running compiled code at pc {pc:#x}: scope of the next safepoint or call"
+                    )
+                } else {
+                    format!("pc {pc:#x} is not a recorded pc: nearest debug info used")
+                });
             }
             frames.push(f);
         }
@@ -915,34 +974,62 @@ impl<'a> Walker<'a> {
         rd(self.mem, locals).map_or(Receiver::Unread, Receiver::Value)
     }
 
-    /// Walks the Java frames of a thread from its anchor; `stack` is `(base, size)`. Returns
-    /// the frames and, when the walk stopped before the first entry frame, why.
-    pub fn walk(&mut self, anchor: Anchor, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
+    /// Walks the Java frames of a thread from its anchor or its registers; `stack` is `(base,
+    /// size)`. Returns the frames and, when the walk stopped before the first entry frame, why.
+    pub fn walk(&mut self, start: WalkStart, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
         let mut frames = Vec::new();
         let (base, size) = stack;
         let low = base.saturating_sub(size);
         let in_stack = |a: u64| a >= low && a < base;
-        if anchor.sp == 0 {
-            return (frames, None);
-        }
-        let mut sp = anchor.sp;
-        let mut unextended_sp = anchor.sp;
-        let mut fp = anchor.fp;
-        let mut pc = if anchor.pc != 0 {
-            anchor.pc
-        } else {
-            match rd(self.mem, sp.wrapping_sub(8)) {
-                Some(pc) => pc,
-                None => {
-                    return (
-                        frames,
-                        Some(format!("return address at {:#x} not readable", sp - 8)),
-                    );
+        let (mut sp, mut fp, mut pc, mut top) = match start {
+            WalkStart::Anchor(anchor) => {
+                if anchor.sp == 0 {
+                    return (frames, None);
                 }
+                let pc = if anchor.pc != 0 {
+                    anchor.pc
+                } else {
+                    match rd(self.mem, anchor.sp.wrapping_sub(8)) {
+                        Some(pc) => pc,
+                        None => {
+                            return (
+                                frames,
+                                Some(format!(
+                                    "return address at {:#x} not readable",
+                                    anchor.sp.wrapping_sub(8)
+                                )),
+                            );
+                        }
+                    }
+                };
+                (anchor.sp, anchor.fp, pc, None)
             }
+            WalkStart::Registers(r) => (r.sp, r.fp, r.pc, Some(r)),
         };
+        let mut unextended_sp = sp;
         let mut last_sp = 0u64;
         while frames.len() < MAX_FRAMES {
+            // The registers speak for the first frame only.
+            let from_registers = top.take();
+            if let Some(r) = from_registers {
+                match self.blob(pc) {
+                    Some(b) if b.kind == BlobKind::Interpreter || b.kind == BlobKind::Nmethod => {}
+                    _ => {
+                        let place = if self.heap_of(pc).is_some() {
+                            "a stub or runtime code in the code cache"
+                        } else {
+                            "native or VM code"
+                        };
+                        return (
+                            frames,
+                            Some(format!(
+                                "running at pc {:#x} in {place} with no frame anchor: its frames are not walked",
+                                r.pc
+                            )),
+                        );
+                    }
+                }
+            }
             if !in_stack(sp) || sp < last_sp {
                 return (
                     frames,
@@ -1019,11 +1106,17 @@ impl<'a> Walker<'a> {
                     else {
                         return (frames, Some("interpreter frame slots not readable".into()));
                     };
+                    // A running top frame's bcp is in the interpreter's bcp register; its slot
+                    // is written only at calls (`save_bcp`), so it may be stale.
+                    let bcp_register = from_registers.map(|r| r.bcp);
                     let bci = self.method(method).and_then(|m| {
                         let start = m.const_method + self.cm_size;
+                        let in_code = |b: u64| b >= start && b < start + m.code_size.max(1);
                         if m.native {
                             Some(0)
-                        } else if bcp >= start && bcp < start + m.code_size.max(1) {
+                        } else if let Some(b) = bcp_register.filter(|&b| in_code(b)) {
+                            Some((b - start) as i32)
+                        } else if in_code(bcp) {
                             Some((bcp - start) as i32)
                         } else {
                             None
@@ -1079,8 +1172,19 @@ impl<'a> Walker<'a> {
                             }
                         }
                     }
+                    if from_registers.is_some()
+                        && let Some(why) = self.frame_incomplete(&blob, pc)
+                    {
+                        return (frames, Some(why));
+                    }
                     let compiled = if blob.kind == BlobKind::Nmethod {
-                        self.compiled_frames(&blob, frame_pc, unextended_sp, fp)
+                        self.compiled_frames(
+                            &blob,
+                            frame_pc,
+                            unextended_sp,
+                            fp,
+                            from_registers.is_some(),
+                        )
                     } else {
                         None
                     };

@@ -29,6 +29,9 @@ pub struct ThreadLayout {
     thread_obj: u64,
     /// `_threadObj` is an `OopHandle` (one more indirection) rather than an `oop`.
     thread_obj_handle: bool,
+    /// `JavaThread::_vthread` (JDK 19+, an `OopHandle`): the thread's current
+    /// `java.lang.Thread`, the mounted virtual thread while one is mounted.
+    vthread: Option<u64>,
     thread_state: u64,
     anchor: u64,
     last_java_sp: u64,
@@ -124,6 +127,9 @@ pub struct VmThread {
     pub stack: (u64, u64),
     /// The `java.lang.Thread` oop (0 when the thread has none yet).
     pub thread_obj: u64,
+    /// The virtual thread mounted on it (`JavaThread::_vthread` when it is not `_threadObj`,
+    /// as `JavaThread::is_vthread_mounted` finds with the continuation entries); 0 when none.
+    pub mounted_vthread: u64,
 }
 
 fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
@@ -179,6 +185,7 @@ impl ThreadLayout {
             },
             thread_obj: thread_obj_field.offset,
             thread_obj_handle,
+            vthread: vm.offset("JavaThread", "_vthread").ok(),
             thread_state: vm.offset("JavaThread", "_thread_state")?,
             anchor: vm.offset("JavaThread", "_anchor")?,
             last_java_sp: vm.offset("JavaFrameAnchor", "_last_Java_sp")?,
@@ -299,6 +306,20 @@ impl ThreadLayout {
         if self.thread_obj_handle && thread_obj != 0 {
             thread_obj = rd(mem, thread_obj, "the OopHandle of JavaThread::_threadObj")?;
         }
+        let mut mounted_vthread = 0;
+        if let Some(o) = self.vthread
+            && thread_obj != 0
+        {
+            let handle = f(o, "JavaThread::_vthread")?;
+            let vthread = if handle == 0 {
+                0
+            } else {
+                rd(mem, handle, "the OopHandle of JavaThread::_vthread")?
+            };
+            if vthread != 0 && vthread != thread_obj {
+                mounted_vthread = vthread;
+            }
+        }
         Ok(VmThread {
             address,
             os_tid,
@@ -315,6 +336,7 @@ impl ThreadLayout {
                 f(self.stack_size, "Thread::_stack_size")?,
             ),
             thread_obj,
+            mounted_vthread,
         })
     }
 }

@@ -30,6 +30,7 @@ use nix::unistd::Pid as NixPid;
 use crate::error::Error;
 use crate::pid::Pid;
 use crate::process::{StopMethod, StopReport};
+use crate::registers::ThreadRegisters;
 
 /// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
 const MAX_ROUNDS: usize = 16;
@@ -242,6 +243,35 @@ fn command_of(pid: Pid) -> String {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+fn thread_registers(tid: NixPid) -> Option<ThreadRegisters> {
+    let r = ptrace::getregs(tid).ok()?;
+    Some(ThreadRegisters {
+        pc: r.rip,
+        sp: r.rsp,
+        fp: r.rbp,
+        bcp: r.r13,
+        lr: None,
+    })
+}
+
+#[cfg(target_arch = "aarch64")]
+fn thread_registers(tid: NixPid) -> Option<ThreadRegisters> {
+    let r = ptrace::getregset::<ptrace::regset::NT_PRSTATUS>(tid).ok()?;
+    Some(ThreadRegisters {
+        pc: r.pc,
+        sp: r.sp,
+        fp: r.regs[29],
+        bcp: r.regs[22],
+        lr: Some(r.regs[30]),
+    })
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn thread_registers(_tid: NixPid) -> Option<ThreadRegisters> {
+    None
+}
+
 impl Stopped {
     /// Polls every thread not yet stopped until all are, or `timeout` passes.
     fn wait_for_stops(&mut self, timeout: Duration) {
@@ -274,6 +304,16 @@ impl Stopped {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// The registers of held thread `tid` (`PTRACE_GETREGS`, or `PTRACE_GETREGSET` with
+    /// `NT_PRSTATUS` on aarch64); `None` when it is not one of the threads held in ptrace-stop
+    /// or the kernel refuses. Read while the thread is held, so they are where it stopped.
+    pub fn registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        if !self.threads.iter().any(|h| h.tid == tid && h.stopped) {
+            return None;
+        }
+        thread_registers(NixPid::from_raw(tid))
     }
 
     /// Threads that did not reach ptrace-stop within the timeout.
