@@ -376,10 +376,7 @@ fn top_with_locks(stack: &[String], n: usize) -> Vec<String> {
                 break;
             }
         }
-        // Not known from outside: `JavaThread::_class_to_be_initialized` is not in vmStructs.
-        if !l.starts_with("- waiting on the Class initialization monitor") {
-            out.push(l.clone());
-        }
+        out.push(l.clone());
     }
     out
 }
@@ -392,6 +389,8 @@ const LOCKING: &[&str] = &[
     "t-juc-deadlock-1",
     "t-juc-deadlock-2",
     "t-park",
+    // JDK 17+: `- waiting on the Class initialization monitor for ThreadsTarget$SlowInit`.
+    "t-clinit-waiter",
 ];
 
 /// Runs the target on `java_home` with `flags`; jcmd before, ours, jcmd after. For every Java

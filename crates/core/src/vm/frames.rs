@@ -79,6 +79,9 @@ pub enum FrameKind {
 /// One Java frame, symbolized.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Frame {
+    /// The holder class's `InstanceKlass*`.
+    #[serde(skip)]
+    pub holder: u64,
     /// The holder class, external name (`java.lang.Object`).
     pub class: String,
     /// The method name.
@@ -160,6 +163,8 @@ pub enum WalkStart {
 /// A method's symbols, cached per `Method*`.
 #[derive(Debug, Clone)]
 struct MethodInfo {
+    /// The holder's `InstanceKlass*`.
+    holder: u64,
     class: String,
     name: String,
     file: Option<String>,
@@ -622,6 +627,7 @@ impl<'a> Walker<'a> {
                 class = format!("{class}/{holder:#018x}");
             }
             Some(MethodInfo {
+                holder,
                 class,
                 name,
                 file,
@@ -659,6 +665,7 @@ impl<'a> Walker<'a> {
             None => None,
         };
         Some(Frame {
+            holder: m.holder,
             class: m.class,
             method: m.name,
             file: m.file,
