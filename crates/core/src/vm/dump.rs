@@ -15,6 +15,7 @@ use super::paged::Paged;
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use crate::error::Error;
 use crate::pid::Pid;
+use crate::process::TaskStat;
 use crate::registers::ThreadRegisters;
 
 /// One thread of a dump.
@@ -287,37 +288,20 @@ pub fn walk(
 }
 
 impl Dump {
-    /// Fills each thread's CPU time and nice value from `/proc/<pid>/task/<tid>/stat` (a live
-    /// target; fields 14–15 utime/stime in clock ticks, 19 nice, after the `)` of `comm`).
-    pub fn cpu_ms_from_proc(&mut self, pid: i32) {
-        use std::io::Read;
-        let tick_ms = 1000.0 / clock_ticks() as f64;
-        // One open and one read a thread: the line is ~300 bytes (comm at most 16 + 52 numbers).
-        let mut buf = [0u8; 1024];
+    /// Fills each thread's CPU time and nice value (jcmd's `cpu=`, `os_prio=`) from `stat`,
+    /// what the OS says of an OS thread id (`/proc/<pid>/task/<tid>/stat` on Linux, read as the
+    /// thread was stopped).
+    pub fn set_task_stats(&mut self, stat: &dyn Fn(Pid) -> Option<TaskStat>) {
         for t in &mut self.threads {
-            let Some(tid) = t.vm.os_tid else { continue };
-            let Ok(n) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
-                .and_then(|mut f| f.read(&mut buf))
+            let Some(s) =
+                t.vm.os_tid
+                    .and_then(|tid| Pid::try_from(tid).ok())
+                    .and_then(stat)
             else {
                 continue;
             };
-            let stat = &buf[..n];
-            let Some(rest) = stat
-                .iter()
-                .rposition(|&b| b == b')')
-                .and_then(|i| std::str::from_utf8(&stat[i + 1..]).ok())
-            else {
-                continue;
-            };
-            // After comm: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
-            // cmajflt utime(14) stime(15) cutime cstime priority(18) nice(19).
-            let mut f = rest.split_ascii_whitespace().skip(11);
-            let (u, s) = (f.next(), f.next());
-            if let (Some(Ok(u)), Some(Ok(s))) = (u.map(str::parse::<u64>), s.map(str::parse::<u64>))
-            {
-                t.cpu_ms = Some((u + s) as f64 * tick_ms);
-            }
-            t.os_prio = f.nth(3).and_then(|p| p.parse().ok());
+            t.cpu_ms = Some(s.cpu_ms);
+            t.os_prio = Some(s.nice);
         }
     }
 
@@ -555,18 +539,4 @@ fn stack_text(frames: &[Frame], out: &mut String) {
             let _ = writeln!(out, "\t{}", l.text());
         }
     }
-}
-
-/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
-#[cfg(not(unix))]
-fn clock_ticks() -> u64 {
-    100
-}
-
-/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
-#[cfg(unix)]
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
 }
