@@ -157,9 +157,15 @@ pub(crate) const NAMED: &[&str] = &[
 
 fn compare(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
-    let before = parse(&jcmd_threads(java_home, jvm.pid));
+    compare_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
+}
+
+/// [`compare`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l` is
+/// `jcmd` (JDK 8's runs inside its root).
+pub(crate) fn compare_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    let before = parse(&jcmd(pid));
     let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &jvm.pid.to_string()])
+        .args(["threads", &pid.to_string()])
         .output()
         .expect("running inspect");
     assert!(
@@ -168,7 +174,7 @@ fn compare(java_home: &Path, flags: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let ours_text = String::from_utf8(out.stdout).unwrap();
-    let after = parse(&jcmd_threads(java_home, jvm.pid));
+    let after = parse(&jcmd(pid));
     let ours = parse(&ours_text);
     for name in NAMED {
         assert!(
@@ -399,9 +405,15 @@ const LOCKING: &[&str] = &[
 /// parked on are known from outside); the deadlock section must be jcmd's.
 fn compare_locks(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
-    let before_text = jcmd_threads(java_home, jvm.pid);
+    compare_locks_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
+}
+
+/// [`compare_locks`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l`
+/// is `jcmd`.
+pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    let before_text = jcmd(pid);
     let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &jvm.pid.to_string()])
+        .args(["threads", &pid.to_string()])
         .output()
         .expect("running inspect");
     assert!(
@@ -410,7 +422,7 @@ fn compare_locks(java_home: &Path, flags: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let ours_text = String::from_utf8(out.stdout).unwrap();
-    let after_text = jcmd_threads(java_home, jvm.pid);
+    let after_text = jcmd(pid);
     let (before, dl_before) = parse_locks(&before_text);
     let (after, dl_after) = parse_locks(&after_text);
     let (ours, dl_ours) = parse_locks(&ours_text);

@@ -330,30 +330,33 @@ impl Dump {
                 .unwrap_or_default()
         );
         out.push('\n');
-        let _ = writeln!(out, "Threads class SMR info:");
-        let _ = writeln!(
-            out,
-            "_java_thread_list={:#018x}, length={}, elements={{",
-            self.thread_list,
-            self.threads.len()
-        );
-        let addrs: Vec<String> = self
-            .threads
-            .iter()
-            .map(|t| format!("{:#018x}", t.vm.address))
-            .collect();
-        // `ThreadsSMRSupport::print_info_elements_on`: ", " between elements, a line break
-        // after every fourth.
-        for (i, a) in addrs.iter().enumerate() {
-            out.push_str(a);
-            if i + 1 < addrs.len() {
-                out.push_str(if i % 4 == 3 { ",\n" } else { ", " });
+        // The SMR section came with thread-safe memory reclamation (JDK 10, JDK-8167108).
+        if self.major >= 10 {
+            let _ = writeln!(out, "Threads class SMR info:");
+            let _ = writeln!(
+                out,
+                "_java_thread_list={:#018x}, length={}, elements={{",
+                self.thread_list,
+                self.threads.len()
+            );
+            let addrs: Vec<String> = self
+                .threads
+                .iter()
+                .map(|t| format!("{:#018x}", t.vm.address))
+                .collect();
+            // `ThreadsSMRSupport::print_info_elements_on`: ", " between elements, a line break
+            // after every fourth.
+            for (i, a) in addrs.iter().enumerate() {
+                out.push_str(a);
+                if i + 1 < addrs.len() {
+                    out.push_str(if i % 4 == 3 { ",\n" } else { ", " });
+                }
             }
+            if !addrs.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("}\n\n");
         }
-        if !addrs.is_empty() {
-            out.push('\n');
-        }
-        out.push_str("}\n\n");
         for t in &self.threads {
             self.thread_text(t, &mut out);
             w.write_all(out.as_bytes())?;
@@ -463,7 +466,8 @@ impl Dump {
         if let Some(p) = t.os_prio {
             let _ = write!(out, "os_prio={p} ");
         }
-        if let Some(c) = t.cpu_ms {
+        // `cpu=` (and `elapsed=`) came in JDK 11 (JDK-8200720).
+        if let Some(c) = t.cpu_ms.filter(|_| self.major >= 11) {
             let _ = write!(out, "cpu={c:.2}ms ");
         }
         let _ = write!(out, "tid={:#018x} ", t.vm.address);

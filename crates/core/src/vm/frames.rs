@@ -149,6 +149,30 @@ pub enum Receiver {
     Value(u64),
 }
 
+/// Bytes below an interpreter frame's fp of the slots the walk reads (`cpu/x86/frame_x86.hpp`):
+/// JDK 9 added the mirror slot at `fp[-4]` (JDK-8154580), moving the later ones down a word.
+#[derive(Debug, Clone, Copy)]
+struct InterpreterSlots {
+    /// `interpreter_frame_bcp_offset` (`bcx` in JDK 8): -7 words in JDK 8, -8 from 9.
+    bcp: u64,
+    /// `interpreter_frame_locals_offset`: -6, then -7.
+    locals: u64,
+    /// `interpreter_frame_monitor_block_top_offset` (= `initial_sp`, the monitor block's
+    /// bottom): -8, then -9.
+    monitor_block_top: u64,
+}
+
+impl InterpreterSlots {
+    fn for_jdk(major: u32) -> Self {
+        let shift = if major >= 9 { 8 } else { 0 };
+        InterpreterSlots {
+            bcp: 56 + shift,
+            locals: 48 + shift,
+            monitor_block_top: 64 + shift,
+        }
+    }
+}
+
 /// Where a thread's walk starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalkStart {
@@ -207,6 +231,11 @@ struct DebugLayout {
     /// `nmethod::_oops_offset`: the oops table (constant oops of the debug info, 1-based) up to
     /// `_metadata_offset`.
     oops_offset: Option<u64>,
+    /// JDK 8 (`code/nmethod.hpp`, `code/codeBlob.hpp` of jdk8u): `code_begin`,
+    /// `scopes_data_begin` and `deopt_handler_begin` are `int` offsets from the nmethod
+    /// (`CodeBlob::_code_offset`, `nmethod::_scopes_data_offset`, `_deoptimize_offset`), not
+    /// pointers.
+    header_offsets: bool,
 }
 
 /// Where an nmethod's debug information is from JDK 23 (JDK-8331087 moved the read-only parts
@@ -314,6 +343,8 @@ pub struct Walker<'a> {
     layout: super::Layout,
     /// `sizeof(BasicObjectLock)` and `BasicObjectLock::_obj`.
     basic_object_lock: (u64, u64),
+    /// Where the interpreter frame's slots are below its fp.
+    slots: InterpreterSlots,
     /// `interpreter_frame_locals_offset` holds an fp-relative word offset (JDK 21+,
     /// JDK-8299795) rather than an address.
     relative_locals: bool,
@@ -359,33 +390,43 @@ impl<'a> Walker<'a> {
     /// [`Error::VmStructs`] naming a missing entry; [`Error::Memory`] when the code cache's
     /// descriptors cannot be read.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
-        let heaps_var = vm.static_address("CodeCache", "_heaps")?;
-        let (len_off, _) = vm
-            .offset_any("GrowableArrayBase", &["_len"])
-            .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
-        let data_off = vm.offset("GrowableArray<int>", "_data")?;
         let memory = vm.offset("CodeHeap", "_memory")?;
         let segmap = vm.offset("CodeHeap", "_segmap")?;
         let log2 = vm.offset("CodeHeap", "_log2_segment_size")?;
         let low_b = vm.offset("VirtualSpace", "_low_boundary")?;
         let high_b = vm.offset("VirtualSpace", "_high_boundary")?;
-        let array = mem
-            .read_u64(heaps_var)
-            .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
-        let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
-        if len > MAX_HEAPS {
-            return Err(Error::VmStructs(format!(
-                "CodeCache::_heaps has {len} heaps: corrupt"
-            )));
-        }
-        let data = mem
-            .read_u64(array + data_off)
-            .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+        // JDK 9+ (segmented code cache): `CodeCache::_heaps`; JDK 8: the one `CodeCache::_heap`.
+        let heap_pointers: Vec<u64> = match vm.static_address("CodeCache", "_heaps") {
+            Ok(heaps_var) => {
+                let (len_off, _) = vm
+                    .offset_any("GrowableArrayBase", &["_len"])
+                    .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
+                let data_off = vm.offset("GrowableArray<int>", "_data")?;
+                let array = mem
+                    .read_u64(heaps_var)
+                    .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
+                let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
+                if len > MAX_HEAPS {
+                    return Err(Error::VmStructs(format!(
+                        "CodeCache::_heaps has {len} heaps: corrupt"
+                    )));
+                }
+                let data = mem
+                    .read_u64(array + data_off)
+                    .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+                mem.read_pointers(data, len as usize, MAX_HEAPS as usize)
+                    .map_err(|e| Error::memory("the CodeHeap*s", e))?
+            }
+            Err(e) => match vm.static_address("CodeCache", "_heap") {
+                Ok(heap_var) => vec![
+                    mem.read_u64(heap_var)
+                        .map_err(|e| Error::memory("CodeCache::_heap", e))?,
+                ],
+                Err(_) => return Err(e),
+            },
+        };
         let mut heaps = Vec::new();
-        for i in 0..len {
-            let heap = mem
-                .read_u64(data + 8 * i)
-                .map_err(|e| Error::memory("a CodeHeap*", e))?;
+        for heap in heap_pointers {
             let r = |o: u64| {
                 mem.read_u64(heap + o)
                     .map_err(|e| Error::memory("a CodeHeap", e))
@@ -440,7 +481,24 @@ impl<'a> Walker<'a> {
                         .or_else(|_| vm.offset("nmethod", f))
                         .ok()
                 };
+                if let Some(scopes_data_offset) = vm.offset("nmethod", "_scopes_data_offset").ok()
+                    && vm.field("CodeBlob", "_code_begin").is_none()
+                {
+                    // JDK 8.
+                    return Some(DebugLayout {
+                        code_begin: vm.offset("CodeBlob", "_code_offset").ok()?,
+                        scopes_data_begin: scopes_data_offset,
+                        scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
+                        dependencies_offset: vm.offset("nmethod", "_dependencies_offset").ok()?,
+                        metadata_offset: vm.offset("nmethod", "_metadata_offset").ok()?,
+                        deopt_handler_begin: vm.offset("nmethod", "_deoptimize_offset").ok(),
+                        orig_pc_offset: vm.offset("nmethod", "_orig_pc_offset").ok(),
+                        oops_offset: vm.offset("nmethod", "_oops_offset").ok(),
+                        header_offsets: true,
+                    });
+                }
                 Some(DebugLayout {
+                    header_offsets: false,
                     code_begin: vm.offset("CodeBlob", "_code_begin").ok()?,
                     scopes_data_begin: cm("_scopes_data_begin")?,
                     scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
@@ -512,6 +570,7 @@ impl<'a> Walker<'a> {
                 vm.size_of("BasicObjectLock")?,
                 vm.offset("BasicObjectLock", "_obj")?,
             ),
+            slots: InterpreterSlots::for_jdk(vm.major),
             relative_locals: vm.major >= 21,
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
@@ -710,8 +769,16 @@ impl<'a> Walker<'a> {
             }
             let d = self.debug?;
             let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
-            let code_begin = rd(self.mem, nm + d.code_begin)?;
-            let scopes_begin = rd(self.mem, nm + d.scopes_data_begin)?;
+            // A pointer field, or (JDK 8) an int offset from the nmethod.
+            let at = |o: u64| {
+                if d.header_offsets {
+                    int(o).map(|off| nm + off)
+                } else {
+                    rd(self.mem, nm + o)
+                }
+            };
+            let code_begin = at(d.code_begin)?;
+            let scopes_begin = at(d.scopes_data_begin)?;
             let pcs_begin = nm + int(d.scopes_pcs_offset)?;
             let pcs_end = nm + int(d.dependencies_offset)?;
             let meta_begin = nm + int(d.metadata_offset)?;
@@ -737,7 +804,7 @@ impl<'a> Walker<'a> {
                 pcs,
                 metadata,
                 oops,
-                deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
+                deopt_handler: d.deopt_handler_begin.and_then(at),
                 orig_pc_offset: d.orig_pc_offset.and_then(int),
             }))
         })();
@@ -935,7 +1002,7 @@ impl<'a> Walker<'a> {
     /// (the address in `fp[-9]`, an fp-relative word offset from JDK 22), oldest first; unused
     /// slots (a null `_obj`) left out.
     fn interpreter_monitors(&self, fp: u64) -> Vec<FrameMonitor> {
-        let begin = fp.wrapping_sub(72);
+        let begin = fp.wrapping_sub(self.slots.monitor_block_top);
         let Some(top) = rd(self.mem, begin) else {
             return vec![FrameMonitor::Unknown(
                 "monitor block top not readable".into(),
@@ -970,7 +1037,7 @@ impl<'a> Walker<'a> {
     /// Local 0 of the interpreter frame at `fp` (`interpreter_frame_local_at(0)`: the address in
     /// `fp[-7]`, an fp-relative word offset from JDK 21).
     fn interpreter_local0(&self, fp: u64) -> Receiver {
-        let Some(v) = rd(self.mem, fp.wrapping_sub(56)) else {
+        let Some(v) = rd(self.mem, fp.wrapping_sub(self.slots.locals)) else {
             return Receiver::Unread;
         };
         let locals = if self.relative_locals {
@@ -1109,7 +1176,8 @@ impl<'a> Walker<'a> {
                             )),
                         );
                     }
-                    let (Some(method), Some(bcp)) = (rd(self.mem, fp - 24), rd(self.mem, fp - 64))
+                    let (Some(method), Some(bcp)) =
+                        (rd(self.mem, fp - 24), rd(self.mem, fp - self.slots.bcp))
                     else {
                         return (frames, Some("interpreter frame slots not readable".into()));
                     };

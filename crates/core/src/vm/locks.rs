@@ -377,8 +377,9 @@ impl<'a> LockReader<'a> {
     /// What `javaVFrame::print_lock_info_on` says of a monitor of frame `frame` it would
     /// otherwise call `locked`: in the top frame, the first one is `waiting to lock` when its
     /// object's monitor is inflated and is the pending one or not entered by the thread; in
-    /// JDK ≤ 11 (whose vframe.cpp has the branch; JDK 17's has not, 12–16 are not checked),
-    /// a monitor of another frame is `waiting to re-lock in wait()` under the same condition.
+    /// JDK 9–11 (whose vframe.cpp has the branch; JDK 8's and 17's have not, 12–16 are not
+    /// checked), a monitor of another frame is `waiting to re-lock in wait()` under the same
+    /// condition.
     fn monitor_state(&self, t: &DumpThread, frame: usize, first: bool, object: u64) -> LockKind {
         let blocked = || match self.inflated_monitor(object) {
             Some(m) => m == t.locks.pending_monitor || !self.is_entered(t, m, object),
@@ -389,7 +390,7 @@ impl<'a> LockReader<'a> {
             if first && blocked() {
                 return LockKind::WaitingToLock;
             }
-        } else if self.major <= 11 && blocked() {
+        } else if (9..=11).contains(&self.major) && blocked() {
             return LockKind::WaitingToRelock;
         }
         LockKind::Locked

@@ -58,7 +58,13 @@ enum ListLayout {
     },
     /// JDK ≤ 11 tables: `Threads::_thread_list` (the head `JavaThread*`) and `JavaThread::_next`
     /// (`runtime/thread.hpp`; SA `Threads.java` of those releases).
-    Linked { head: u64, next: u64 },
+    /// `smr_order`: JDK 10-11, whose jcmd prints the SMR list (the reverse); JDK 8's prints
+    /// this list as it is (`Threads::print_on`, newest thread first).
+    Linked {
+        head: u64,
+        next: u64,
+        smr_order: bool,
+    },
 }
 
 /// The `JavaThreadState` values by name (`utilities/globalDefinitions.hpp`), as the int
@@ -179,7 +185,11 @@ impl ThreadLayout {
                     vm.static_address("Threads", "_thread_list"),
                     vm.offset("JavaThread", "_next"),
                 ) {
-                    (Ok(head), Ok(next)) => ListLayout::Linked { head, next },
+                    (Ok(head), Ok(next)) => ListLayout::Linked {
+                        head,
+                        next,
+                        smr_order: vm.major >= 10,
+                    },
                     _ => return Err(e),
                 },
             },
@@ -218,7 +228,11 @@ impl ThreadLayout {
                 length,
                 threads,
             } => (java_thread_list, length, threads),
-            ListLayout::Linked { head, next } => {
+            ListLayout::Linked {
+                head,
+                next,
+                smr_order,
+            } => {
                 let mut out = Vec::new();
                 let mut at = rd(mem, head, "Threads::_thread_list")?;
                 while at != 0 {
@@ -232,7 +246,9 @@ impl ThreadLayout {
                 }
                 // `Threads::add` prepends to this list and appends to the SMR list that jcmd
                 // prints from (`ThreadsList::add_thread`): the SMR order is the reverse.
-                out.reverse();
+                if smr_order {
+                    out.reverse();
+                }
                 return Ok((0, out));
             }
         };
