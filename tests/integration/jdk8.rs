@@ -626,6 +626,60 @@ fn threads_target8(flags: &[&str]) -> Jvm {
     Jvm::spawn(cmd, Path::new(JAVA_HOME8))
 }
 
+/// A kernel core (SIGABRT) of a JDK 8 ThreadsTarget, read with the root as `--sysroot` (the
+/// core names libjvm by its path inside the root), against JDK 8's two dumps before it. (gdb
+/// 13's `gcore` of such a JVM wrote the Reference Handler's stack as zeros: not used here.)
+fn kernel_core8_matches_jcmd(flags: &[&str]) {
+    let root = root();
+    for old in std::fs::read_dir(&root).unwrap() {
+        let p = old.unwrap().path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
+    cmd.args(["-Xmx64m"])
+        .args(flags)
+        .args(["-cp", "/proc/self/fd/3", "ThreadsTarget"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // SAFETY: setrlimit only sets this (forked) process's limit before exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            let unlimited = libc::rlimit {
+                rlim_cur: libc::RLIM_INFINITY,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut jvm = Jvm::spawn(cmd, Path::new(JAVA_HOME8));
+    let first = jcmd8_threads(jvm.pid);
+    let second = jcmd8_threads(jvm.pid);
+    crate::threads_field::abort_with_core(&mut jvm);
+    // chroot(8) runs the JVM in the root's /: the kernel writes its core there.
+    let core = crate::threads_field::kernel_core_in(&root);
+    let ours = crate::threads_field::threads_ok(&[
+        "--core",
+        core.to_str().unwrap(),
+        "--sysroot",
+        root.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&core).unwrap();
+    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    assert!(
+        compared >= 12,
+        "JDK 8 kernel core: only {compared} threads compared"
+    );
+}
+
 /// The thread-dump agreement of `threads::compare` and the lock lines and deadlocks of
 /// `threads::compare_locks`, against JDK 8's jcmd, for each of JDK 8's collectors.
 fn threads8_match_jcmd(flags: &[&str]) {
@@ -636,6 +690,9 @@ fn threads8_match_jcmd(flags: &[&str]) {
         let jvm = threads_target8(&all);
         crate::threads::compare_with(jvm.pid, &jcmd8_threads);
         crate::threads::compare_locks_with(jvm.pid, &jcmd8_threads);
+        if flags.is_empty() && *name == "parallel" {
+            kernel_core8_matches_jcmd(&all);
+        }
     }
 }
 

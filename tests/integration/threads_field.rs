@@ -157,7 +157,7 @@ fn inspect_measured(args: &[&str]) -> (Output, Duration, u64) {
 }
 
 /// `inspect threads` with `args`, which must succeed within the bounds; its dump.
-fn threads_ok(args: &[&str]) -> String {
+pub(crate) fn threads_ok(args: &[&str]) -> String {
     let mut all = vec!["threads"];
     all.extend_from_slice(args);
     let (out, took, rss) = inspect_measured(&all);
@@ -177,7 +177,7 @@ fn threads_ok(args: &[&str]) -> String {
 
 /// Checks our dump against jcmd's `first` and `second` (see the module's doc); every thread in
 /// `named` must be in ours. Returns how many threads' frames were compared.
-fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
+pub(crate) fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
     let (a, b, ours) = (parse(first), parse(second), parse(ours_text));
     for name in named {
         assert!(
@@ -220,7 +220,7 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
 
 /// The kernel's core of a process whose working directory was `cwd`; panics saying how to set
 /// it up when `/proc/sys/kernel/core_pattern` does not write cores there.
-fn kernel_core_in(cwd: &Path) -> PathBuf {
+pub(crate) fn kernel_core_in(cwd: &Path) -> PathBuf {
     let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
     let pattern = pattern.trim();
     assert!(
@@ -247,7 +247,7 @@ fn kernel_core_in(cwd: &Path) -> PathBuf {
 
 /// Sends SIGABRT to `jvm` and waits (up to 2 min: the kernel writes the core first) for it to
 /// die with a core.
-fn abort_with_core(jvm: &mut Jvm) {
+pub(crate) fn abort_with_core(jvm: &mut Jvm) {
     send_signal(jvm.pid, libc::SIGABRT);
     let deadline = Instant::now() + Duration::from_secs(120);
     let status = loop {
