@@ -362,8 +362,11 @@ fn jdk25_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &[]);
 }
 
-// JDK 25 -Xcomp is left out as in tests/integration/threads.rs: JDK 23+ nmethod debug info is
-// not decoded yet.
+#[test]
+#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+fn jdk25_xcomp_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(25, &["-Xcomp"]);
+}
 
 // ---- Where jcmd fails -----------------------------------------------------------------------
 
