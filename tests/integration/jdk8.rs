@@ -614,8 +614,8 @@ fn jcmd8_threads(pid: i32) -> String {
     clean
 }
 
-/// ThreadsTarget on JDK 8 inside the root with `flags`, once its threads are in place.
-fn threads_target8(flags: &[&str]) -> Jvm {
+/// The command that runs ThreadsTarget on JDK 8 inside the root with `flags`.
+fn threads_target8_command(flags: &[&str]) -> Command {
     let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
     cmd.args(["-Xmx64m"])
         .args(flags)
@@ -623,7 +623,12 @@ fn threads_target8(flags: &[&str]) -> Jvm {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    Jvm::spawn(cmd, Path::new(JAVA_HOME8))
+    cmd
+}
+
+/// ThreadsTarget on JDK 8 inside the root with `flags`, once its threads are in place.
+fn threads_target8(flags: &[&str]) -> Jvm {
+    Jvm::spawn(threads_target8_command(flags), Path::new(JAVA_HOME8))
 }
 
 /// A kernel core (SIGABRT) of a JDK 8 ThreadsTarget, read with the root as `--sysroot` (the
@@ -639,27 +644,8 @@ fn kernel_core8_matches_jcmd(flags: &[&str]) {
             std::fs::remove_file(p).unwrap();
         }
     }
-    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
-    cmd.args(["-Xmx64m"])
-        .args(flags)
-        .args(["-cp", "/proc/self/fd/3", "ThreadsTarget"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    // SAFETY: setrlimit only sets this (forked) process's limit before exec.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
-            let unlimited = libc::rlimit {
-                rlim_cur: libc::RLIM_INFINITY,
-                rlim_max: libc::RLIM_INFINITY,
-            };
-            if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut cmd = threads_target8_command(flags);
+    crate::threads_field::allow_core_dumps(&mut cmd);
     let mut jvm = Jvm::spawn(cmd, Path::new(JAVA_HOME8));
     let first = jcmd8_threads(jvm.pid);
     let second = jcmd8_threads(jvm.pid);

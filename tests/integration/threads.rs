@@ -106,6 +106,20 @@ fn jcmd_threads(java_home: &Path, pid: i32) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `inspect threads <pid>`'s output; panics with its stderr when it fails.
+fn inspect_threads(pid: i32) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
+        .args(["threads", &pid.to_string()])
+        .output()
+        .expect("running inspect");
+    assert!(
+        out.status.success(),
+        "inspect threads failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.args(["-Xmx64m"])
@@ -164,16 +178,7 @@ fn compare(java_home: &Path, flags: &[&str]) {
 /// `jcmd` (JDK 8's runs inside its root).
 pub(crate) fn compare_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
     let before = parse(&jcmd(pid));
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &pid.to_string()])
-        .output()
-        .expect("running inspect");
-    assert!(
-        out.status.success(),
-        "inspect threads failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let ours_text = inspect_threads(pid);
     let after = parse(&jcmd(pid));
     let ours = parse(&ours_text);
     for name in NAMED {
@@ -412,16 +417,7 @@ fn compare_locks(java_home: &Path, flags: &[&str]) {
 /// is `jcmd`.
 pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
     let before_text = jcmd(pid);
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &pid.to_string()])
-        .output()
-        .expect("running inspect");
-    assert!(
-        out.status.success(),
-        "inspect threads failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let ours_text = inspect_threads(pid);
     let after_text = jcmd(pid);
     let (before, dl_before) = parse_locks(&before_text);
     let (after, dl_after) = parse_locks(&after_text);
@@ -589,16 +585,7 @@ fn mounted_virtual_threads_match_jcmd(major: u32) {
         .stderr(Stdio::inherit());
     let jvm = Jvm::spawn(cmd, &home);
     let before_text = jcmd_threads(&home, jvm.pid);
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &jvm.pid.to_string()])
-        .output()
-        .expect("running inspect");
-    assert!(
-        out.status.success(),
-        "inspect threads failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let ours_text = inspect_threads(jvm.pid);
     let after_text = jcmd_threads(&home, jvm.pid);
     let (before, after, ours) = (parse(&before_text), parse(&after_text), parse(&ours_text));
     assert!(

@@ -83,19 +83,7 @@ fn start(java_home: &Path, flags: &[&str], class: &str, cwd: &Path, kernel_core:
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
     if kernel_core {
-        // SAFETY: setrlimit only sets this (forked) process's limit before exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                let unlimited = libc::rlimit {
-                    rlim_cur: libc::RLIM_INFINITY,
-                    rlim_max: libc::RLIM_INFINITY,
-                };
-                if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        allow_core_dumps(&mut cmd);
     }
     Jvm::spawn(cmd, java_home)
 }
@@ -247,6 +235,23 @@ pub(crate) fn kernel_core_in(cwd: &Path) -> PathBuf {
 
 /// Sends SIGABRT to `jvm` and waits (up to 2 min: the kernel writes the core first) for it to
 /// die with a core.
+/// Lifts `RLIMIT_CORE` for the process `cmd` starts, so SIGABRT leaves a kernel core.
+pub(crate) fn allow_core_dumps(cmd: &mut Command) {
+    // SAFETY: setrlimit only sets this (forked) process's limit before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let unlimited = libc::rlimit {
+                rlim_cur: libc::RLIM_INFINITY,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 pub(crate) fn abort_with_core(jvm: &mut Jvm) {
     send_signal(jvm.pid, libc::SIGABRT);
     let deadline = Instant::now() + Duration::from_secs(120);

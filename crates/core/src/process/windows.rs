@@ -647,11 +647,11 @@ pub fn shared_bytes(process: &Process) -> Result<(String, Vec<u8>), Error> {
     }
     let tried = tried
         .into_iter()
-        .map(|path| crate::Looked {
+        .map(|path| crate::error::Looked {
             path,
             why: "no such file".into(),
         })
-        .chain(users.iter().map(|user| crate::Looked {
+        .chain(users.iter().map(|user| crate::error::Looked {
             path: format!("{PERFDATA_NAME}_{user}_{pid}").into(),
             why: "no such file mapping".into(),
         }))

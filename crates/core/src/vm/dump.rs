@@ -9,51 +9,15 @@ use std::fmt::Write as _;
 
 use super::VmModel;
 use super::frames::{Frame, FrameKind, WalkStart, Walker};
-use super::java::{JavaIdentity, JavaReader};
-use super::locks::{DeadlockLink, LockReader, ThreadLocks, Waits};
+use super::java::JavaReader;
+use super::locks::LockReader;
 use super::paged::Paged;
+pub use super::thread::{DeadlockLink, DumpThread, MountedVirtualThread, ThreadLocks, Waits};
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use crate::error::Error;
 use crate::pid::Pid;
 use crate::process::TaskStat;
 use crate::registers::ThreadRegisters;
-
-/// One thread of a dump.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct DumpThread {
-    /// What the VM keeps of it.
-    pub vm: VmThread,
-    /// Its `java.lang.Thread` fields, when readable.
-    pub java: Option<JavaIdentity>,
-    /// Its Java frames, innermost first.
-    pub frames: Vec<Frame>,
-    /// Why its frames or identity are incomplete, if they are.
-    pub notes: Vec<String>,
-    /// The virtual thread mounted on it (it is a carrier), with that thread's frames; `frames`
-    /// then holds the carrier's own, below `Continuation.enterSpecial`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub virtual_thread: Option<MountedVirtualThread>,
-    /// The registers its walk started from when it was running Java code (no anchor).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub registers: Option<ThreadRegisters>,
-    /// CPU time of the OS thread in milliseconds (`/proc/<pid>/task/<tid>/stat`, live only).
-    pub cpu_ms: Option<f64>,
-    /// Its nice value (`os_prio`, from the same file).
-    pub os_prio: Option<i64>,
-    /// Its monitors and park blocker ([`super::locks`]).
-    pub locks: ThreadLocks,
-}
-
-/// A virtual thread mounted on a carrier thread (JDK 21+): its frames sit on the carrier's
-/// stack above the `jdk.internal.vm.Continuation.enterSpecial` frame (`JavaThread::
-/// carrier_last_frame` starts the carrier's own frames at that frame's sender).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct MountedVirtualThread {
-    /// Its `Thread.tid` (jcmd's `Carrying virtual thread #N`).
-    pub tid: i64,
-    /// Its frames, innermost first, down to `Continuation.enter`.
-    pub frames: Vec<Frame>,
-}
 
 impl DumpThread {
     /// Moves the frames above `Continuation.enterSpecial` into the mounted virtual thread's, and

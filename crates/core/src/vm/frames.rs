@@ -33,6 +33,7 @@
 //!   `_body`.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use std::rc::Rc;
 
@@ -102,7 +103,7 @@ pub struct Frame {
     /// The lock lines printed under the frame (`- locked <…>`, ...), filled by
     /// [`super::locks`] from [`Frame::monitors`] and the thread's state.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub locks: Vec<super::locks::LockLine>,
+    pub locks: Vec<LockLine>,
     /// The monitors the frame holds or is entering, oldest first, as `javaVFrame::monitors`
     /// lists them (`runtime/vframe.cpp`, `vframe_hp.cpp`): an interpreted frame's
     /// `BasicObjectLock`s, a compiled scope's `MonitorValue`s.
@@ -170,6 +171,80 @@ impl InterpreterSlots {
             locals: 48 + shift,
             monitor_block_top: 64 + shift,
         }
+    }
+}
+
+/// What a lock line says.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockKind {
+    /// `- locked <obj>`.
+    Locked,
+    /// `- waiting to lock <obj>`.
+    WaitingToLock,
+    /// `- waiting on <obj>` (`Object.wait`).
+    WaitingOn,
+    /// `- waiting to re-lock in wait() <obj>`.
+    WaitingToRelock,
+    /// `- waiting on <no object reference available>`.
+    WaitingOnUnknownObject,
+    /// `- parking to wait for  <obj>`.
+    ParkingToWaitFor,
+    /// `- waiting on the Class initialization monitor for X` (JDK 17+; no object, `class` is
+    /// the class being initialized).
+    WaitingOnClassInitialization,
+    /// `- eliminated <obj>`.
+    Eliminated,
+    /// `- eliminated <owner is scalar replaced>`.
+    EliminatedScalarReplaced,
+    /// A monitor of the frame whose owner could not be read, and why (printed as a note).
+    Unreadable(String),
+}
+
+/// One lock line of a frame, or one ownable synchronizer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LockLine {
+    /// What it says.
+    pub kind: LockKind,
+    /// The object's address (the full oop, as jcmd prints it).
+    pub object: Option<u64>,
+    /// Its class as jcmd names it (`java.lang.Object`, `java.lang.Class for X`), when readable.
+    pub class: Option<String>,
+}
+
+impl LockLine {
+    /// The line as jcmd prints it, without the leading tab and the newline.
+    pub fn text(&self) -> String {
+        let what = match &self.kind {
+            LockKind::Locked => "locked",
+            LockKind::WaitingToLock => "waiting to lock",
+            LockKind::WaitingOn => "waiting on",
+            LockKind::WaitingToRelock => "waiting to re-lock in wait()",
+            LockKind::WaitingOnUnknownObject => {
+                return "- waiting on <no object reference available>".into();
+            }
+            LockKind::ParkingToWaitFor => "parking to wait for ",
+            LockKind::WaitingOnClassInitialization => {
+                return format!(
+                    "- waiting on the Class initialization monitor for {}",
+                    self.class.as_deref().unwrap_or("?")
+                );
+            }
+            LockKind::Eliminated | LockKind::EliminatedScalarReplaced => "eliminated",
+            LockKind::Unreadable(why) => return format!("<inspect: a monitor not read: {why}>"),
+        };
+        let mut s = format!("- {what} ");
+        match (&self.kind, self.object) {
+            (LockKind::EliminatedScalarReplaced, _) => s.push_str("<owner is scalar replaced>"),
+            (_, Some(o)) => {
+                let _ = write!(s, "<{o:#018x}>");
+            }
+            (_, None) => s.push_str("<?>"),
+        }
+        if let Some(c) = &self.class {
+            let _ = write!(s, " (a {c})");
+        }
+        s
     }
 }
 

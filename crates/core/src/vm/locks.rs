@@ -29,150 +29,15 @@
 //!   the thread owning it; a thread met again within the current walk closes a cycle. jcmd's
 //!   `Thread.print` always includes the synchronizers (`VM_FindDeadlocks(outputStream*)`).
 
-use std::fmt::Write as _;
-
 use super::VmModel;
-use super::dump::DumpThread;
-use super::frames::{FrameMonitor, Receiver};
+use super::frames::{FrameMonitor, LockKind, LockLine, Receiver};
 use super::java::JavaReader;
+use super::thread::{DeadlockLink, DumpThread, ThreadLocks, Waits};
 use crate::error::Error;
 use crate::memory::ReadMemory;
 
 /// The most lock stack entries read (`LockStack::CAPACITY` is 8 in JDK 21–25).
 const MAX_LOCK_STACK: u64 = 64;
-
-/// What a lock line says.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LockKind {
-    /// `- locked <obj>`.
-    Locked,
-    /// `- waiting to lock <obj>`.
-    WaitingToLock,
-    /// `- waiting on <obj>` (`Object.wait`).
-    WaitingOn,
-    /// `- waiting to re-lock in wait() <obj>`.
-    WaitingToRelock,
-    /// `- waiting on <no object reference available>`.
-    WaitingOnUnknownObject,
-    /// `- parking to wait for  <obj>`.
-    ParkingToWaitFor,
-    /// `- waiting on the Class initialization monitor for X` (JDK 17+; no object, `class` is
-    /// the class being initialized).
-    WaitingOnClassInitialization,
-    /// `- eliminated <obj>`.
-    Eliminated,
-    /// `- eliminated <owner is scalar replaced>`.
-    EliminatedScalarReplaced,
-    /// A monitor of the frame whose owner could not be read, and why (printed as a note).
-    Unreadable(String),
-}
-
-/// One lock line of a frame, or one ownable synchronizer.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LockLine {
-    /// What it says.
-    pub kind: LockKind,
-    /// The object's address (the full oop, as jcmd prints it).
-    pub object: Option<u64>,
-    /// Its class as jcmd names it (`java.lang.Object`, `java.lang.Class for X`), when readable.
-    pub class: Option<String>,
-}
-
-impl LockLine {
-    /// The line as jcmd prints it, without the leading tab and the newline.
-    pub fn text(&self) -> String {
-        let what = match &self.kind {
-            LockKind::Locked => "locked",
-            LockKind::WaitingToLock => "waiting to lock",
-            LockKind::WaitingOn => "waiting on",
-            LockKind::WaitingToRelock => "waiting to re-lock in wait()",
-            LockKind::WaitingOnUnknownObject => {
-                return "- waiting on <no object reference available>".into();
-            }
-            LockKind::ParkingToWaitFor => "parking to wait for ",
-            LockKind::WaitingOnClassInitialization => {
-                return format!(
-                    "- waiting on the Class initialization monitor for {}",
-                    self.class.as_deref().unwrap_or("?")
-                );
-            }
-            LockKind::Eliminated | LockKind::EliminatedScalarReplaced => "eliminated",
-            LockKind::Unreadable(why) => return format!("<inspect: a monitor not read: {why}>"),
-        };
-        let mut s = format!("- {what} ");
-        match (&self.kind, self.object) {
-            (LockKind::EliminatedScalarReplaced, _) => s.push_str("<owner is scalar replaced>"),
-            (_, Some(o)) => {
-                let _ = write!(s, "<{o:#018x}>");
-            }
-            (_, None) => s.push_str("<?>"),
-        }
-        if let Some(c) = &self.class {
-            let _ = write!(s, " (a {c})");
-        }
-        s
-    }
-}
-
-/// The lock state of one thread, read from its `JavaThread` and `java.lang.Thread`.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct ThreadLocks {
-    /// `JavaThread::_current_pending_monitor` (an `ObjectMonitor*`, 0: none).
-    pub pending_monitor: u64,
-    /// Its `_object`.
-    pub pending_object: u64,
-    /// `JavaThread::_current_pending_monitor_is_from_java` (false: a JNI `MonitorEnter`).
-    pub pending_from_java: bool,
-    /// `JavaThread::_current_waiting_monitor`.
-    pub waiting_monitor: u64,
-    /// Its `_object`.
-    pub waiting_object: u64,
-    /// `Thread.parkBlocker` (0: none).
-    pub park_blocker: u64,
-    /// The objects of `JavaThread::_lock_stack` (lightweight locking, JDK 21+).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub lock_stack: Vec<u64>,
-    /// The ownable synchronizers this thread is known to own (see the module doc).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub owned_synchronizers: Vec<LockLine>,
-}
-
-/// What a thread of a deadlock cycle waits for.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Waits {
-    /// An `ObjectMonitor` (its address), its object and the object's class.
-    Monitor {
-        /// The `ObjectMonitor*`.
-        monitor: u64,
-        /// Its object.
-        object: u64,
-        /// The object's class.
-        class: Option<String>,
-    },
-    /// An `AbstractOwnableSynchronizer` and its class.
-    Synchronizer {
-        /// The synchronizer.
-        object: u64,
-        /// Its class.
-        class: Option<String>,
-    },
-}
-
-/// One thread of a deadlock cycle: its index in the dump's threads, what it waits for, and the
-/// index of the thread holding that (`None`: not found, jcmd's `UNKNOWN_owner_addr`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DeadlockLink {
-    /// The waiting thread.
-    pub thread: usize,
-    /// What it waits for.
-    pub waits: Waits,
-    /// Who holds it.
-    pub held_by: Option<usize>,
-    /// The raw `ObjectMonitor::_owner` when the holder was not found.
-    pub owner_raw: u64,
-}
 
 /// The entries lock reading needs, resolved once.
 pub struct LockReader<'a> {

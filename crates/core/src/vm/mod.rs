@@ -16,6 +16,7 @@ pub mod java;
 pub mod locks;
 pub mod paged;
 pub mod tables;
+pub mod thread;
 pub mod threads;
 
 use std::collections::HashMap;
