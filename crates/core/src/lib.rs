@@ -65,6 +65,7 @@
 
 #![warn(missing_docs)]
 
+pub mod container;
 #[cfg(all(any(target_os = "linux", windows), feature = "discover"))]
 pub mod discover;
 pub(crate) mod elf;
