@@ -4,6 +4,8 @@
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
 #   * tmux (drives `inspect top`'s full-screen view in tests/integration/top.rs);
 #   * podman and runc (tests/integration/image.rs builds and runs deploy/Containerfile's image);
+#   * containerd with ctr (tests/integration/containers.rs: JVMs in containerd and podman
+#     containers, named by their pods);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/integration/serve_tls.rs);
@@ -35,6 +37,9 @@ command -v tmux >/dev/null || need+=(tmux)                             # tests/i
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v podman >/dev/null || need+=(podman)     # tests/integration/image.rs: the FROM scratch image
 command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here
+# tests/integration/containers.rs: a JVM in a containerd container made with ctr, as the CRI
+# plugin makes a pod's (Debian's containerd ships ctr; the test starts the daemon if needed)
+command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containerd)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

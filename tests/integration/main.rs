@@ -12,6 +12,8 @@
 /// Helpers: real JVMs, jcmd and jstat as references, the `inspect` binary, Prometheus.
 mod support;
 
+/// JVMs in containerd, podman and unshare containers, named by their pods.
+mod containers;
 /// `--core` on gcore and kernel cores of real JVMs, against jcmd before the dump.
 mod coredump;
 /// The metric dialects against the JVM's own MXBeans.
