@@ -6,6 +6,7 @@
 #   * podman and runc (tests/integration/image.rs builds and runs deploy/Containerfile's image);
 #   * containerd with ctr (tests/integration/containers.rs: JVMs in containerd and podman
 #     containers, named by their pods);
+#   * kubernetes-validate (PyPI: deploy/kubernetes/ against the Kubernetes schemas, offline);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/integration/serve_tls.rs);
@@ -46,6 +47,11 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"
 fi
+
+# tests/integration/kubernetes.rs: deploy/kubernetes/ checked offline against the Kubernetes
+# schemas kubernetes-validate bundles (PyPI; no cluster, no network at test time)
+python3 -c 'import kubernetes_validate' 2>/dev/null ||
+  python3 -m pip install --quiet 'kubernetes-validate==1.37.0'
 
 for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
   if ! id -u "$user" >/dev/null 2>&1; then
