@@ -1,9 +1,13 @@
 //! JVMs in real containers, named by their pods: a containerd container made with `ctr` as the CRI
 //! plugin makes a pod's (the kubelet's cgroupfs path `/kubepods/burstable/pod<uid>/<id>`, the
 //! CRI annotations in its task bundle's `config.json`), a podman container, and a JVM in a plain
-//! `unshare` namespace. `serve` (hotspot and otel dialects), `inspect --format prometheus`
-//! (micrometer), `list` and `top` name each by its container and pod, and nothing for the last;
-//! a real Prometheus scraping with `honor_labels: true` keeps the labels.
+//! `unshare` namespace. `serve` (hotspot and client_java, as the DaemonSet runs it), `inspect
+//! --format prometheus` (otel, micrometer), `list` and `top` name each by its container and pod,
+//! and nothing for the last;
+//! a real Prometheus scraping with `honor_labels: true` keeps the labels, every query of the
+//! dashboard deploy/grafana/jvms-by-pod.json returns the pod's JVM alone, and the PerfData clock
+//! the "stopped answering" alert watches stands still while the JVM is SIGSTOPped (and runs
+//! again after SIGCONT).
 //!
 //! Needs: root, containerd with ctr, podman and runc (scripts/setup-test-deps.sh installs them;
 //! the test starts containerd when it is not running, and stops it again), JDK 17 and
@@ -465,20 +469,15 @@ fn jvms_in_containerd_podman_and_unshare_are_named_by_their_pods() {
         "{cgroup}"
     );
 
-    // serve, hotspot and otel dialects, the three JVMs only.
-    let mut args: Vec<String> = vec!["--names".into(), "hotspot,otel".into()];
+    // serve as the DaemonSet runs it (its --names), the three JVMs only.
+    let mut args: Vec<String> = vec!["--names".into(), daemonset_names()];
     for p in pids {
         args.extend(["--pid".into(), p.to_string()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let serve = Serve::start(&args);
     let page = serve.metrics();
-    // OpenTelemetry's own names that promtool's lint dislikes (as tests/integration/serve.rs).
-    prom::check_metrics_allowing(
-        &page,
-        "serve with containers",
-        &["jvm_class_count", "jvm_thread_count"],
-    );
+    prom::check_metrics(&page, "serve with containers");
     let pod_labels = [
         ("namespace", names.namespace.as_str()),
         ("pod", names.pod.as_str()),
@@ -486,59 +485,77 @@ fn jvms_in_containerd_podman_and_unshare_are_named_by_their_pods() {
         ("container_id", names.id.as_str()),
         ("pod_uid", names.uid.as_str()),
     ];
+    for family in ["hotspot_java_threads_live", "process_resident_memory_bytes"] {
+        assert_labels(&page, family, ctr.pid, &pod_labels, &[]);
+        assert_labels(
+            &page,
+            family,
+            podman.pid,
+            &[("container_id", podman.id.as_str())],
+            &["namespace", "pod", "container", "pod_uid"],
+        );
+        assert_labels(&page, family, plain.pid, &[], &K8S_LABELS);
+    }
+    // client_java's application: the container's name, else the main class.
     assert_labels(
         &page,
-        "hotspot_java_threads_live",
+        "process_resident_memory_bytes",
         ctr.pid,
-        &pod_labels,
+        &[("application", "orders")],
         &[],
     );
     assert_labels(
         &page,
-        "hotspot_java_threads_live",
+        "process_resident_memory_bytes",
         podman.pid,
-        &[("container_id", podman.id.as_str())],
-        &["namespace", "pod", "container", "pod_uid"],
-    );
-    assert_labels(
-        &page,
-        "hotspot_java_threads_live",
-        plain.pid,
+        &[("application", podman.name.as_str())],
         &[],
-        &K8S_LABELS,
-    );
-    // OpenTelemetry's resource attributes, named by the OTLP-to-Prometheus rule.
-    assert_labels(
-        &page,
-        "jvm_thread_count",
-        ctr.pid,
-        &[
-            ("k8s_namespace_name", names.namespace.as_str()),
-            ("k8s_pod_name", names.pod.as_str()),
-            ("k8s_container_name", "orders"),
-            ("container_id", names.id.as_str()),
-            ("k8s_pod_uid", names.uid.as_str()),
-            ("application", "orders"),
-        ],
-        &["namespace", "pod"],
     );
     assert_labels(
         &page,
-        "jvm_thread_count",
+        "process_resident_memory_bytes",
         plain.pid,
         &[("application", "Target")],
-        &["k8s_pod_name", "container_id", "k8s_namespace_name"],
+        &[],
     );
-    assert_labels(
-        &page,
-        "jvm_thread_count",
-        podman.pid,
-        &[
-            ("container_id", podman.id.as_str()),
-            ("application", podman.name.as_str()),
-        ],
-        &["k8s_pod_name"],
-    );
+
+    // OpenTelemetry's resource attributes, named by the OTLP-to-Prometheus rule.
+    for (jvm, want, absent) in [
+        (
+            ctr.pid,
+            vec![
+                ("k8s_namespace_name", names.namespace.as_str()),
+                ("k8s_pod_name", names.pod.as_str()),
+                ("k8s_container_name", "orders"),
+                ("container_id", names.id.as_str()),
+                ("k8s_pod_uid", names.uid.as_str()),
+                ("application", "orders"),
+            ],
+            vec!["namespace", "pod"],
+        ),
+        (
+            podman.pid,
+            vec![
+                ("container_id", podman.id.as_str()),
+                ("application", podman.name.as_str()),
+            ],
+            vec!["k8s_pod_name"],
+        ),
+        (
+            plain.pid,
+            vec![("application", "Target")],
+            vec!["k8s_pod_name", "container_id", "k8s_namespace_name"],
+        ),
+    ] {
+        let otel = inspect_ok(&[
+            "--format",
+            "prometheus",
+            "--names",
+            "otel",
+            &jvm.to_string(),
+        ]);
+        assert_labels(&otel, "jvm_thread_count", jvm, &want, &absent);
+    }
 
     // inspect --format prometheus of one JVM: the same labels, Micrometer's application.
     let one = inspect_ok(&[
@@ -632,4 +649,111 @@ fn jvms_in_containerd_podman_and_unshare_are_named_by_their_pods() {
     );
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!(r[0].1, 1.0, "{r:?}");
+
+    // Every query of the dashboard, its variables set to the pod: series of that pod's JVM
+    // only (the rates once Prometheus has two scrapes in the window).
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/grafana/jvms-by-pod.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    // As Grafana does with one value of each (the names are DNS labels: no regex metacharacter
+    // but `.`, which matches itself).
+    let substitute = |q: &str| {
+        q.replace("$namespace", &names.namespace)
+            .replace("$pod", &names.pod)
+            .replace("$container", &names.container)
+            .replace("$__rate_interval", "15s")
+    };
+    let mut queries = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let q = substitute(target["expr"].as_str().unwrap());
+            let r = prometheus.wait_for(&q, |r| !r.is_empty());
+            let pods: std::collections::BTreeSet<_> = r
+                .iter()
+                .map(|(l, _)| (l.get("namespace").cloned(), l.get("pod").cloned()))
+                .collect();
+            assert_eq!(
+                pods.into_iter().collect::<Vec<_>>(),
+                vec![(Some(names.namespace.clone()), Some(names.pod.clone()))],
+                "{}: {q}: {r:?}",
+                panel["title"]
+            );
+            for (l, _) in &r {
+                assert_eq!(l.get("pid"), Some(&ctr.pid.to_string()), "{q}: {r:?}");
+            }
+            queries += 1;
+        }
+    }
+    assert!(queries >= 15, "{queries} queries");
+    // The variables' own queries list the pod's names.
+    for var in dashboard["templating"]["list"].as_array().unwrap() {
+        let Some(q) = var["query"]["query"].as_str() else {
+            continue;
+        };
+        let (series, label) = q
+            .strip_prefix("label_values(")
+            .and_then(|r| r.strip_suffix(')'))
+            .and_then(|r| r.rsplit_once(", "))
+            .unwrap_or_else(|| panic!("variable query {q}"));
+        let r = prometheus.wait_for(
+            &format!("count by ({label}) ({})", substitute(series)),
+            |r| !r.is_empty(),
+        );
+        let values: Vec<&str> = r
+            .iter()
+            .filter_map(|(l, _)| l.get(label).map(String::as_str))
+            .collect();
+        let want = match label {
+            "namespace" => names.namespace.as_str(),
+            "pod" => names.pod.as_str(),
+            _ => names.container.as_str(),
+        };
+        assert!(values.contains(&want), "{q}: {values:?}");
+    }
+
+    // The clock HsinspectJvmStoppedAnswering watches (deploy/prometheus/rules.yml; its windows
+    // shortened): it runs while the JVM runs and stands still while it is stopped.
+    let clock = format!(
+        "rate(hotspot_sun_os_hrt_ticks_seconds_total{{pid=\"{}\"}}[4s])",
+        ctr.pid
+    );
+    prometheus.wait_for(&format!("{clock} > 0.5"), |r| r.len() == 1);
+    {
+        let _stopped = Stopped::stop(ctr.pid);
+        prometheus.wait_for(&format!("{clock} == 0"), |r| r.len() == 1);
+    }
+    prometheus.wait_for(&format!("{clock} > 0.5"), |r| r.len() == 1);
+}
+
+/// A process stopped with SIGSTOP, continued on drop (whatever happens to the test).
+struct Stopped(i32);
+
+impl Stopped {
+    fn stop(pid: i32) -> Stopped {
+        send_signal(pid, libc::SIGSTOP);
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        send_signal(self.0, libc::SIGCONT);
+    }
+}
+
+/// The `--names` of deploy/kubernetes/daemonset.yaml's serve.
+fn daemonset_names() -> String {
+    let manifest = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/daemonset.yaml"),
+    )
+    .unwrap();
+    manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("- --names="))
+        .expect("daemonset.yaml runs serve with --names=")
+        .to_string()
 }

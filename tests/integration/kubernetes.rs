@@ -121,6 +121,32 @@ fn manifests_build_and_pass_the_kubernetes_schemas() {
     assert!(text.contains("kind: PodMonitor") && !text.contains("kind: ServiceMonitor"));
 }
 
+/// deploy/prometheus/rules.yml: `promtool check rules`, and its unit tests
+/// (`promtool test rules`: two JVMs' series, one in each kind of trouble, one fine).
+#[test]
+#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+fn prometheus_rules_check_and_pass_their_unit_tests() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/prometheus");
+    for (args, file) in [
+        (["check", "rules"], "rules.yml"),
+        (["test", "rules"], "rules-test.yml"),
+    ] {
+        let out = Command::new(crate::support::prom::tool("promtool"))
+            .args(args)
+            .arg(file)
+            .current_dir(&rules)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && said.contains("SUCCESS"),
+            "promtool {} {file}: {said}",
+            args.join(" ")
+        );
+    }
+}
+
 /// What the exporter relies on, in the built objects.
 #[test]
 #[ignore = "needs kubectl and python3-yaml: run scripts/test.sh"]
