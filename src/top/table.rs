@@ -62,9 +62,11 @@ pub const ALL: [Column; 20] = [
 ];
 
 /// The columns in the order a small terminal keeps them (the most useful first).
+/// CONTAINER last: 24 columns of `-` on a host without containers; a wide terminal (and batch
+/// mode, which has every column) shows it.
 pub const PRIORITY: [Column; 20] = [
-    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Container, Threads, User, Uptime,
-    Safepoint, Heap, Metaspace, Classes, Jit, Version,
+    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, User, Uptime, Safepoint, Heap,
+    Metaspace, Classes, Jit, Version, Container,
 ];
 
 impl Column {

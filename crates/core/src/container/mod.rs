@@ -282,7 +282,9 @@ pub fn forget_others(alive: impl Fn(Pid, u64) -> bool) {
 }
 
 /// The identity from what the cgroup said and what the runtime's file said (`found`: the
-/// runtime whose file it was). Pure: the rules of agreement in one place.
+/// runtime whose file it was). Pure: the rules of agreement in one place (only the Linux seam
+/// has files to combine).
+#[cfg_attr(not(all(feature = "live", target_os = "linux")), allow(dead_code))]
 fn combine(
     c: cgroup::CgroupContainer,
     found: Option<(Runtime, metadata::Names)>,
