@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::support::*;
-use crate::threads::{NAMED, RUNNING_JAVA, Thread, parse};
+use crate::threads::{NAMED, Thread, parse, top_frames};
 
 /// The bound on one `inspect threads` run, generous for a loaded CI machine.
 const INSPECT_LIMIT: Duration = Duration::from_secs(20);
@@ -185,9 +185,9 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
             "{name} missing from ours:\n{ours_text}"
         );
     }
-    let top = |t: &Thread| t.frames.iter().take(10).cloned().collect::<Vec<_>>();
     let mut compared = 0;
     for (name, x) in &a {
+        let top = |t: &Thread| top_frames(name, t);
         let Some(y) = b.get(name) else { continue };
         if name == "Attach Listener" {
             continue; // started by jcmd itself
@@ -203,7 +203,7 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
                 "{name}: java.lang.Thread.State\n{ours_text}"
             );
         }
-        if RUNNING_JAVA.contains(&name.as_str()) || top(x) != top(y) {
+        if top(x) != top(y) {
             continue;
         }
         assert_eq!(
@@ -499,10 +499,23 @@ fn stuck_safepoint_full_dump(major: u32) {
                 .any(|f| f.starts_with("java.lang.System.gc(")),
         "t-gc is not in System.gc:\n{ours}"
     );
+    // t-counted runs compiled code with no poll and no anchor: walked from its registers.
+    let counted = &dump["t-counted"];
     assert_eq!(
-        dump["t-counted"].state.as_deref(),
+        counted.state.as_deref(),
         Some("RUNNABLE"),
         "t-counted:\n{ours}"
+    );
+    assert!(
+        counted
+            .frames
+            .first()
+            .is_some_and(|f| f.starts_with("StuckSafepoint.counted(StuckSafepoint.java:"))
+            && counted
+                .frames
+                .iter()
+                .any(|f| f.starts_with("java.lang.Thread.run(")),
+        "t-counted's frames are not walked from its registers:\n{ours}"
     );
     eprintln!(
         "JDK {major} stuck safepoint: inspect threads {took:?}; jcmd: {}",
