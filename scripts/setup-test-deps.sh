@@ -4,6 +4,9 @@
 #     objcopy), gcc (a C launcher embedding the JVM), util-linux (unshare, setpriv), passwd (useradd);
 #   * tmux (drives `inspect top`'s full-screen view in tests/integration/top.rs);
 #   * podman and runc (tests/integration/image.rs builds and runs deploy/Containerfile's image);
+#   * containerd with ctr (tests/integration/containers.rs: JVMs in containerd and podman
+#     containers, named by their pods);
+#   * kubernetes-validate (PyPI: deploy/kubernetes/ against the Kubernetes schemas, offline);
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/integration/serve_tls.rs);
@@ -35,12 +38,20 @@ command -v tmux >/dev/null || need+=(tmux)                             # tests/i
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 command -v podman >/dev/null || need+=(podman)     # tests/integration/image.rs: the FROM scratch image
 command -v runc >/dev/null || need+=(runc)         # podman's crun fails on hybrid cgroups here
+# tests/integration/containers.rs: a JVM in a containerd container made with ctr, as the CRI
+# plugin makes a pod's (Debian's containerd ships ctr; the test starts the daemon if needed)
+command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containerd)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need[@]}"
 fi
+
+# tests/integration/kubernetes.rs: deploy/kubernetes/ checked offline against the Kubernetes
+# schemas kubernetes-validate bundles (PyPI; no cluster, no network at test time)
+python3 -c 'import kubernetes_validate' 2>/dev/null ||
+  python3 -m pip install --quiet 'kubernetes-validate==1.37.0'
 
 for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
   if ! id -u "$user" >/dev/null 2>&1; then

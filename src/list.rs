@@ -14,7 +14,7 @@ pub enum ListFormat {
     #[default]
     Text,
     /// A JSON array of objects (`pid`, `container_pid`, `user`, `main`, `jvm_version`,
-    /// `uptime_s`, `readable`, ...), strings exact.
+    /// `uptime_s`, `readable`, `container`, ...), strings exact.
     Json,
 }
 
@@ -43,6 +43,12 @@ pub struct ListArgs {
     /// Do not use or fill the per-build symbol cache (~/.cache/hsinspect).
     #[arg(long)]
     pub no_cache: bool,
+
+    #[command(flatten)]
+    pub pods: crate::pods::PodArgs,
+
+    #[command(flatten)]
+    pub host_root: crate::pods::HostRootArg,
 }
 
 /// Runs `inspect list`: the JVMs on stdout; on stderr, how many processes could not be looked
@@ -53,12 +59,15 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
             "-m and -v print main arguments and JVM flags, which can hold secrets: machine formats never carry them, so use them with text output"
         );
     }
-    let scan = discover::scan(&ScanOptions {
+    let pods = args.pods.filter()?;
+    let mut scan = discover::scan(&ScanOptions {
         main_args: args.main_args,
         jvm_flags: args.jvm_flags,
         no_symbol_cache: args.no_cache,
         keep_readings: false,
+        host_root: args.host_root.host_root.clone(),
     })?;
+    scan.jvms.retain(|j| pods.selects(j.container.as_ref()));
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = match args.format {
@@ -115,6 +124,15 @@ pub(crate) fn uptime(seconds: f64) -> String {
     }
 }
 
+/// The container column: `namespace/pod/container` for a JVM in a pod whose names are known,
+/// else the container's name or short id ([`hsinspect::container::ContainerIdentity::short`]);
+/// `-` on the host.
+pub(crate) fn container_column(jvm: &JvmInfo) -> String {
+    jvm.container
+        .as_ref()
+        .map_or("-".into(), |c| escape(&c.short()))
+}
+
 /// The main column: the main class (short unless `-l`), else `[comm]` for a JVM that names none
 /// (one embedded through `JNI_CreateJavaVM`, or one nothing could be read from).
 pub(crate) fn main_column(jvm: &JvmInfo, long: bool) -> String {
@@ -130,7 +148,7 @@ pub(crate) fn main_column(jvm: &JvmInfo, long: bool) -> String {
 }
 
 fn write_text(out: &mut impl Write, jvms: &[JvmInfo], args: &ListArgs) -> io::Result<()> {
-    let rows: Vec<[String; 6]> = jvms
+    let rows: Vec<[String; 7]> = jvms
         .iter()
         .map(|j| {
             [
@@ -144,10 +162,19 @@ fn write_text(out: &mut impl Write, jvms: &[JvmInfo], args: &ListArgs) -> io::Re
                     escape(&j.jvm_version)
                 },
                 j.readable.as_str().to_string(),
+                container_column(j),
             ]
         })
         .collect();
-    let header = ["PID", "NSPID", "USER", "UPTIME", "VERSION", "READABLE"];
+    let header = [
+        "PID",
+        "NSPID",
+        "USER",
+        "UPTIME",
+        "VERSION",
+        "READABLE",
+        "CONTAINER",
+    ];
     let mut widths = header.map(str::len);
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -8,6 +8,7 @@
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod output;
+mod pods;
 mod sampling;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod serve;

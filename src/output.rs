@@ -23,6 +23,9 @@ pub struct DialectArgs {
     /// main class's simple name.
     #[arg(long = "application", value_name = "NAME=GLOB", value_parser = parse_application)]
     pub applications: Vec<ApplicationRule>,
+
+    #[command(flatten)]
+    pub host_root: crate::pods::HostRootArg,
 }
 
 fn parse_names(s: &str) -> Result<Names, String> {
@@ -76,13 +79,27 @@ pub fn write<'a, W: Write>(
         OutputFormat::Prometheus => {
             let pid_number = pid;
             let mut page = prometheus::Exposition::new();
+            // A live JVM's container: the labels serve gives it.
+            let root = dialects.host_root.host_root.as_deref();
+            let container = pid.and_then(|p| {
+                hsinspect::container::identify(p, root.unwrap_or(std::path::Path::new("/")))
+            });
             let pid = pid.map(|p| p.to_string());
-            let labels: Vec<(&str, &str)> = pid.iter().map(|p| ("pid", p.as_str())).collect();
+            let mut labels: Vec<(&str, String)> = pid.iter().map(|p| ("pid", p.clone())).collect();
+            labels.extend(container.iter().flat_map(|c| c.labels()));
+            let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
             if dialects.names.has(dialect::Dialect::Hotspot) {
                 page.add_counters(counters, snapshot.long("sun.os.hrt.frequency"), &labels);
             }
             if dialects.names.needs_jvm_metrics() {
-                add_dialects(&mut page, dialects, pid_number, taken, snapshot);
+                add_dialects(
+                    &mut page,
+                    dialects,
+                    pid_number,
+                    container.as_ref(),
+                    taken,
+                    snapshot,
+                );
             }
             page.write(out)?;
             Ok(Vec::new())
@@ -96,6 +113,7 @@ fn add_dialects(
     page: &mut prometheus::Exposition,
     dialects: &DialectArgs,
     pid: Option<Pid>,
+    container: Option<&hsinspect::container::ContainerIdentity>,
     taken: SystemTime,
     snapshot: &Snapshot,
 ) {
@@ -112,6 +130,7 @@ fn add_dialects(
         snapshot,
         main,
         pid.map(|p| (host.as_str(), p)),
+        container,
         taken,
     );
 }

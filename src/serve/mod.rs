@@ -51,6 +51,9 @@ pub struct ServeArgs {
     pub no_cache: bool,
 
     #[command(flatten)]
+    pub pods: crate::pods::PodArgs,
+
+    #[command(flatten)]
     pub dialects: crate::output::DialectArgs,
 
     /// Windows: install `inspect serve` with the other options given here as the Windows
@@ -119,6 +122,7 @@ pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
         pids: args.pids.clone(),
         users: args.users.clone(),
         main,
+        pods: args.pods.filter()?,
     };
     let web = match &args.web_config_file {
         Some(path) => Some(Arc::new(
@@ -146,11 +150,13 @@ pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
         );
     }
     let exporter = Arc::new(
-        Exporter::new(selection, !args.no_cache).with_dialects(Dialects {
-            names: args.dialects.names.clone(),
-            applications: args.dialects.applications.clone(),
-            host: crate::output::host_name(),
-        }),
+        Exporter::new(selection, !args.no_cache)
+            .with_dialects(Dialects {
+                names: args.dialects.names.clone(),
+                applications: args.dialects.applications.clone(),
+                host: crate::output::host_name(),
+            })
+            .with_host_root(args.dialects.host_root.host_root.clone()),
     );
     let flag = match stop {
         Stop::Console => watch_console(addr).context("catching the stop signals")?,

@@ -75,6 +75,12 @@ pub struct TopArgs {
     /// Do not read the per-build symbol cache (~/.cache/hsinspect).
     #[arg(long)]
     pub no_cache: bool,
+
+    #[command(flatten)]
+    pub pods: crate::pods::PodArgs,
+
+    #[command(flatten)]
+    pub host_root: crate::pods::HostRootArg,
 }
 
 /// Parses `-d`: seconds, fractional allowed, or with an `s`/`ms` suffix; at least 0.1 s.
@@ -106,6 +112,8 @@ pub fn run(args: &TopArgs) -> anyhow::Result<ExitCode> {
     let host = Host::new(HostOptions {
         rescan: args.rescan,
         no_cache: args.no_cache,
+        pods: args.pods.filter()?,
+        host_root: args.host_root.host_root.clone(),
     });
     let sort = Sort {
         column: args.sort,
@@ -245,6 +253,7 @@ fn json_row(jvm: &Tracked, now: f64, timestamp_ms: u128) -> serde_json::Value {
         "jvm_version": jvm.info.jvm_version,
         "uptime_s": (jvm.uptime_s(now) * 100.0).round() / 100.0,
         "readable": jvm.info.readable,
+        "container": jvm.info.container,
         "state": jvm.state.name(),
         "reason": jvm.state.reason(),
     });

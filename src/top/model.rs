@@ -259,12 +259,16 @@ fn proc_figures(stat: Option<&std::fs::File>) -> (Option<f64>, Option<u64>) {
 }
 
 /// Options of the model.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct HostOptions {
     /// Shortest time between two scans of `/proc` for new JVMs.
     pub rescan: Duration,
     /// Do not use the symbol cache.
     pub no_cache: bool,
+    /// Only JVMs in these pods (`--namespace`, `--pod`).
+    pub pods: hsinspect::container::PodFilter,
+    /// Where the container runtimes' files are (`--host-root`).
+    pub host_root: Option<std::path::PathBuf>,
 }
 
 /// Every JVM on the host, sampled.
@@ -339,10 +343,13 @@ impl Host {
         if self.last_scan.is_some() && !new && !unreadable {
             return Ok(());
         }
-        let scan = discover::scan(&ScanOptions {
+        let mut scan = discover::scan(&ScanOptions {
             no_symbol_cache: self.opts.no_cache,
+            host_root: self.opts.host_root.clone(),
             ..ScanOptions::default()
         })?;
+        let pods = &self.opts.pods;
+        scan.jvms.retain(|j| pods.selects(j.container.as_ref()));
         self.scans += 1;
         // The scan's peak is far above what top keeps between scans: give the free pages back.
         #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -47,6 +47,8 @@ pub enum Column {
     Classes,
     /// JIT compilation ms per second.
     Jit,
+    /// `namespace/pod/container`, a plain container's name or short id; `-` on the host.
+    Container,
 }
 
 use Column::*;
@@ -54,15 +56,17 @@ use Column::*;
 /// Every column in display order.
 /// Every column in display order: MAIN last, as `top`'s COMMAND, so that why a JVM cannot be read
 /// can follow it.
-pub const ALL: [Column; 19] = [
+pub const ALL: [Column; 20] = [
     Pid, User, Version, Uptime, Cpu, Rss, Heap, HeapPct, Old, Metaspace, Gc, Ygc, Fgc, Alloc,
-    Safepoint, Threads, Classes, Jit, Main,
+    Safepoint, Threads, Classes, Jit, Container, Main,
 ];
 
 /// The columns in the order a small terminal keeps them (the most useful first).
-pub const PRIORITY: [Column; 19] = [
+/// CONTAINER last: 24 columns of `-` on a host without containers; a wide terminal (and batch
+/// mode, which has every column) shows it.
+pub const PRIORITY: [Column; 20] = [
     Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, User, Uptime, Safepoint, Heap,
-    Metaspace, Classes, Jit, Version,
+    Metaspace, Classes, Jit, Version, Container,
 ];
 
 impl Column {
@@ -88,12 +92,13 @@ impl Column {
             Threads => "THREADS",
             Classes => "CLASSES",
             Jit => "JIT ms/s",
+            Container => "CONTAINER",
         }
     }
 
     /// Whether the cells are text (left-aligned, sorted A to Z).
     pub fn is_text(self) -> bool {
-        matches!(self, User | Main | Version)
+        matches!(self, User | Main | Version | Container)
     }
 
     /// The width the full-screen view gives the column (MAIN takes what is left).
@@ -103,6 +108,7 @@ impl Column {
             User => 10,
             Version => 12,
             Main => 16,
+            Container => 24,
             Heap => 11,
             // Room for the sort mark after the header.
             c => (c.header().len() + 1).max(6),
@@ -144,6 +150,7 @@ pub fn cell(column: Column, jvm: &Tracked, now: f64) -> String {
         Main => list::main_column(&jvm.info, false),
         Version if jvm.info.jvm_version.is_empty() => "?".into(),
         Version => list::escape(&jvm.info.jvm_version),
+        Container => list::container_column(&jvm.info),
         Uptime => list::uptime(jvm.uptime_s(now)),
         // The process's own figures, from /proc/<pid>/stat: an unreadable JVM has them too.
         Cpu | Rss if matches!(jvm.state, State::Gone(_)) => "-".into(),
@@ -181,7 +188,7 @@ fn number(column: Column, jvm: &Tracked, now: f64) -> Option<f64> {
     match column {
         Pid => Some(jvm.info.pid as f64),
         Uptime => Some(jvm.uptime_s(now)),
-        User | Main | Version => None,
+        User | Main | Version | Container => None,
         _ if !live => None,
         Cpu => f.cpu_percent,
         Rss => f.rss_bytes.map(|b| b as f64),
@@ -233,7 +240,8 @@ impl Sort {
     }
 }
 
-/// The JVMs to show, filtered (`filter`: a substring of main, user or pid, any case) and sorted.
+/// The JVMs to show, filtered (`filter`: a substring of main, user, pid or container, any case)
+/// and sorted.
 pub fn rows<'h>(host: &'h Host, sort: Sort, filter: &str) -> Vec<&'h Tracked> {
     let now = host.now();
     let needle = filter.to_lowercase();
@@ -246,6 +254,9 @@ pub fn rows<'h>(host: &'h Host, sort: Sort, filter: &str) -> Vec<&'h Tracked> {
                 || j.info.user.to_lowercase().contains(&needle)
                 || j.info.main.to_lowercase().contains(&needle)
                 || j.info.comm.to_lowercase().contains(&needle)
+                || list::container_column(&j.info)
+                    .to_lowercase()
+                    .contains(&needle)
         })
         .collect();
     rows.sort_by(|a, b| sort.compare(a, b, now));

@@ -12,6 +12,8 @@
 /// Helpers: real JVMs, jcmd and jstat as references, the `inspect` binary, Prometheus.
 mod support;
 
+/// JVMs in containerd, podman and unshare containers, named by their pods.
+mod containers;
 /// `--core` on gcore and kernel cores of real JVMs, against jcmd before the dump.
 mod coredump;
 /// The metric dialects against the JVM's own MXBeans.
@@ -30,6 +32,8 @@ mod hostile_files;
 mod image;
 /// JDK 8 (Debian's openjdk-8 in a sid root) as a target.
 mod jdk8;
+/// deploy/kubernetes/ against the Kubernetes schemas, offline; its DaemonSet's arguments run.
+mod kubernetes;
 /// `inspect list` against jps, on every kind of JVM a host has.
 mod list;
 /// `inspect -F <pid>` and `inspect <pid>` on live JDK 17 JVMs, against jcmd.

@@ -138,9 +138,10 @@ const YGC: usize = 11;
 const FGC: usize = 12;
 const ALLOC: usize = 13;
 const THREADS: usize = 15;
-const MAIN: usize = 18;
+const CONTAINER: usize = 18;
+const MAIN: usize = 19;
 
-const HEADERS: [&str; 19] = [
+const HEADERS: [&str; 20] = [
     "PID",
     "USER",
     "VERSION",
@@ -159,6 +160,7 @@ const HEADERS: [&str; 19] = [
     "THREADS",
     "CLASSES",
     "JIT ms/s",
+    "CONTAINER",
     "MAIN",
 ];
 
@@ -221,13 +223,15 @@ fn batch_frames_show_every_kind_of_jvm_as_list_names_it() {
                 .rows
                 .get(&jvm.pid)
                 .unwrap_or_else(|| panic!("pid {} not in frame {i}:\n{stdout}", jvm.pid));
-            assert_eq!(row.len(), 19, "a live JVM's row has no note: {row:?}");
+            assert_eq!(row.len(), 20, "a live JVM's row has no note: {row:?}");
             // Who it is: as inspect list says.
             let l = &listed[&(jvm.pid as i64)];
             assert_eq!(row[PID], jvm.pid.to_string());
             assert_eq!(row[USER], l["user"].as_str().unwrap(), "{row:?}");
             assert_eq!(row[VERSION], l["jvm_version"].as_str().unwrap(), "{row:?}");
             assert_eq!(row[MAIN], l["main"].as_str().unwrap(), "{row:?}");
+            // On the host: no container.
+            assert_eq!(row[CONTAINER], "-", "{row:?}");
             assert!(row[GC].parse::<f64>().is_ok(), "{row:?}");
         }
         // ZGC has neither young nor full collections, nor an eden: jstat's `-`.

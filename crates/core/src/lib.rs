@@ -56,7 +56,8 @@
 //! `discover` (Linux and Windows, feature `discover`) finds every JVM on the host (`inspect
 //! list`, `serve`, `top`) with one scan of `/proc` (Linux) or a toolhelp snapshot (Windows) and
 //! those pipelines; `serve` (feature `serve`) builds the Prometheus
-//! page of them all (the HTTP side is the `inspect` CLI's).
+//! page of them all (the HTTP side is the `inspect` CLI's). [`container`] says which container
+//! and Kubernetes pod a process runs in (its cgroup, then the container runtime's own files).
 //!
 //! Each stage that touches the OS (`process`, `locate`, `read`) has one seam module per OS
 //! (Linux, Windows, and `unsupported` for any other OS or without the `live` feature); files,
@@ -65,6 +66,7 @@
 
 #![warn(missing_docs)]
 
+pub mod container;
 #[cfg(all(any(target_os = "linux", windows), feature = "discover"))]
 pub mod discover;
 pub(crate) mod elf;

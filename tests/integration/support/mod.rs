@@ -487,19 +487,38 @@ pub fn spawn_inspect(args: &[&str]) -> Child {
 }
 
 /// Waits up to `limit` for `child` and collects its output; kills it and panics if it is still
-/// running then (a hang is a failure).
+/// running then (a hang is a failure). Its stdout and stderr are drained while it runs: a child
+/// that writes more than a pipe holds (64 KiB) must not block on a full pipe and look hung.
 pub fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
+    use std::io::Read;
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let deadline = Instant::now() + limit;
     loop {
         match child.try_wait().expect("waiting for a child") {
-            Some(_) => return child.wait_with_output().expect("collecting output"),
+            Some(status) => {
+                return Output {
+                    status,
+                    stdout: stdout.join().unwrap(),
+                    stderr: stderr.join().unwrap(),
+                };
+            }
             None if Instant::now() >= deadline => {
                 let _ = child.kill();
-                let out = child.wait_with_output();
+                let _ = child.wait();
+                let stderr = stderr.join().unwrap_or_default();
                 panic!(
                     "{what} still running after {limit:?} (hang); killed. stderr: {}",
-                    out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-                        .unwrap_or_default()
+                    String::from_utf8_lossy(&stderr)
                 );
             }
             None => std::thread::sleep(Duration::from_millis(2)),

@@ -41,6 +41,12 @@ pub(super) fn scan(opts: &ScanOptions) -> Result<Scan, Error> {
     let clock = Clock::now();
     let users = Users::default();
     Ok(assemble(examined, |candidates| {
+        // Container identities are remembered per process: forget those of processes gone.
+        crate::container::forget_others(|pid, start| {
+            candidates
+                .iter()
+                .any(|c| c.pid == pid && c.start_time == start)
+        });
         inspect_all(candidates, opts, &clock, &users)
     }))
 }
@@ -307,6 +313,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         uptime_s: clock.age_s(c.start_time),
         readable,
         reason,
+        container: crate::container::identify_cached(c.pid, c.start_time, opts.host_root()),
         info_from,
         main_args: opts.main_args.then_some(described.main_args).flatten(),
         jvm_flags: opts.jvm_flags.then_some(described.jvm_flags).flatten(),

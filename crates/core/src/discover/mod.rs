@@ -58,11 +58,13 @@ mod os;
 #[cfg(windows)]
 pub use crate::process::os::{ProcessEntry, processes};
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::container::ContainerIdentity;
 use crate::error::Error;
 use crate::perfdata::{Snapshot, Value};
 use crate::pid::Pid;
@@ -146,6 +148,11 @@ pub struct JvmInfo {
     pub readable: Readable,
     /// With [`Readable::Neither`]: why, and what would fix it.
     pub reason: Option<String>,
+    /// The container it runs in, and under Kubernetes its pod ([`crate::container`]: its cgroup
+    /// and its runtime's files under [`ScanOptions::host_root`]); `None` on the host (and on
+    /// Windows), and then left out of the JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<ContainerIdentity>,
     /// Where `main` and `jvm_version` came from.
     pub info_from: InfoSource,
     /// The main arguments (`jps -m`), only when [`ScanOptions::main_args`] asked. They may hold
@@ -211,6 +218,17 @@ pub struct ScanOptions {
     /// Keep each JVM's reading in [`JvmInfo::reading`] (`serve`: no second read of a JVM the
     /// scan has just read).
     pub keep_readings: bool,
+    /// Where the host's root file system is mounted, for the container runtimes' files
+    /// (`/run/containerd`, `/var/lib/docker`, ...): `None` for `/`. A DaemonSet that mounts
+    /// them under `/host` passes `/host`.
+    pub host_root: Option<PathBuf>,
+}
+
+impl ScanOptions {
+    /// [`ScanOptions::host_root`], `/` when not given.
+    pub fn host_root(&self) -> &Path {
+        self.host_root.as_deref().unwrap_or(Path::new("/"))
+    }
 }
 
 /// Finds every HotSpot JVM this user can see (see the module docs for how), in pid order.
@@ -416,7 +434,6 @@ pub fn java_version(java: Option<&str>, vm: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     /// The version of real regions: JDK 8's Java version, not HotSpot's `25.504-b01`; JDK 9+'s
     /// `java.vm.version` as jps and jcmd's `VM.version` show it.

@@ -180,6 +180,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmI
         uptime_s: (c.process.age().as_secs_f64() * 100.0).round() / 100.0,
         readable,
         reason,
+        container: None,
         info_from,
         main_args: opts.main_args.then_some(described.main_args).flatten(),
         jvm_flags: opts.jvm_flags.then_some(described.jvm_flags).flatten(),

@@ -24,6 +24,7 @@
 use std::fmt;
 
 use super::prometheus::{Exposition, MetricType};
+use crate::container::ContainerIdentity;
 use crate::metrics::{Area, JvmMetrics};
 use crate::pid::Pid;
 use crate::process::ProcessUsage;
@@ -869,11 +870,38 @@ pub struct Beans<'a> {
 }
 
 /// Adds one JVM's families of every dialect of `names` but `hotspot` to `page`, every series
-/// labelled `first` first (the JVM's `application`, `instance`, `pid`). A family two dialects
-/// define alike is written once (see [`Names::parse`]).
-pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Beans<'_>, first: &[(&str, &str)]) {
+/// labelled `first` first (the JVM's `application`, `instance`, `pid`), then its container's
+/// labels (`container`: [`ContainerIdentity::labels`], and in the `otel` dialect
+/// [`ContainerIdentity::otel_labels`], the resource attributes as the OTLP-to-Prometheus rule
+/// names them). A family two dialects define alike is written once (see [`Names::parse`]).
+pub fn add_jvm(
+    page: &mut Exposition,
+    names: &Names,
+    src: &Beans<'_>,
+    first: &[(&str, &str)],
+    container: Option<&ContainerIdentity>,
+) {
+    let with = |extra: Vec<(&'static str, String)>| -> Vec<(String, String)> {
+        first
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(extra.into_iter().map(|(k, v)| (k.to_string(), v)))
+            .collect()
+    };
+    let prom = with(container.map(ContainerIdentity::labels).unwrap_or_default());
+    let otel = with(
+        container
+            .map(ContainerIdentity::otel_labels)
+            .unwrap_or_default(),
+    );
+    let (prom, otel) = (borrow(&prom), borrow(&otel));
     let mut written: Vec<&str> = Vec::new();
     for dialect in names.dialects() {
+        let first = if *dialect == Dialect::Otel {
+            &otel
+        } else {
+            &prom
+        };
         for f in FAMILIES.iter().filter(|f| f.dialect == *dialect) {
             if written.contains(&f.name) {
                 continue;
@@ -885,11 +913,13 @@ pub fn add_jvm(page: &mut Exposition, names: &Names, src: &Beans<'_>, first: &[(
 }
 
 /// Adds one JVM's reading to `page` in every dialect of `names` but `hotspot`: its JMX view
-/// ([`JvmMetrics::from_snapshot`]), its `application` label (from `main`, `jps -l`'s form, and
-/// `rules`), and for a live JVM (`live`: this host's name and the JVM's pid) its process's usage
-/// and the `instance`/`pid` labels. A file or a core (`live` `None`) gets `application` only.
-/// `taken` is when the reading was taken. The one place `inspect --format prometheus` and
-/// `serve` build a JVM's dialect families.
+/// ([`JvmMetrics::from_snapshot`]), its `application` label (from `rules`, its container's
+/// name, `main`: see [`application`]), and for a live JVM (`live`: this host's name and the
+/// JVM's pid) its process's usage and the `instance`/`pid` labels, and its container's labels
+/// (`container`, `None` on the host: see [`add_jvm`]). A file or a core (`live` `None`) gets
+/// `application` only. `taken` is when the reading was taken. The one place `inspect --format
+/// prometheus` and `serve` build a JVM's dialect families.
+#[allow(clippy::too_many_arguments)]
 pub fn add_reading(
     page: &mut Exposition,
     names: &Names,
@@ -897,10 +927,15 @@ pub fn add_reading(
     snapshot: &crate::perfdata::Snapshot,
     main: &str,
     live: Option<(&str, Pid)>,
+    container: Option<&ContainerIdentity>,
     taken: std::time::SystemTime,
 ) {
     let metrics = JvmMetrics::from_snapshot(snapshot);
-    let app = application(main, rules);
+    let app = application(
+        main,
+        container.and_then(ContainerIdentity::application),
+        rules,
+    );
     let labels = match live {
         Some((host, pid)) => jvm_labels(&app, host, pid),
         None => vec![("application", app)],
@@ -914,7 +949,7 @@ pub fn add_reading(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
     };
-    add_jvm(page, names, &beans, &labels);
+    add_jvm(page, names, &beans, &labels, container);
 }
 
 /// `--application NAME=GLOB`: JVMs whose main class or jar path matches `main` (`*` crosses `/`)
@@ -952,13 +987,18 @@ impl ApplicationRule {
 }
 
 /// The `application` label of a JVM whose main class or jar (`jps -l`'s form, from
-/// `sun.rt.javaCommand`) is `main`: the first rule that matches; else the jar's file name without
-/// `.jar` (`/srv/orders-1.4.jar` → `orders-1.4`); else the main class's simple name
-/// (`org.apache.catalina.startup.Bootstrap` → `Bootstrap`, `mod/pkg.Main` → `Main`); else
-/// `unknown` (a JVM embedded with `JNI_CreateJavaVM` names no main).
-pub fn application(main: &str, rules: &[ApplicationRule]) -> String {
+/// `sun.rt.javaCommand`) is `main`, in a container named `container` (its name in its pod, or a
+/// plain container's name: [`ContainerIdentity::application`]): the first rule that matches;
+/// else the container's name; else the jar's file name without `.jar` (`/srv/orders-1.4.jar` →
+/// `orders-1.4`); else the main class's simple name (`org.apache.catalina.startup.Bootstrap` →
+/// `Bootstrap`, `mod/pkg.Main` → `Main`); else `unknown` (a JVM embedded with
+/// `JNI_CreateJavaVM` names no main).
+pub fn application(main: &str, container: Option<&str>, rules: &[ApplicationRule]) -> String {
     if let Some(r) = rules.iter().find(|r| r.main.is_match(main)) {
         return r.name.clone();
+    }
+    if let Some(name) = container {
+        return name.to_string();
     }
     let short = crate::perfdata::java_command::jps_short_main(main);
     let short = short.strip_suffix(".jar").unwrap_or(short);
@@ -1022,6 +1062,10 @@ fn describe(q: Quantity) -> &'static str {
         Quantity::VirtualBytes => "Virtual memory bytes",
         Quantity::ResidentBytes => "Resident memory bytes",
     }
+}
+
+fn borrow(l: &[(String, String)]) -> Vec<(&str, &str)> {
+    l.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
 fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str, &str)]) {
@@ -1198,14 +1242,23 @@ mod tests {
     #[test]
     fn application_names_as_dashboards_expect() {
         let rules = vec![ApplicationRule::parse("orders=*/orders-*.jar").unwrap()];
-        assert_eq!(application("/srv/orders-1.4.jar", &rules), "orders");
-        assert_eq!(application("/srv/billing-2.jar", &rules), "billing-2");
+        assert_eq!(application("/srv/orders-1.4.jar", None, &rules), "orders");
+        assert_eq!(application("/srv/billing-2.jar", None, &rules), "billing-2");
         assert_eq!(
-            application("org.apache.catalina.startup.Bootstrap", &[]),
+            application("org.apache.catalina.startup.Bootstrap", None, &[]),
             "Bootstrap"
         );
-        assert_eq!(application("mod.name/pkg.Main", &[]), "Main");
-        assert_eq!(application("", &[]), "unknown");
+        assert_eq!(application("mod.name/pkg.Main", None, &[]), "Main");
+        assert_eq!(application("", None, &[]), "unknown");
+        // The container's name before the main's, after the rules.
+        assert_eq!(
+            application("/srv/billing-2.jar", Some("billing"), &[]),
+            "billing"
+        );
+        assert_eq!(
+            application("/srv/orders-1.4.jar", Some("x"), &rules),
+            "orders"
+        );
         assert!(ApplicationRule::parse("noequals").is_err());
         assert!(ApplicationRule::parse("=x").is_err());
         assert!(ApplicationRule::parse("a=[").is_err());

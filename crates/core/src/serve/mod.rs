@@ -6,8 +6,9 @@
 //! where readable, else its memory **without stopping it** ([`crate::pipeline::ForcedOptions`] with
 //! `stop: false`; serve never stops a JVM's threads). The counters go through the naming rule of
 //! [`crate::format::prometheus`], each series labelled `pid`, `main` (main class or jar, never
-//! its arguments), `user`, `jvm_version` and, for a JVM in another pid namespace,
-//! `container_pid`. A JVM that exits or cannot be read is counted in
+//! its arguments), `user`, `jvm_version`, for a JVM in another pid namespace `container_pid`,
+//! and for a JVM in a container its [`crate::container`] labels (`namespace`, `pod`,
+//! `container`, `container_id`, `pod_uid`). A JVM that exits or cannot be read is counted in
 //! `hsinspect_jvm_read_failures_total{cause}` and left out; it never fails the page.
 //!
 //! Scrapes that arrive while one is running wait for it and share its page (one scan at a
@@ -18,6 +19,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::container::PodFilter;
 use crate::discover::{self, JvmInfo, Readable, ScanOptions};
 use crate::error::Error;
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
@@ -34,6 +36,8 @@ pub struct Selection {
     pub users: Vec<String>,
     /// Only JVMs whose main class or jar path matches this glob (`--match`; `*` crosses `/`).
     pub main: Option<globset::GlobMatcher>,
+    /// Only JVMs in these namespaces and pods (`--namespace`, `--pod`).
+    pub pods: PodFilter,
 }
 
 impl Selection {
@@ -46,6 +50,7 @@ impl Selection {
                     .iter()
                     .any(|u| *u == jvm.user || jvm.uid.is_some_and(|uid| *u == uid.to_string())))
             && self.main.as_ref().is_none_or(|g| g.is_match(&jvm.main))
+            && self.pods.selects(jvm.container.as_ref())
     }
 }
 
@@ -112,6 +117,7 @@ pub struct Exporter {
     scans: Mutex<u64>,
     symbol_cache: bool,
     dialects: Dialects,
+    host_root: Option<std::path::PathBuf>,
 }
 
 /// The metric dialects a page carries and the labels they need (`--names`, `--application`).
@@ -136,7 +142,15 @@ impl Exporter {
             scans: Mutex::new(0),
             symbol_cache,
             dialects: Dialects::default(),
+            host_root: None,
         }
+    }
+
+    /// The same exporter reading the container runtimes' files under `root` (the host's root
+    /// file system as mounted here: [`ScanOptions::host_root`]).
+    pub fn with_host_root(mut self, root: Option<std::path::PathBuf>) -> Self {
+        self.host_root = root;
+        self
     }
 
     /// The same exporter writing these dialects.
@@ -201,6 +215,7 @@ impl Exporter {
         let scan = discover::scan(&ScanOptions {
             no_symbol_cache: !self.symbol_cache,
             keep_readings: true,
+            host_root: self.host_root.clone(),
             ..ScanOptions::default()
         });
         let mut page = Exposition::new();
@@ -306,7 +321,10 @@ fn release_free_memory() {
     }
 }
 
-/// The labels every series of a JVM carries.
+/// The labels every series of a JVM carries: `pid`, `main`, `user`, `jvm_version`, in another pid
+/// namespace `container_pid`, and in a container its labels
+/// ([`crate::container::ContainerIdentity::labels`]: `namespace`, `pod`, `container`,
+/// `container_id`, `pod_uid`).
 pub fn jvm_labels(jvm: &JvmInfo) -> Vec<(&'static str, String)> {
     let mut labels = vec![
         ("pid", jvm.pid.to_string()),
@@ -316,6 +334,9 @@ pub fn jvm_labels(jvm: &JvmInfo) -> Vec<(&'static str, String)> {
     ];
     if let Some(inner) = jvm.container_pid {
         labels.push(("container_pid", inner.to_string()));
+    }
+    if let Some(c) = &jvm.container {
+        labels.extend(c.labels());
     }
     labels
 }
@@ -334,6 +355,7 @@ fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &D
             &reading.snapshot,
             &jvm.main,
             Some((&dialects.host, jvm.pid)),
+            jvm.container.as_ref(),
             std::time::SystemTime::now(),
         );
     }
@@ -357,15 +379,16 @@ fn html_escape(s: &str) -> String {
 /// The `/` page: the JVMs of the last scrape and the link to `/metrics`.
 pub fn index_page(scrape: &Scrape) -> String {
     let mut html = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hsinspect serve</title></head>\n<body>\n<h1>hsinspect serve</h1>\n<p><a href=\"/metrics\">/metrics</a>: PerfData counters of the JVMs below, in the Prometheus text format.</p>\n<table>\n<tr><th>pid</th><th>container pid</th><th>user</th><th>main</th><th>JVM version</th><th>exported</th></tr>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>hsinspect serve</title></head>\n<body>\n<h1>hsinspect serve</h1>\n<p><a href=\"/metrics\">/metrics</a>: PerfData counters of the JVMs below, in the Prometheus text format.</p>\n<table>\n<tr><th>pid</th><th>container pid</th><th>container</th><th>user</th><th>main</th><th>JVM version</th><th>exported</th></tr>\n",
     );
     for j in &scrape.jvms {
         let i = &j.info;
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             i.pid,
             i.container_pid.map(|p| p.to_string()).unwrap_or_default(),
+            html_escape(&i.container.as_ref().map(|c| c.short()).unwrap_or_default()),
             html_escape(&i.user),
             html_escape(&i.main),
             html_escape(&i.jvm_version),
