@@ -337,6 +337,20 @@ pub mod proto {
 
 use proto::AggregationTemporality as Agg;
 
+/// The protobuf bytes of a request (`Content-Type: application/x-protobuf`).
+pub fn encode(request: &proto::ExportMetricsServiceRequest) -> Vec<u8> {
+    prost::Message::encode_to_vec(request)
+}
+
+/// Decodes a receiver's answer body (an empty body is an empty answer).
+///
+/// # Errors
+/// The decoder's message when the bytes are not an `ExportMetricsServiceResponse`.
+pub fn decode_response(bytes: &[u8]) -> Result<proto::ExportMetricsServiceResponse, String> {
+    <proto::ExportMetricsServiceResponse as prost::Message>::decode(bytes)
+        .map_err(|e| e.to_string())
+}
+
 /// `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` (opentelemetry-specification
 /// `specification/metrics/sdk_exporters/otlp.md`): which instruments are sent as deltas.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -532,7 +546,11 @@ pub fn resource_metrics(
                     dropped_attributes_count: 0,
                 }),
                 metrics,
-                schema_url: SCHEMA_URL.to_string(),
+                // HotSpot's own names follow no published schema.
+                schema_url: match scope {
+                    Scope::Conventions => SCHEMA_URL.to_string(),
+                    Scope::Hotspot => String::new(),
+                },
             })
             .collect(),
         schema_url: SCHEMA_URL.to_string(),
