@@ -10,8 +10,8 @@
 //! Sending follows `specification/protocol/otlp.md`: 2xx is success (a partial success is
 //! logged); 429, 502, 503 and 504 are retried after `Retry-After` when the receiver gives one,
 //! else with exponential backoff and jitter, as are connection failures; any other status fails
-//! the batch. A batch is given at most the timeout, and never more than the interval: one not
-//! sent by then is dropped and counted. Nothing is queued, so memory does not grow with a
+//! the batch. Sending a batch is given at most the timeout, and never past the next interval's
+//! start: one not sent by then is dropped and counted. Nothing is queued, so memory does not grow with a
 //! receiver that is down.
 
 use std::io::Write as _;
@@ -535,9 +535,15 @@ pub fn run(
             }
         }
         drop(batch.request);
-        let deadline = began + cfg.timeout.min(cfg.interval);
+        // The receiver gets the timeout, and the batch ends by the next tick at the latest.
+        let sending = Instant::now();
+        let deadline = (sending + cfg.timeout).min(began + cfg.interval);
         let sent = send(&agent, &cfg, &body, deadline, &stop, &mut jitter);
         let took = began.elapsed();
+        let (read_ms, send_ms) = (
+            (sending - began).as_secs_f64() * 1e3,
+            sending.elapsed().as_secs_f64() * 1e3,
+        );
         stats.record(
             sent.outcome,
             sent.requests,
@@ -547,7 +553,7 @@ pub fn run(
         );
         if verbose {
             eprintln!(
-                "inspect serve: OTLP {}: {} JVMs, {} points, {} bytes ({} on the wire), {} request(s), {:.1} ms{}",
+                "inspect serve: OTLP {}: {} JVMs, {} points, {} bytes ({} on the wire), {} request(s), {:.1} ms (read {:.1} ms, send {:.1} ms){}",
                 match sent.outcome {
                     Outcome::Sent => "sent",
                     Outcome::Failed => "failed",
@@ -559,6 +565,8 @@ pub fn run(
                 body.len(),
                 sent.requests,
                 took.as_secs_f64() * 1e3,
+                read_ms,
+                send_ms,
                 sent.note
                     .as_deref()
                     .map(|n| format!(": {n}"))
@@ -572,6 +580,7 @@ pub fn run(
         }
         reported = sent.note;
         drop(body);
+        hsinspect::serve::release_free_memory();
         // The next tick after now.
         let elapsed = start.elapsed();
         let next = (elapsed.as_nanos() / cfg.interval.as_nanos().max(1)) as u32 + 1;

@@ -10,9 +10,12 @@
 //! [`Temporality::Delta`] the counters and histograms are sent as the change since the previous
 //! push of the same JVM ([`Previous`] keeps the values), the up-down counters stay cumulative (the
 //! specification's `delta` preference); [`Temporality::LowMemory`] makes only the histograms
-//! delta (`lowmemory`: the counters here are observed, i.e. asynchronous). A JVM's first delta
-//! point covers the time from its start; a new start time (another JVM under the pid) or a
-//! counter that went down starts over from the JVM's start.
+//! delta (`lowmemory`: the counters here are observed, i.e. asynchronous). A JVM that started
+//! before the push did ([`JvmPush::since`]) gets no delta point at its first push, only a
+//! baseline: what it counted before may have been sent by an earlier push (another run of
+//! `serve`), and sending it again would count it twice (the Collector's `cumulativetodelta`
+//! processor does the same). A JVM that started since gets its first delta from its start, as
+//! does a new start time under a pid (another JVM) or a counter that went down.
 //!
 //! # `jvm.gc.duration`
 //! PerfData has each collector's count and total time, not each collection's duration: the
@@ -428,6 +431,9 @@ pub struct JvmPush<'a> {
     pub start_unix_nano: u64,
     /// When it was read, nanoseconds since the epoch.
     pub time_unix_nano: u64,
+    /// When the push began, nanoseconds since the epoch: a JVM that started before it gets a
+    /// baseline, no point, at its first delta push.
+    pub since: u64,
 }
 
 /// The semantic conventions' schema the names follow.
@@ -471,10 +477,16 @@ pub fn resource_metrics(
             let mut point = point;
             if agg == Agg::Delta {
                 let key = (o.name, values.iter().map(|v| v.to_string()).collect());
-                let before = previous.values.insert(key, point);
-                if let Some(d) = before.and_then(|b| difference(point, b)) {
-                    point = d;
-                    start = previous.time;
+                match previous.values.insert(key, point) {
+                    Some(b) => {
+                        if let Some(d) = difference(point, b) {
+                            point = d;
+                            start = previous.time;
+                        }
+                    }
+                    // A baseline only: this JVM's past may have been sent already.
+                    None if jvm.start_unix_nano < jvm.since => return,
+                    None => {}
                 }
             }
             match point {
@@ -778,6 +790,7 @@ mod tests {
             },
             start_unix_nano: start,
             time_unix_nano: time,
+            since: 0,
         };
         let mut prev = Previous::default();
         let rm = resource_metrics(&push(1, 10), "0.1.0", Temporality::Delta, &mut prev);
@@ -830,6 +843,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // A JVM older than the push: a baseline first, no point.
+        let mut old = Previous::default();
+        let mut before_push = push(1, 10);
+        before_push.since = 5;
+        let rm = resource_metrics(&before_push, "0.1.0", Temporality::Delta, &mut old);
+        assert!(
+            rm.scope_metrics[0]
+                .metrics
+                .iter()
+                .all(|m| m.name != "jvm.class.loaded")
+        );
+        before_push.time_unix_nano = 20;
+        let rm2 = resource_metrics(&before_push, "0.1.0", Temporality::Delta, &mut old);
+        assert_eq!(loaded(&rm2), (10, Some(AsInt(0))));
         // Another JVM under the pid: from its own start again.
         let rm = resource_metrics(&push(15, 30), "0.1.0", Temporality::Delta, &mut prev);
         assert_eq!(loaded(&rm), (15, Some(AsInt(total))));

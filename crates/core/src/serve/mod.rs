@@ -12,6 +12,9 @@
 //!
 //! Scrapes that arrive while one is running wait for it and share its page (one scan at a
 //! time, however many clients). The HTTP side (`GET /metrics`, `GET /`) is the CLI's.
+//!
+//! The OTLP push ([`push`]) starts from the same [`Exporter::scan_and_read`] and writes the
+//! `otel` dialect's families as OTLP messages; its counts are on the page.
 
 pub mod push;
 
@@ -339,10 +342,10 @@ impl Exporter {
     }
 }
 
-/// Gives the heap's free pages back to the kernel after a scrape (glibc keeps them otherwise): the
-/// scan of a host with many JVMs peaks far above what serve keeps between scrapes, and RSS
-/// should show what serve holds, not its busiest scrape so far. About 0.1 ms.
-fn release_free_memory() {
+/// Gives the heap's free pages back to the kernel after a scrape or a push (glibc keeps them
+/// otherwise): the scan of a host with many JVMs peaks far above what serve keeps between
+/// scrapes, and RSS should show what serve holds, not its busiest scrape so far. About 0.1 ms.
+pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
     unsafe {

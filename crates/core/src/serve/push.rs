@@ -17,7 +17,7 @@ use crate::pid::Pid;
 
 /// What the push keeps between intervals: the settings of its resources, and each JVM's values
 /// of the last push (for delta points; JVMs gone are forgotten at the next batch).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PushState {
     /// Which instruments are sent as deltas.
     pub temporality: Temporality,
@@ -29,6 +29,7 @@ pub struct PushState {
     /// This crate's version, the scopes' version.
     pub version: String,
     previous: HashMap<Pid, Previous>,
+    since: u64,
 }
 
 impl PushState {
@@ -45,6 +46,7 @@ impl PushState {
             resource_attributes,
             version: version.to_string(),
             previous: HashMap::new(),
+            since: nanos(SystemTime::now()),
         }
     }
 
@@ -135,10 +137,15 @@ impl Exporter {
                 },
                 start_unix_nano: (start_seconds * 1e9) as u64,
                 time_unix_nano: nanos(now),
+                since: state.since,
             };
             let previous = state.previous.entry(jvm.pid).or_default();
             let rm = otlp::resource_metrics(&push, &state.version, state.temporality, previous);
             request.resource_metrics.push(rm);
+        }
+        // A JVM found but not read this time keeps its values: its next delta covers both
+        // intervals. A JVM gone is forgotten.
+        for (jvm, _) in &round.jvms {
             seen.push(jvm.pid);
         }
         state.previous.retain(|pid, _| seen.contains(pid));
