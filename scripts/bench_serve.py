@@ -157,7 +157,7 @@ def measure_push(args, inspect):
         serve = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
         batches, cpu0 = [], None
-        while len(batches) < args.pushes + 1:
+        while len(batches) < args.pushes:
             line = serve.stderr.readline()
             if not line:
                 raise SetupError("serve --otlp exited")

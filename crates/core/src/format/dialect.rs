@@ -170,7 +170,8 @@ pub enum Labels {
 }
 
 impl Labels {
-    fn names(self) -> &'static [&'static str] {
+    /// The label names on the Prometheus page, in the order [`points`] gives their values.
+    pub fn names(self) -> &'static [&'static str] {
         match self {
             Labels::None => &[],
             Labels::Area => &["area"],
