@@ -120,12 +120,16 @@ fn interrupted_reads_leave_target_running(signal: i32, name: &str) {
     let took = forced_read_time(&pid);
     let mut rng = Rng::new(name);
     let mut killed = 0;
-    let runs = 30;
-    for _ in 0..runs {
+    let mut runs = 0;
+    // 30 runs, and up to 60 more while none was interrupted: on a loaded machine the sleep
+    // before the signal can overshoot the whole read, so the later runs signal sooner.
+    while runs < 30 || (killed == 0 && runs < 90) {
         // Anywhere from before inspect starts to after it would have finished.
-        let out = signal_during_read(&pid, signal, rng.below(took + took / 2));
+        let window = if runs < 30 { took + took / 2 } else { took / 4 };
+        let out = signal_during_read(&pid, signal, rng.below(window));
         killed += usize::from(assert_finished_or_killed(&out, signal));
         assert_left_alone(jvm.pid, false);
+        runs += 1;
     }
     eprintln!("{name}: a forced read takes {took:?}; {killed} of {runs} runs ended by {name}");
     assert!(
@@ -232,17 +236,21 @@ fn target_traced_by_a_debugger_is_refused_naming_the_tracer() {
 #[test]
 #[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn target_with_one_traced_thread_is_refused_naming_the_tracer() {
-    // As `strace -p <tid>` would: one thread only, not the main one.
+    // As `strace -p <tid>` would: one thread only, not the main one. One of Target's own idle
+    // threads (its comm is the thread's name): a JIT compiler thread, the newest otherwise, can
+    // exit while traced (JDK 17 stops idle compiler threads), and a traced thread that exited
+    // is refused by ptrace without a tracer to name.
     traced_target_is_refused(|jvm| {
         let mut tids: Vec<i32> = task_tracers(jvm.pid)
             .iter()
             .map(|(tid, _)| tid.parse().unwrap())
+            .filter(|tid| {
+                std::fs::read_to_string(format!("/proc/{}/task/{tid}/comm", jvm.pid))
+                    .is_ok_and(|c| c.starts_with("idle-"))
+            })
             .collect();
         tids.sort();
-        *tids
-            .last()
-            .filter(|&&t| t != jvm.pid)
-            .expect("a second thread")
+        *tids.last().expect("one of Target's idle threads")
     });
 }
 

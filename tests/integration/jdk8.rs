@@ -5,8 +5,9 @@
 //! the file path against `jcmd PerfCounter.print` (also in a pid + mount namespace), `list` against
 //! `jps -l`, `stat` against `jstat` (all twelve options, Parallel, G1 and CMS), a
 //! `-XX:+PerfDisableSharedMem` JVM against the region it saves at exit, the saved JDK 8 jstat
-//! outputs of testdata/stat/jdk8-golden/ against JDK 8's jstat, and serve's page with JVMs of
-//! JDK 8, 11, 17, 21 and 25 at once against promtool.
+//! outputs of testdata/stat/jdk8-golden/ against JDK 8's jstat, serve's page with JVMs of
+//! JDK 8, 11, 17, 21 and 25 at once against promtool, and `inspect threads` against JDK 8's
+//! `jcmd Thread.print -l` (Parallel, G1, CMS; `-Xint`).
 //!
 //! Needs root, the JDK 8 root (scripts/jdk8-root.sh, called by scripts/setup-test-deps.sh), the
 //! JDK 11/21/25 runtimes, JDK 17 and promtool: every test is ignored in plain `cargo test`.
@@ -77,7 +78,8 @@ fn classes8() -> &'static Path {
                 .args(["--release", "8", "-nowarn", "-d"])
                 .arg(&out)
                 .arg(src.join("Target.java"))
-                .arg(src.join("Churn.java")),
+                .arg(src.join("Churn.java"))
+                .arg(src.join("ThreadsTarget.java")),
         );
         out
     })
@@ -577,4 +579,131 @@ fn jdk8_cores_at_the_default_filter_read_or_say_what_to_change() {
     for needle in ["is not in the core", "bit 3", "JDK 8", "coredump_filter"] {
         assert!(err.contains(needle), "missing {needle:?}: {err}");
     }
+}
+
+// ---- Thread dumps ----------------------------------------------------------------------------
+
+/// JDK 8's `jcmd <pid> Thread.print -l`, with its VM-anonymous classes' `/<identity hash>`
+/// suffix (`ThreadsTarget$$Lambda$3/1078694789`) taken off: JDK 8's tables say neither which
+/// classes are VM-anonymous (`InstanceKlass::_misc_flags` is not exported before JDK 9) nor
+/// the mirror's hash bits, so `inspect threads` prints the class's own name.
+fn jcmd8_threads(pid: i32) -> String {
+    let out = tool8("jcmd", &[&pid.to_string(), "Thread.print", "-l"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success() && text.contains("Full thread dump"),
+        "JDK 8's jcmd {pid} Thread.print: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut clean = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("$$Lambda$") {
+        let after = at + "$$Lambda$".len();
+        let digits = rest[after..].bytes().take_while(u8::is_ascii_digit).count();
+        let end = after + digits;
+        clean.push_str(&rest[..end]);
+        rest = &rest[end..];
+        if let Some(tail) = rest.strip_prefix('/') {
+            let hash = tail.bytes().take_while(u8::is_ascii_digit).count();
+            if hash > 0 {
+                rest = &tail[hash..];
+            }
+        }
+    }
+    clean.push_str(rest);
+    clean
+}
+
+/// ThreadsTarget on JDK 8 inside the root with `flags`, once its threads are in place.
+fn threads_target8(flags: &[&str]) -> Jvm {
+    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
+    cmd.args(["-Xmx64m"])
+        .args(flags)
+        .args(["-cp", "/proc/self/fd/3", "ThreadsTarget"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, Path::new(JAVA_HOME8))
+}
+
+/// A kernel core (SIGABRT) of a JDK 8 ThreadsTarget, read with the root as `--sysroot` (the
+/// core names libjvm by its path inside the root), against JDK 8's two dumps before it. (gdb
+/// 13's `gcore` of such a JVM wrote the Reference Handler's stack as zeros: not used here.)
+fn kernel_core8_matches_jcmd(flags: &[&str]) {
+    let root = root();
+    for old in std::fs::read_dir(&root).unwrap() {
+        let p = old.unwrap().path();
+        if p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
+    cmd.args(["-Xmx64m"])
+        .args(flags)
+        .args(["-cp", "/proc/self/fd/3", "ThreadsTarget"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    // SAFETY: setrlimit only sets this (forked) process's limit before exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            let unlimited = libc::rlimit {
+                rlim_cur: libc::RLIM_INFINITY,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut jvm = Jvm::spawn(cmd, Path::new(JAVA_HOME8));
+    let first = jcmd8_threads(jvm.pid);
+    let second = jcmd8_threads(jvm.pid);
+    crate::threads_field::abort_with_core(&mut jvm);
+    // chroot(8) runs the JVM in the root's /: the kernel writes its core there.
+    let core = crate::threads_field::kernel_core_in(&root);
+    let ours = crate::threads_field::threads_ok(&[
+        "--core",
+        core.to_str().unwrap(),
+        "--sysroot",
+        root.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&core).unwrap();
+    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    assert!(
+        compared >= 12,
+        "JDK 8 kernel core: only {compared} threads compared"
+    );
+}
+
+/// The thread-dump agreement of `threads::compare` and the lock lines and deadlocks of
+/// `threads::compare_locks`, against JDK 8's jcmd, for each of JDK 8's collectors.
+fn threads8_match_jcmd(flags: &[&str]) {
+    for (name, gc) in COLLECTORS {
+        let mut all: Vec<&str> = gc.to_vec();
+        all.extend(flags);
+        eprintln!("JDK 8 threads, {name} {flags:?}");
+        let jvm = threads_target8(&all);
+        crate::threads::compare_with(jvm.pid, &jcmd8_threads);
+        crate::threads::compare_locks_with(jvm.pid, &jcmd8_threads);
+        if flags.is_empty() && *name == "parallel" {
+            kernel_core8_matches_jcmd(&all);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+fn jdk8_thread_dumps_match_jcmd() {
+    threads8_match_jcmd(&[]);
+}
+
+#[test]
+#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+fn jdk8_interpreted_thread_dumps_match_jcmd() {
+    threads8_match_jcmd(&["-Xint"]);
 }

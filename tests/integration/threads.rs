@@ -19,6 +19,10 @@ pub(crate) struct Thread {
     pub(crate) nid: Option<String>,
     pub(crate) state: Option<String>,
     pub(crate) frames: Vec<String>,
+    /// `Carrying virtual thread #N`: the id of the virtual thread mounted on this carrier.
+    pub(crate) carrying: Option<u64>,
+    /// The frames under `Mounted virtual thread #N` (JDK 24+ jcmd, and ours).
+    pub(crate) mounted: Vec<String>,
 }
 
 /// `at java.lang.Object.wait(java.base@17.0.15/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`.
@@ -38,6 +42,7 @@ fn normalize_frame(line: &str) -> String {
 pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
     let mut out = BTreeMap::new();
     let mut current: Option<Thread> = None;
+    let mut in_mounted = false;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix('"') {
             if let Some(t) = current.take() {
@@ -66,12 +71,23 @@ pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
                 nid,
                 state: None,
                 frames: Vec::new(),
+                carrying: None,
+                mounted: Vec::new(),
             });
+            in_mounted = false;
         } else if let Some(t) = current.as_mut() {
             if let Some(s) = line.strip_prefix("   java.lang.Thread.State: ") {
                 t.state = Some(s.to_string());
+            } else if let Some(n) = line.strip_prefix("   Carrying virtual thread #") {
+                t.carrying = n.trim().parse().ok();
+            } else if line.starts_with("   Mounted virtual thread #") {
+                in_mounted = true;
             } else if line.starts_with("\tat ") {
-                t.frames.push(normalize_frame(line));
+                if in_mounted {
+                    t.mounted.push(normalize_frame(line));
+                } else {
+                    t.frames.push(normalize_frame(line));
+                }
             }
         }
     }
@@ -103,9 +119,23 @@ fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
     Jvm::spawn(cmd, java_home)
 }
 
-/// Threads whose top frames are running Java (no anchor) are not walked yet: their identity
-/// and state are compared, not their frames.
+/// Threads running Java code (no anchor): walked from their registers. Their top frame is
+/// wherever the thread was stopped (jcmd's is at a safepoint poll), so its line is not compared,
+/// only its `class.method`.
 pub(crate) const RUNNING_JAVA: &[&str] = &["t-spin"];
+
+/// The top 10 frames of `t` as compared with jcmd's; for a thread running Java code
+/// ([`RUNNING_JAVA`]) the first frame without its `(File:line)`.
+pub(crate) fn top_frames(name: &str, t: &Thread) -> Vec<String> {
+    let mut top: Vec<String> = t.frames.iter().take(10).cloned().collect();
+    if RUNNING_JAVA.contains(&name)
+        && let Some(first) = top.first_mut()
+        && let Some(open) = first.find('(')
+    {
+        first.truncate(open);
+    }
+    top
+}
 
 /// The named test threads that must be in every dump.
 pub(crate) const NAMED: &[&str] = &[
@@ -127,9 +157,15 @@ pub(crate) const NAMED: &[&str] = &[
 
 fn compare(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
-    let before = parse(&jcmd_threads(java_home, jvm.pid));
+    compare_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
+}
+
+/// [`compare`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l` is
+/// `jcmd` (JDK 8's runs inside its root).
+pub(crate) fn compare_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    let before = parse(&jcmd(pid));
     let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &jvm.pid.to_string()])
+        .args(["threads", &pid.to_string()])
         .output()
         .expect("running inspect");
     assert!(
@@ -138,7 +174,7 @@ fn compare(java_home: &Path, flags: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let ours_text = String::from_utf8(out.stdout).unwrap();
-    let after = parse(&jcmd_threads(java_home, jvm.pid));
+    let after = parse(&jcmd(pid));
     let ours = parse(&ours_text);
     for name in NAMED {
         assert!(
@@ -160,10 +196,7 @@ fn compare(java_home: &Path, flags: &[&str]) {
         if b.state == a.state {
             assert_eq!(o.state, b.state, "{name}: java.lang.Thread.State");
         }
-        if RUNNING_JAVA.contains(&name.as_str()) {
-            continue;
-        }
-        let top = |t: &Thread| t.frames.iter().take(10).cloned().collect::<Vec<_>>();
+        let top = |t: &Thread| top_frames(name, t);
         if top(b) == top(a) {
             assert_eq!(
                 top(o),
@@ -349,10 +382,7 @@ fn top_with_locks(stack: &[String], n: usize) -> Vec<String> {
                 break;
             }
         }
-        // Not known from outside: `JavaThread::_class_to_be_initialized` is not in vmStructs.
-        if !l.starts_with("- waiting on the Class initialization monitor") {
-            out.push(l.clone());
-        }
+        out.push(l.clone());
     }
     out
 }
@@ -365,6 +395,8 @@ const LOCKING: &[&str] = &[
     "t-juc-deadlock-1",
     "t-juc-deadlock-2",
     "t-park",
+    // JDK 17+: `- waiting on the Class initialization monitor for ThreadsTarget$SlowInit`.
+    "t-clinit-waiter",
 ];
 
 /// Runs the target on `java_home` with `flags`; jcmd before, ours, jcmd after. For every Java
@@ -373,9 +405,15 @@ const LOCKING: &[&str] = &[
 /// parked on are known from outside); the deadlock section must be jcmd's.
 fn compare_locks(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
-    let before_text = jcmd_threads(java_home, jvm.pid);
+    compare_locks_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
+}
+
+/// [`compare_locks`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l`
+/// is `jcmd`.
+pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    let before_text = jcmd(pid);
     let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &jvm.pid.to_string()])
+        .args(["threads", &pid.to_string()])
         .output()
         .expect("running inspect");
     assert!(
@@ -384,7 +422,7 @@ fn compare_locks(java_home: &Path, flags: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
     let ours_text = String::from_utf8(out.stdout).unwrap();
-    let after_text = jcmd_threads(java_home, jvm.pid);
+    let after_text = jcmd(pid);
     let (before, dl_before) = parse_locks(&before_text);
     let (after, dl_after) = parse_locks(&after_text);
     let (ours, dl_ours) = parse_locks(&ours_text);
@@ -519,4 +557,120 @@ fn jdk25_xcomp_matches_jcmd() {
 #[ignore = "needs JDK 25: run scripts/test.sh"]
 fn jdk25_compiled_lock_lines_match_jcmd() {
     compare_locks(&jdk(25), &["-Xcomp"]);
+}
+
+// ---- Mounted virtual threads (JDK 21+) ------------------------------------------------------
+
+/// The frames of a mounted virtual thread as compared: its top frame (running Java code, so
+/// stopped anywhere in its loop) without its line.
+fn mounted_top(frames: &[String]) -> Vec<String> {
+    let mut top: Vec<String> = frames.iter().take(10).cloned().collect();
+    if let Some(first) = top.first_mut()
+        && let Some(open) = first.find('(')
+    {
+        first.truncate(open);
+    }
+    top
+}
+
+/// VirtualThreadsTarget on JDK `major`: every carrier that carries the same virtual thread in
+/// both of jcmd's dumps carries it in ours (`Carrying virtual thread #N`, no `nid=` or OS state
+/// in its header), with the same carrier frames; the mounted virtual thread's own frames (jcmd
+/// prints them from JDK 24 on) match jcmd's where it prints them, and otherwise run from the
+/// virtual thread's code down to `Continuation.enter`. Unmounted virtual threads are in neither.
+fn mounted_virtual_threads_match_jcmd(major: u32) {
+    let home = jdk(major);
+    let mut cmd = Command::new(home.join("bin/java"));
+    cmd.args(["-Xmx64m", "-cp"])
+        .arg(test_classes())
+        .arg("VirtualThreadsTarget")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let jvm = Jvm::spawn(cmd, &home);
+    let before_text = jcmd_threads(&home, jvm.pid);
+    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
+        .args(["threads", &jvm.pid.to_string()])
+        .output()
+        .expect("running inspect");
+    assert!(
+        out.status.success(),
+        "inspect threads failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours_text = String::from_utf8(out.stdout).unwrap();
+    let after_text = jcmd_threads(&home, jvm.pid);
+    let (before, after, ours) = (parse(&before_text), parse(&after_text), parse(&ours_text));
+    assert!(
+        !ours_text.contains("vt-sleep-"),
+        "an unmounted virtual thread is in ours:\n{ours_text}"
+    );
+    let mut carriers = 0;
+    let mut spin_seen = false;
+    for (name, b) in &before {
+        let (Some(a), Some(vt)) = (after.get(name), b.carrying) else {
+            continue;
+        };
+        if a.carrying != Some(vt) || a.frames != b.frames {
+            continue; // the carrier changed between jcmd's dumps
+        }
+        let o = ours
+            .get(name)
+            .unwrap_or_else(|| panic!("carrier {name} not in ours:\n{ours_text}"));
+        assert_eq!(o.carrying, Some(vt), "{name}: carried thread\n{ours_text}");
+        assert_eq!(
+            o.nid, None,
+            "{name}: a carrier's header has no nid\n{ours_text}"
+        );
+        assert_eq!(
+            o.state, None,
+            "{name}: a carrier has no State line\n{ours_text}"
+        );
+        let top = |f: &[String]| f.iter().take(10).cloned().collect::<Vec<_>>();
+        assert_eq!(
+            top(&o.frames),
+            top(&b.frames),
+            "{name}: carrier frames\n{ours_text}"
+        );
+        assert!(
+            o.mounted
+                .last()
+                .is_some_and(|f| f.starts_with("jdk.internal.vm.Continuation.enter(")),
+            "{name}: the mounted thread's frames end at Continuation.enter\n{ours_text}"
+        );
+        if !b.mounted.is_empty() && mounted_top(&b.mounted) == mounted_top(&a.mounted) {
+            assert_eq!(
+                mounted_top(&o.mounted),
+                mounted_top(&b.mounted),
+                "{name}: mounted virtual thread #{vt}'s frames\n{ours_text}"
+            );
+        }
+        spin_seen |= o
+            .mounted
+            .first()
+            .is_some_and(|f| f.starts_with("VirtualThreadsTarget.spin("));
+        carriers += 1;
+    }
+    assert!(
+        carriers >= 1 && spin_seen,
+        "vt-spin's carrier was not compared ({carriers} carriers):\n{before_text}\n---\n{ours_text}"
+    );
+    if major >= 24 {
+        assert!(
+            before_text.contains("   Mounted virtual thread #"),
+            "JDK {major}'s jcmd prints mounted virtual threads (JDK-8330846)"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_mounted_virtual_threads_match_jcmd() {
+    mounted_virtual_threads_match_jcmd(21);
+}
+
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_mounted_virtual_threads_match_jcmd() {
+    mounted_virtual_threads_match_jcmd(25);
 }

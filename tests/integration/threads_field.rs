@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::support::*;
-use crate::threads::{NAMED, RUNNING_JAVA, Thread, parse};
+use crate::threads::{NAMED, Thread, parse, top_frames};
 
 /// The bound on one `inspect threads` run, generous for a loaded CI machine.
 const INSPECT_LIMIT: Duration = Duration::from_secs(20);
@@ -157,7 +157,7 @@ fn inspect_measured(args: &[&str]) -> (Output, Duration, u64) {
 }
 
 /// `inspect threads` with `args`, which must succeed within the bounds; its dump.
-fn threads_ok(args: &[&str]) -> String {
+pub(crate) fn threads_ok(args: &[&str]) -> String {
     let mut all = vec!["threads"];
     all.extend_from_slice(args);
     let (out, took, rss) = inspect_measured(&all);
@@ -177,7 +177,7 @@ fn threads_ok(args: &[&str]) -> String {
 
 /// Checks our dump against jcmd's `first` and `second` (see the module's doc); every thread in
 /// `named` must be in ours. Returns how many threads' frames were compared.
-fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
+pub(crate) fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
     let (a, b, ours) = (parse(first), parse(second), parse(ours_text));
     for name in named {
         assert!(
@@ -185,9 +185,9 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
             "{name} missing from ours:\n{ours_text}"
         );
     }
-    let top = |t: &Thread| t.frames.iter().take(10).cloned().collect::<Vec<_>>();
     let mut compared = 0;
     for (name, x) in &a {
+        let top = |t: &Thread| top_frames(name, t);
         let Some(y) = b.get(name) else { continue };
         if name == "Attach Listener" {
             continue; // started by jcmd itself
@@ -203,7 +203,7 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
                 "{name}: java.lang.Thread.State\n{ours_text}"
             );
         }
-        if RUNNING_JAVA.contains(&name.as_str()) || top(x) != top(y) {
+        if top(x) != top(y) {
             continue;
         }
         assert_eq!(
@@ -220,7 +220,7 @@ fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
 
 /// The kernel's core of a process whose working directory was `cwd`; panics saying how to set
 /// it up when `/proc/sys/kernel/core_pattern` does not write cores there.
-fn kernel_core_in(cwd: &Path) -> PathBuf {
+pub(crate) fn kernel_core_in(cwd: &Path) -> PathBuf {
     let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
     let pattern = pattern.trim();
     assert!(
@@ -247,7 +247,7 @@ fn kernel_core_in(cwd: &Path) -> PathBuf {
 
 /// Sends SIGABRT to `jvm` and waits (up to 2 min: the kernel writes the core first) for it to
 /// die with a core.
-fn abort_with_core(jvm: &mut Jvm) {
+pub(crate) fn abort_with_core(jvm: &mut Jvm) {
     send_signal(jvm.pid, libc::SIGABRT);
     let deadline = Instant::now() + Duration::from_secs(120);
     let status = loop {
@@ -362,8 +362,11 @@ fn jdk25_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &[]);
 }
 
-// JDK 25 -Xcomp is left out as in tests/integration/threads.rs: JDK 23+ nmethod debug info is
-// not decoded yet.
+#[test]
+#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+fn jdk25_xcomp_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(25, &["-Xcomp"]);
+}
 
 // ---- Where jcmd fails -----------------------------------------------------------------------
 
@@ -499,10 +502,23 @@ fn stuck_safepoint_full_dump(major: u32) {
                 .any(|f| f.starts_with("java.lang.System.gc(")),
         "t-gc is not in System.gc:\n{ours}"
     );
+    // t-counted runs compiled code with no poll and no anchor: walked from its registers.
+    let counted = &dump["t-counted"];
     assert_eq!(
-        dump["t-counted"].state.as_deref(),
+        counted.state.as_deref(),
         Some("RUNNABLE"),
         "t-counted:\n{ours}"
+    );
+    assert!(
+        counted
+            .frames
+            .first()
+            .is_some_and(|f| f.starts_with("StuckSafepoint.counted(StuckSafepoint.java:"))
+            && counted
+                .frames
+                .iter()
+                .any(|f| f.starts_with("java.lang.Thread.run(")),
+        "t-counted's frames are not walked from its registers:\n{ours}"
     );
     eprintln!(
         "JDK {major} stuck safepoint: inspect threads {took:?}; jcmd: {}",

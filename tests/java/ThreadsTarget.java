@@ -136,10 +136,11 @@ public class ThreadsTarget {
         sink++;
     }
 
+    /** Pure Java, no calls: stopped, it is running Java code with no frame anchor. */
     static void spin() {
         long x = 0;
         while (true) {
-            x += System.nanoTime() & 7;
+            x = x * 31 + (x >>> 7) + 1;
             sink = x;
         }
     }

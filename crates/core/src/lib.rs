@@ -78,6 +78,7 @@ mod pid;
 pub mod pipeline;
 pub(crate) mod process;
 pub(crate) mod read;
+pub mod registers;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;

@@ -1,11 +1,12 @@
 //! What an ELF core file (`ET_CORE`, from the kernel's `fs/binfmt_elf.c` or gdb's `gcore`) says
 //! beyond its memory: the program header table and the `CORE` notes hsinspect uses: `NT_FILE`
-//! (file-backed mappings), `NT_PRPSINFO` (the process) and `NT_AUXV` (the auxiliary vector).
+//! (file-backed mappings), `NT_PRPSINFO` (the process), `NT_PRSTATUS` (each thread's id and
+//! registers) and `NT_AUXV` (the auxiliary vector).
 
 use std::path::PathBuf;
 
 use goblin::elf::header::Header;
-use goblin::elf::note::{NT_FILE, NT_PRPSINFO};
+use goblin::elf::note::{NT_FILE, NT_PRPSINFO, NT_PRSTATUS};
 use goblin::elf::program_header::ProgramHeader;
 
 use super::{CTX, NT_AUXV, SIZEOF_PHDR, SIZEOF_SHDR};
@@ -14,6 +15,14 @@ use crate::pid::Pid;
 
 /// `PN_XNUM`: `e_phnum` value meaning "the real count is in section header 0's `sh_info`".
 const PN_XNUM: u16 = 0xffff;
+/// The most threads (`NT_PRSTATUS` notes) kept from a core.
+const MAX_THREADS: usize = 1 << 20;
+/// Offset of `pr_pid` in the 64-bit `struct elf_prstatus` (after `pr_info` 12, `pr_cursig` 2 +
+/// 2 padding, `pr_sigpend` 8, `pr_sighold` 8).
+const PRSTATUS_PID: usize = 32;
+/// Offset of `pr_reg` (after `pr_pid`, `pr_ppid`, `pr_pgrp`, `pr_sid` 4 each and four
+/// `struct timeval`s of 16 bytes); `pr_fpvalid` (4 + 4 padding) follows the registers.
+const PRSTATUS_REG: usize = 112;
 /// Largest number of program headers accepted (a corrupt count must not allocate gigabytes).
 const MAX_PHDRS: usize = 1 << 22;
 
@@ -50,6 +59,19 @@ pub(crate) struct CoreNotes {
     pub process: Option<CoreProcess>,
     /// `NT_AUXV` as `(a_type, a_val)` pairs, `AT_NULL` and what follows left out.
     pub auxv: Vec<(u64, u64)>,
+    /// Each `NT_PRSTATUS` in order (the crashing thread first in a kernel core).
+    pub threads: Vec<CoreThread>,
+}
+
+/// One thread of a core, from its `NT_PRSTATUS` note (`struct elf_prstatus`,
+/// `include/uapi/linux/elfcore.h`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreThread {
+    /// `pr_pid`: the thread's id (its `nid` in a thread dump).
+    pub tid: Pid,
+    /// `pr_reg`: the kernel's `user_regs_struct` for the core's machine, as 64-bit words
+    /// (27 on x86_64, 34 on aarch64; decoded by [`crate::registers::ThreadRegisters`]).
+    pub registers: Vec<u64>,
 }
 
 impl CoreNotes {
@@ -61,6 +83,9 @@ impl CoreNotes {
                 NT_FILE if self.files.is_none() => self.files = parse_nt_file(desc),
                 NT_PRPSINFO if self.process.is_none() => self.process = parse_prpsinfo(desc),
                 NT_AUXV if self.auxv.is_empty() => self.auxv = parse_auxv(desc),
+                NT_PRSTATUS if self.threads.len() < MAX_THREADS => {
+                    self.threads.extend(parse_prstatus(desc));
+                }
                 _ => {}
             }
         }
@@ -148,6 +173,17 @@ pub(crate) fn parse_nt_file(desc: &[u8]) -> Option<Vec<FileMapping>> {
     Some(out)
 }
 
+/// Parses a 64-bit `struct elf_prstatus`: `pr_pid` and the `pr_reg` words, which end 8 bytes
+/// before the descriptor does (`pr_fpvalid` and its padding).
+pub(crate) fn parse_prstatus(desc: &[u8]) -> Option<CoreThread> {
+    let tid = LeBytes::new(desc).u32_at(PRSTATUS_PID)? as Pid;
+    let regs = desc.get(PRSTATUS_REG..desc.len().checked_sub(8)?)?;
+    Some(CoreThread {
+        tid,
+        registers: LeBytes::new(regs).u64s().collect(),
+    })
+}
+
 /// Parses the 64-bit `struct elf_prpsinfo`: pid at 24, uid at 16, `pr_fname[16]` at 40.
 pub(crate) fn parse_prpsinfo(desc: &[u8]) -> Option<CoreProcess> {
     let u32_at = |i: usize| LeBytes::new(desc).u32_at(i);
@@ -205,5 +241,26 @@ mod tests {
         );
         assert_eq!(notes.auxv, vec![(9, 0x401000), (3, 0x400040)]);
         assert!(notes.files.is_none());
+    }
+
+    #[test]
+    fn prstatus_gives_each_thread_and_its_registers() {
+        // x86_64: 336 bytes, pr_pid at 32, 27 register words at 112, pr_fpvalid at 328.
+        let mut st = vec![0u8; 336];
+        st[32..36].copy_from_slice(&777u32.to_le_bytes());
+        for i in 0..27u64 {
+            let at = 112 + 8 * i as usize;
+            st[at..at + 8].copy_from_slice(&(100 + i).to_le_bytes());
+        }
+        let mut bytes = note(b"CORE\0", NT_PRSTATUS, &st);
+        st[32..36].copy_from_slice(&778u32.to_le_bytes());
+        bytes.extend(note(b"CORE\0", NT_PRSTATUS, &st));
+        bytes.extend(note(b"CORE\0", NT_PRSTATUS, &st[..100])); // too short: left out
+        let mut notes = CoreNotes::default();
+        notes.read(&bytes);
+        assert_eq!(notes.threads.len(), 2);
+        assert_eq!(notes.threads[1].tid, 778);
+        assert_eq!(notes.threads[0].registers.len(), 27);
+        assert_eq!(notes.threads[0].registers[16], 116);
     }
 }

@@ -135,6 +135,26 @@ pub(crate) fn read_region(
     })
 }
 
+/// How long a JVM whose PerfData went away is given to finish exiting (see [`exiting_or`]).
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The error of a sample of a JVM that earlier samples read, whose hsperfdata file is now gone,
+/// empty or inaccessible (`e`): HotSpot deletes the file in `perfMemory_exit`, some time before
+/// the process exits (longer on a loaded machine). Waits up to [`EXIT_GRACE`] for the process to
+/// exit and then says it exited; otherwise `e` stands.
+fn exiting_or(pid: Pid, e: Error) -> Error {
+    let until = Instant::now() + EXIT_GRACE;
+    loop {
+        if crate::process::exited_or_exiting(pid) {
+            return Error::ProcessExited(pid);
+        }
+        if Instant::now() >= until {
+            return e;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// How old a process may be and still be starting up: until then a missing region or file is
 /// waited for (as jvmstat waits), after it the answer is final.
 const STARTUP_GRACE: Duration = Duration::from_secs(2);
@@ -404,10 +424,20 @@ impl Sampler {
             }
             Target::Hsperfdata { pid, wait } => {
                 let (pid, wait) = (*pid, cut(*wait));
-                if self.first.is_none() {
+                let read_before = self.first.is_some();
+                if !read_before {
                     self.first = Some(Process::open(pid)?);
                 }
-                let reading = read_hsperfdata(pid, wait)?;
+                let reading = match read_hsperfdata(pid, wait) {
+                    Ok(r) => r,
+                    Err(
+                        e @ (Error::NotAccessible { .. }
+                        | Error::NoHsperfdataFile { .. }
+                        | Error::HsperfdataFile { .. }
+                        | Error::HsperfdataFileNotSized { .. }),
+                    ) if read_before => return Err(exiting_or(pid, e)),
+                    Err(e) => return Err(e),
+                };
                 // The file read belongs to the first sample's process only if that process still
                 // holds the pid after the read.
                 self.first.as_ref().expect("set above").check_same()?;

@@ -84,12 +84,20 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     };
     let walk_began = Instant::now();
     let paged = Paged::new(&mem);
-    let walked = dump::walk(&vm, &paged);
+    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
+    let mut walked = dump::walk(&vm, &paged, &registers);
     let walk_time = walk_began.elapsed();
+    // CPU times as the stop read them (each thread's stat, before its interrupt); without a
+    // stop, read now.
+    if let Ok(dump) = &mut walked {
+        match &stopped {
+            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
+            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+        }
+    }
     let report = stopped.map(|s| s.release());
     process.check_same()?;
-    let mut dump = walked?;
-    dump.cpu_ms_from_proc(pid);
+    let dump = walked?;
     let mut warnings = Vec::new();
     details.push(model_detail(&vm, modelled));
     details.push(walk_detail(&dump, walk_time, paged.reads()));
@@ -134,7 +142,7 @@ pub fn dump_threads_core(
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
-    let dump = dump::walk(&vm, &paged)?;
+    let dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
     let mut details = vec![Detail::Path(ReadPath::Core {
         path: core_path.to_owned(),
         process: core.process().map(|p| (p.pid, p.command.clone())),

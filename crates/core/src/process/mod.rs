@@ -19,6 +19,7 @@
 //! | `not_a_jvm(pid)` | `Some(Error::NotAJvm)` when the process surely maps no JVM (so a missing hsperfdata file is not blamed on `-XX:+PerfDisableSharedMem`) |
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
+//! | `task_stat(pid, tid)` (Linux) | one thread's [`TaskStat`] (state, CPU time, nice); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
 //!
 //! A new OS is one more module here (and one in `read/` and `locate/`).
 
@@ -36,6 +37,9 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
+/// A thread's `/proc/<pid>/task/<tid>/stat` (Linux only: the thread-dump pipeline's `cpu=`).
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(crate) use os::task_stat;
 pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
     shared_bytes, stop, user_name,
@@ -82,6 +86,41 @@ pub struct ProcessUsage {
     pub max_fds: Option<u64>,
     /// Threads in the process, as the OS counts them (Java and native threads alike).
     pub threads: u64,
+}
+
+/// What `/proc/<pid>/task/<tid>/stat` says of one thread (`fs/proc/array.c` `do_task_stat`):
+/// the fields a thread dump prints (`os_prio=`, `cpu=`) and the stop uses (its state).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskStat {
+    /// The state letter (field 3: `R`, `S`, `D`, `T`, `t`, ...).
+    pub state: u8,
+    /// User plus system CPU time (fields 14 and 15), in milliseconds.
+    pub cpu_ms: f64,
+    /// The nice value (field 19; jcmd's `os_prio=` on Linux).
+    pub nice: i64,
+}
+
+impl TaskStat {
+    /// Parses a `stat` line, given `tick_ms` milliseconds per clock tick: the fields are counted
+    /// from the last `)`, which ends `comm` (a command name may hold `)` and spaces). `None` for
+    /// a line cut before the nice value.
+    pub fn parse(line: &[u8], tick_ms: f64) -> Option<TaskStat> {
+        let close = line.iter().rposition(|&b| b == b')')?;
+        let rest = std::str::from_utf8(&line[close + 1..]).ok()?;
+        // After comm: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
+        // utime(14) stime(15) cutime cstime priority(18) nice(19).
+        let mut f = rest.split_ascii_whitespace();
+        let state = *f.next()?.as_bytes().first()?;
+        let mut f = f.skip(10);
+        let utime: u64 = f.next()?.parse().ok()?;
+        let stime: u64 = f.next()?.parse().ok()?;
+        let nice: i64 = f.nth(3)?.parse().ok()?;
+        Some(TaskStat {
+            state,
+            cpu_ms: (utime + stime) as f64 * tick_ms,
+            nice,
+        })
+    }
 }
 
 /// What the OS says process `pid` uses now.
@@ -172,6 +211,21 @@ impl std::fmt::Display for StopReport {
                 to_stop.as_secs_f64() * 1e3
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod task_stat_tests {
+    use super::TaskStat;
+
+    #[test]
+    fn fields_count_from_the_last_parenthesis() {
+        let line = b"4242 (C2 (x) Thr) S 1 2 3 0 -1 4194368 10 0 0 0 150 50 0 0 20 -5 1 0 9";
+        let s = TaskStat::parse(line, 10.0).unwrap();
+        assert_eq!((s.state, s.cpu_ms, s.nice), (b'S', 2000.0, -5));
+        // Cut before the nice value: nothing, never a guess.
+        assert_eq!(TaskStat::parse(&line[..60], 10.0), None);
+        assert_eq!(TaskStat::parse(b"", 10.0), None);
     }
 }
 

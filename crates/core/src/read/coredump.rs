@@ -20,10 +20,12 @@ use goblin::elf::header::{EM_AARCH64, EM_X86_64, ET_CORE, ET_DYN, ET_EXEC, ET_RE
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
 use memmap2::Mmap;
 
-use crate::elf::coredump::{CoreNotes, CoreProcess, FileMapping};
+use crate::elf::coredump::{CoreNotes, CoreProcess, CoreThread, FileMapping};
 use crate::elf::{self, HeaderProblem};
 use crate::error::Error;
 use crate::memory::{MemoryError, ReadMemory};
+use crate::pid::Pid;
+use crate::registers::ThreadRegisters;
 
 /// One `PT_LOAD` segment of the core: a mapping of the process and the bytes dumped of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,7 @@ pub struct CoreMemory {
     files: Option<Vec<FileMapping>>,
     process: Option<CoreProcess>,
     auxv: Vec<(u64, u64)>,
+    threads: Vec<CoreThread>,
     needed_len: u64,
     /// Files that stand for mapped objects whose bytes the core lacks ([`CoreMemory::back_with`]).
     backing: Vec<Backing>,
@@ -146,6 +149,7 @@ impl CoreMemory {
             files: notes.files,
             process: notes.process,
             auxv: notes.auxv,
+            threads: notes.threads,
             needed_len,
             backing: Vec::new(),
             unbacked: Vec::new(),
@@ -242,6 +246,14 @@ impl CoreMemory {
     /// The process the core is of (`NT_PRPSINFO`), when the note is there.
     pub fn process(&self) -> Option<&CoreProcess> {
         self.process.as_ref()
+    }
+
+    /// The registers of thread `tid` as its `NT_PRSTATUS` note recorded them (for the walk of
+    /// a thread that was running Java code); `None` when the core has no such thread or its
+    /// register set is not one of the core's machine.
+    pub fn thread_registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        let t = self.threads.iter().find(|t| t.tid == tid)?;
+        ThreadRegisters::from_user_regs(self.machine, &t.registers)
     }
 
     /// The value of auxiliary vector entry `key` (`AT_ENTRY` 9, `AT_PHDR` 3, ...).

@@ -8,12 +8,15 @@
 use std::fmt::Write as _;
 
 use super::VmModel;
-use super::frames::{Frame, FrameKind, Walker};
+use super::frames::{Frame, FrameKind, WalkStart, Walker};
 use super::java::{JavaIdentity, JavaReader};
 use super::locks::{DeadlockLink, LockReader, ThreadLocks, Waits};
 use super::paged::Paged;
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use crate::error::Error;
+use crate::pid::Pid;
+use crate::process::TaskStat;
+use crate::registers::ThreadRegisters;
 
 /// One thread of a dump.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -26,12 +29,52 @@ pub struct DumpThread {
     pub frames: Vec<Frame>,
     /// Why its frames or identity are incomplete, if they are.
     pub notes: Vec<String>,
+    /// The virtual thread mounted on it (it is a carrier), with that thread's frames; `frames`
+    /// then holds the carrier's own, below `Continuation.enterSpecial`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub virtual_thread: Option<MountedVirtualThread>,
+    /// The registers its walk started from when it was running Java code (no anchor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registers: Option<ThreadRegisters>,
     /// CPU time of the OS thread in milliseconds (`/proc/<pid>/task/<tid>/stat`, live only).
     pub cpu_ms: Option<f64>,
     /// Its nice value (`os_prio`, from the same file).
     pub os_prio: Option<i64>,
     /// Its monitors and park blocker ([`super::locks`]).
     pub locks: ThreadLocks,
+}
+
+/// A virtual thread mounted on a carrier thread (JDK 21+): its frames sit on the carrier's
+/// stack above the `jdk.internal.vm.Continuation.enterSpecial` frame (`JavaThread::
+/// carrier_last_frame` starts the carrier's own frames at that frame's sender).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MountedVirtualThread {
+    /// Its `Thread.tid` (jcmd's `Carrying virtual thread #N`).
+    pub tid: i64,
+    /// Its frames, innermost first, down to `Continuation.enter`.
+    pub frames: Vec<Frame>,
+}
+
+impl DumpThread {
+    /// Moves the frames above `Continuation.enterSpecial` into the mounted virtual thread's, and
+    /// drops that frame (jcmd prints neither it nor, before JDK 24, the virtual thread's frames
+    /// under the carrier). Without an `enterSpecial` frame (a walk cut short, or a mount in
+    /// progress) every frame stays the carrier's.
+    fn split_virtual_thread(&mut self) {
+        let Some(v) = &mut self.virtual_thread else {
+            return;
+        };
+        let Some(at) = self
+            .frames
+            .iter()
+            .position(|f| f.class == "jdk.internal.vm.Continuation" && f.method == "enterSpecial")
+        else {
+            return;
+        };
+        let carrier = self.frames.split_off(at + 1);
+        self.frames.pop();
+        v.frames = std::mem::replace(&mut self.frames, carrier);
+    }
 }
 
 /// A whole dump.
@@ -49,23 +92,54 @@ pub struct Dump {
     pub deadlocks: Vec<Vec<DeadlockLink>>,
 }
 
-/// The used part of a thread's stack, read in one piece for its walk: from a little below its
-/// last Java sp (the walk reads the return address at `sp - 8`) up to `Thread::_stack_base`;
-/// `None` without an anchor or when the sp is not inside the stack the thread reports.
-fn used_stack(t: &VmThread) -> Option<(u64, u64)> {
+/// The used part of a thread's stack, read in one piece for its walk: from a little below `sp`
+/// (its last Java sp, or the sp register of a thread running Java; the walk reads the return
+/// address at `sp - 8`) up to `Thread::_stack_base`; `None` when the sp is not inside the stack
+/// the thread reports.
+fn used_stack(t: &VmThread, sp: u64) -> Option<(u64, u64)> {
     let (base, size) = t.stack;
     let lowest = base.checked_sub(size)?;
-    let sp = t.anchor.sp;
     (sp > lowest && sp < base).then(|| (sp.saturating_sub(256).max(lowest), base))
+}
+
+/// Where thread `t`'s walk starts: its anchor, or, when it has none and is running Java code,
+/// the registers `registers` gives for its OS thread id.
+fn walk_start(
+    t: &VmThread,
+    registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
+) -> Result<WalkStart, &'static str> {
+    let running_java = t
+        .vm_state_name
+        .is_some_and(|s| s.starts_with("_thread_in_Java"));
+    if t.anchor.sp != 0 || !running_java {
+        return Ok(WalkStart::Anchor(t.anchor));
+    }
+    match t
+        .os_tid
+        .and_then(|tid| Pid::try_from(tid).ok())
+        .and_then(registers)
+    {
+        Some(r) => Ok(WalkStart::Registers(r)),
+        None => Err(
+            "running Java code (no frame anchor) and its registers were not read: its frames are not walked",
+        ),
+    }
 }
 
 /// Walks every Java thread of the VM `vm` through `mem`, a page cache over a stopped target
 /// (each thread's used stack read in one piece, [`Paged::focus`]; its `JavaThread` is not:
-/// neighbouring threads share pages, so the cache reads fewer of them).
+/// neighbouring threads share pages, so the cache reads fewer of them). A thread running Java
+/// code has no frame anchor: its walk starts from the registers `registers` gives for its OS
+/// thread id (ptrace's of a held thread, a core's `NT_PRSTATUS`), or it is left unwalked with
+/// a note.
 ///
 /// # Errors
 /// When the thread list itself cannot be read; a thread that cannot be read is kept with a note.
-pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
+pub fn walk(
+    vm: &VmModel,
+    mem: &Paged<'_>,
+    registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
+) -> Result<Dump, Error> {
     let layout = ThreadLayout::new(vm)?;
     let (list, addresses) = layout.thread_addresses(mem)?;
     let mut walker = Walker::new(vm, mem);
@@ -86,10 +160,13 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
                         anchor: Default::default(),
                         stack: (0, 0),
                         thread_obj: 0,
+                        mounted_vthread: 0,
                     },
                     java: None,
                     frames: Vec::new(),
                     notes: vec![crate::error::with_causes(&e)],
+                    registers: None,
+                    virtual_thread: None,
                     cpu_ms: None,
                     os_prio: None,
                     locks: ThreadLocks::default(),
@@ -98,6 +175,7 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
             }
         };
         let mut notes = Vec::new();
+        let mut from_registers = None;
         let identity = match &java {
             Ok(j) if vm_thread.thread_obj != 0 => match j.identity(vm_thread.thread_obj) {
                 Ok(i) => Some(i),
@@ -118,24 +196,46 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
                 None
             }
         };
+        // A virtual thread mounted on this carrier: its id (a different `Thread.tid` from the
+        // carrier's; the oops alone may differ only in a collector's colour bits).
+        let mounted = match (&java, vm_thread.mounted_vthread) {
+            (_, 0) => None,
+            (Ok(j), v) => match j.thread_id(v) {
+                Ok(tid) if identity.as_ref().is_some_and(|i| i.tid == tid) => None,
+                Ok(tid) => Some(tid),
+                Err(e) => {
+                    notes.push(format!(
+                        "mounted virtual thread: {}",
+                        crate::error::with_causes(&e)
+                    ));
+                    None
+                }
+            },
+            (Err(_), _) => None,
+        };
         let frames = match &mut walker {
-            Ok(w) => {
-                mem.focus(used_stack(&vm_thread).as_slice());
-                let (frames, why) = w.walk(vm_thread.anchor, vm_thread.stack);
-                mem.focus(&[]);
-                if let Some(why) = why {
-                    notes.push(why);
+            Ok(w) => match walk_start(&vm_thread, registers) {
+                Ok(start) => {
+                    let sp = match start {
+                        WalkStart::Anchor(a) => a.sp,
+                        WalkStart::Registers(r) => r.sp,
+                    };
+                    mem.focus(used_stack(&vm_thread, sp).as_slice());
+                    let (frames, why) = w.walk(start, vm_thread.stack);
+                    mem.focus(&[]);
+                    if let Some(why) = why {
+                        notes.push(why);
+                    }
+                    if let WalkStart::Registers(r) = start {
+                        from_registers = Some(r);
+                    }
+                    frames
                 }
-                if frames.is_empty()
-                    && vm_thread.anchor.sp == 0
-                    && vm_thread.vm_state_name == Some("_thread_in_Java")
-                {
-                    notes.push(
-                        "running Java code (no frame anchor): its frames are not walked".into(),
-                    );
+                Err(why) => {
+                    notes.push(why.into());
+                    Vec::new()
                 }
-                frames
-            }
+            },
             Err(e) => {
                 notes.push(format!("frames: {}", crate::error::with_causes(e)));
                 Vec::new()
@@ -155,6 +255,11 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
             java: identity,
             frames,
             notes,
+            registers: from_registers,
+            virtual_thread: mounted.map(|tid| MountedVirtualThread {
+                tid,
+                frames: Vec::new(),
+            }),
             cpu_ms: None,
             os_prio: None,
             locks,
@@ -170,6 +275,9 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
             Vec::new()
         }
     };
+    for t in &mut threads {
+        t.split_virtual_thread();
+    }
     Ok(Dump {
         release: vm.release.clone(),
         major: vm.major,
@@ -180,37 +288,20 @@ pub fn walk(vm: &VmModel, mem: &Paged<'_>) -> Result<Dump, Error> {
 }
 
 impl Dump {
-    /// Fills each thread's CPU time and nice value from `/proc/<pid>/task/<tid>/stat` (a live
-    /// target; fields 14–15 utime/stime in clock ticks, 19 nice, after the `)` of `comm`).
-    pub fn cpu_ms_from_proc(&mut self, pid: i32) {
-        use std::io::Read;
-        let tick_ms = 1000.0 / clock_ticks() as f64;
-        // One open and one read a thread: the line is ~300 bytes (comm at most 16 + 52 numbers).
-        let mut buf = [0u8; 1024];
+    /// Fills each thread's CPU time and nice value (jcmd's `cpu=`, `os_prio=`) from `stat`,
+    /// what the OS says of an OS thread id (`/proc/<pid>/task/<tid>/stat` on Linux, read as the
+    /// thread was stopped).
+    pub fn set_task_stats(&mut self, stat: &dyn Fn(Pid) -> Option<TaskStat>) {
         for t in &mut self.threads {
-            let Some(tid) = t.vm.os_tid else { continue };
-            let Ok(n) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
-                .and_then(|mut f| f.read(&mut buf))
+            let Some(s) =
+                t.vm.os_tid
+                    .and_then(|tid| Pid::try_from(tid).ok())
+                    .and_then(stat)
             else {
                 continue;
             };
-            let stat = &buf[..n];
-            let Some(rest) = stat
-                .iter()
-                .rposition(|&b| b == b')')
-                .and_then(|i| std::str::from_utf8(&stat[i + 1..]).ok())
-            else {
-                continue;
-            };
-            // After comm: state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
-            // cmajflt utime(14) stime(15) cutime cstime priority(18) nice(19).
-            let mut f = rest.split_ascii_whitespace().skip(11);
-            let (u, s) = (f.next(), f.next());
-            if let (Some(Ok(u)), Some(Ok(s))) = (u.map(str::parse::<u64>), s.map(str::parse::<u64>))
-            {
-                t.cpu_ms = Some((u + s) as f64 * tick_ms);
-            }
-            t.os_prio = f.nth(3).and_then(|p| p.parse().ok());
+            t.cpu_ms = Some(s.cpu_ms);
+            t.os_prio = Some(s.nice);
         }
     }
 
@@ -239,30 +330,33 @@ impl Dump {
                 .unwrap_or_default()
         );
         out.push('\n');
-        let _ = writeln!(out, "Threads class SMR info:");
-        let _ = writeln!(
-            out,
-            "_java_thread_list={:#018x}, length={}, elements={{",
-            self.thread_list,
-            self.threads.len()
-        );
-        let addrs: Vec<String> = self
-            .threads
-            .iter()
-            .map(|t| format!("{:#018x}", t.vm.address))
-            .collect();
-        // `ThreadsSMRSupport::print_info_elements_on`: ", " between elements, a line break
-        // after every fourth.
-        for (i, a) in addrs.iter().enumerate() {
-            out.push_str(a);
-            if i + 1 < addrs.len() {
-                out.push_str(if i % 4 == 3 { ",\n" } else { ", " });
+        // The SMR section came with thread-safe memory reclamation (JDK 10, JDK-8167108).
+        if self.major >= 10 {
+            let _ = writeln!(out, "Threads class SMR info:");
+            let _ = writeln!(
+                out,
+                "_java_thread_list={:#018x}, length={}, elements={{",
+                self.thread_list,
+                self.threads.len()
+            );
+            let addrs: Vec<String> = self
+                .threads
+                .iter()
+                .map(|t| format!("{:#018x}", t.vm.address))
+                .collect();
+            // `ThreadsSMRSupport::print_info_elements_on`: ", " between elements, a line break
+            // after every fourth.
+            for (i, a) in addrs.iter().enumerate() {
+                out.push_str(a);
+                if i + 1 < addrs.len() {
+                    out.push_str(if i % 4 == 3 { ",\n" } else { ", " });
+                }
             }
+            if !addrs.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("}\n\n");
         }
-        if !addrs.is_empty() {
-            out.push('\n');
-        }
-        out.push_str("}\n\n");
         for t in &self.threads {
             self.thread_text(t, &mut out);
             w.write_all(out.as_bytes())?;
@@ -337,7 +431,7 @@ impl Dump {
             out.push_str("===================================================\n");
             for link in cycle {
                 let _ = writeln!(out, "\"{}\":", name(link.thread));
-                stack_text(&self.threads[link.thread], out);
+                stack_text(&self.threads[link.thread].frames, out);
             }
         }
         if self.deadlocks.len() == 1 {
@@ -372,28 +466,42 @@ impl Dump {
         if let Some(p) = t.os_prio {
             let _ = write!(out, "os_prio={p} ");
         }
-        if let Some(c) = t.cpu_ms {
+        // `cpu=` (and `elapsed=`) came in JDK 11 (JDK-8200720).
+        if let Some(c) = t.cpu_ms.filter(|_| self.major >= 11) {
             let _ = write!(out, "cpu={c:.2}ms ");
         }
         let _ = write!(out, "tid={:#018x} ", t.vm.address);
-        if let Some(nid) = t.vm.os_tid {
+        if let Some(nid) = t.vm.os_tid.filter(|_| t.virtual_thread.is_none()) {
             if self.major >= 18 {
                 let _ = write!(out, "nid={nid} ");
             } else {
                 let _ = write!(out, "nid={nid:#x} ");
             }
         }
-        if let Some(w) = t.vm.os_state.and_then(|s| os_state_word(s as i32)) {
+        // `Thread::print_on` leaves the OS thread out for a carrier with a mounted virtual thread.
+        if t.virtual_thread.is_none()
+            && let Some(w) = t.vm.os_state.and_then(|s| os_state_word(s as i32))
+        {
             out.push_str(w);
         }
-        // `JavaThread::print_on`: " [" + the last Java sp rounded down to its 4 KiB page.
-        let _ = writeln!(out, " [{:#018x}]", t.vm.anchor.sp & !0xfff);
-        if let Some(j) = &t.java
+        // `JavaThread::print_on`: " [" + the last Java sp rounded down to its 4 KiB page (a
+        // thread running Java has none; jcmd's safepoint would give it its sp register's).
+        let sp = t.registers.map_or(t.vm.anchor.sp, |r| r.sp);
+        let _ = writeln!(out, " [{:#018x}]", sp & !0xfff);
+        if let Some(v) = &t.virtual_thread {
+            let _ = writeln!(out, "   Carrying virtual thread #{}", v.tid);
+        } else if let Some(j) = &t.java
             && let Some(s) = &j.state
         {
             let _ = writeln!(out, "   java.lang.Thread.State: {s}");
         }
-        stack_text(t, out);
+        stack_text(&t.frames, out);
+        // JDK 24+ (JDK-8330846) prints the mounted virtual thread's frames after the carrier's;
+        // printed for JDK 21–23 too, where jcmd has no way to show them.
+        if let Some(v) = &t.virtual_thread {
+            let _ = writeln!(out, "   Mounted virtual thread #{}", v.tid);
+            stack_text(&v.frames, out);
+        }
         for n in &t.notes {
             let _ = writeln!(out, "\t<inspect: {n}>");
         }
@@ -414,9 +522,9 @@ impl Dump {
     }
 }
 
-/// A thread's frames and their lock lines (`JavaThread::print_stack_on`).
-fn stack_text(t: &DumpThread, out: &mut String) {
-    for f in &t.frames {
+/// Frames and their lock lines (`JavaThread::print_stack_on`).
+fn stack_text(frames: &[Frame], out: &mut String) {
+    for f in frames {
         let _ = write!(out, "\tat {}.{}(", f.class, f.method);
         match (f.kind, &f.file, f.line) {
             (FrameKind::Native, _, _) => out.push_str("Native Method"),
@@ -435,18 +543,4 @@ fn stack_text(t: &DumpThread, out: &mut String) {
             let _ = writeln!(out, "\t{}", l.text());
         }
     }
-}
-
-/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
-#[cfg(not(unix))]
-fn clock_ticks() -> u64 {
-    100
-}
-
-/// The kernel's clock ticks a second (`/proc/<pid>/task/<tid>/stat` counts CPU time in them).
-#[cfg(unix)]
-fn clock_ticks() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
 }

@@ -46,6 +46,7 @@ use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
+use crate::registers::ThreadRegisters;
 
 /// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
 pub const MAX_FRAMES: usize = 4096;
@@ -78,6 +79,9 @@ pub enum FrameKind {
 /// One Java frame, symbolized.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Frame {
+    /// The holder class's `InstanceKlass*`.
+    #[serde(skip)]
+    pub holder: u64,
     /// The holder class, external name (`java.lang.Object`).
     pub class: String,
     /// The method name.
@@ -145,9 +149,46 @@ pub enum Receiver {
     Value(u64),
 }
 
+/// Bytes below an interpreter frame's fp of the slots the walk reads (`cpu/x86/frame_x86.hpp`):
+/// JDK 9 added the mirror slot at `fp[-4]` (JDK-8154580), moving the later ones down a word.
+#[derive(Debug, Clone, Copy)]
+struct InterpreterSlots {
+    /// `interpreter_frame_bcp_offset` (`bcx` in JDK 8): -7 words in JDK 8, -8 from 9.
+    bcp: u64,
+    /// `interpreter_frame_locals_offset`: -6, then -7.
+    locals: u64,
+    /// `interpreter_frame_monitor_block_top_offset` (= `initial_sp`, the monitor block's
+    /// bottom): -8, then -9.
+    monitor_block_top: u64,
+}
+
+impl InterpreterSlots {
+    fn for_jdk(major: u32) -> Self {
+        let shift = if major >= 9 { 8 } else { 0 };
+        InterpreterSlots {
+            bcp: 56 + shift,
+            locals: 48 + shift,
+            monitor_block_top: 64 + shift,
+        }
+    }
+}
+
+/// Where a thread's walk starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkStart {
+    /// Its `JavaFrameAnchor`: the thread is blocked, parked, in native code or in the VM.
+    Anchor(Anchor),
+    /// Its registers, read while it was held: it was stopped running Java code (no anchor).
+    /// The first frame must be interpreted or compiled; the interpreted one's bci comes from
+    /// the bcp register, the compiled one's scope from the next recorded pc.
+    Registers(ThreadRegisters),
+}
+
 /// A method's symbols, cached per `Method*`.
 #[derive(Debug, Clone)]
 struct MethodInfo {
+    /// The holder's `InstanceKlass*`.
+    holder: u64,
     class: String,
     name: String,
     file: Option<String>,
@@ -190,6 +231,11 @@ struct DebugLayout {
     /// `nmethod::_oops_offset`: the oops table (constant oops of the debug info, 1-based) up to
     /// `_metadata_offset`.
     oops_offset: Option<u64>,
+    /// JDK 8 (`code/nmethod.hpp`, `code/codeBlob.hpp` of jdk8u): `code_begin`,
+    /// `scopes_data_begin` and `deopt_handler_begin` are `int` offsets from the nmethod
+    /// (`CodeBlob::_code_offset`, `nmethod::_scopes_data_offset`, `_deoptimize_offset`), not
+    /// pointers.
+    header_offsets: bool,
 }
 
 /// Where an nmethod's debug information is from JDK 23 (JDK-8331087 moved the read-only parts
@@ -259,6 +305,9 @@ pub struct Walker<'a> {
     heap_block: u64,
     blob_name: u64,
     blob_frame_size: u64,
+    /// `CodeBlob::_frame_complete_offset` and whether it is an `int16_t` (JDK 23+) rather than
+    /// an `int`, when the tables have it.
+    frame_complete: Option<(u64, bool)>,
     nmethod_method: u64,
     /// JDK ≤ 22 nmethod debug info layout, when the tables have it.
     debug: Option<DebugLayout>,
@@ -294,6 +343,8 @@ pub struct Walker<'a> {
     layout: super::Layout,
     /// `sizeof(BasicObjectLock)` and `BasicObjectLock::_obj`.
     basic_object_lock: (u64, u64),
+    /// Where the interpreter frame's slots are below its fp.
+    slots: InterpreterSlots,
     /// `interpreter_frame_locals_offset` holds an fp-relative word offset (JDK 21+,
     /// JDK-8299795) rather than an address.
     relative_locals: bool,
@@ -339,33 +390,43 @@ impl<'a> Walker<'a> {
     /// [`Error::VmStructs`] naming a missing entry; [`Error::Memory`] when the code cache's
     /// descriptors cannot be read.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
-        let heaps_var = vm.static_address("CodeCache", "_heaps")?;
-        let (len_off, _) = vm
-            .offset_any("GrowableArrayBase", &["_len"])
-            .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
-        let data_off = vm.offset("GrowableArray<int>", "_data")?;
         let memory = vm.offset("CodeHeap", "_memory")?;
         let segmap = vm.offset("CodeHeap", "_segmap")?;
         let log2 = vm.offset("CodeHeap", "_log2_segment_size")?;
         let low_b = vm.offset("VirtualSpace", "_low_boundary")?;
         let high_b = vm.offset("VirtualSpace", "_high_boundary")?;
-        let array = mem
-            .read_u64(heaps_var)
-            .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
-        let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
-        if len > MAX_HEAPS {
-            return Err(Error::VmStructs(format!(
-                "CodeCache::_heaps has {len} heaps: corrupt"
-            )));
-        }
-        let data = mem
-            .read_u64(array + data_off)
-            .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+        // JDK 9+ (segmented code cache): `CodeCache::_heaps`; JDK 8: the one `CodeCache::_heap`.
+        let heap_pointers: Vec<u64> = match vm.static_address("CodeCache", "_heaps") {
+            Ok(heaps_var) => {
+                let (len_off, _) = vm
+                    .offset_any("GrowableArrayBase", &["_len"])
+                    .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
+                let data_off = vm.offset("GrowableArray<int>", "_data")?;
+                let array = mem
+                    .read_u64(heaps_var)
+                    .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
+                let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
+                if len > MAX_HEAPS {
+                    return Err(Error::VmStructs(format!(
+                        "CodeCache::_heaps has {len} heaps: corrupt"
+                    )));
+                }
+                let data = mem
+                    .read_u64(array + data_off)
+                    .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+                mem.read_pointers(data, len as usize, MAX_HEAPS as usize)
+                    .map_err(|e| Error::memory("the CodeHeap*s", e))?
+            }
+            Err(e) => match vm.static_address("CodeCache", "_heap") {
+                Ok(heap_var) => vec![
+                    mem.read_u64(heap_var)
+                        .map_err(|e| Error::memory("CodeCache::_heap", e))?,
+                ],
+                Err(_) => return Err(e),
+            },
+        };
         let mut heaps = Vec::new();
-        for i in 0..len {
-            let heap = mem
-                .read_u64(data + 8 * i)
-                .map_err(|e| Error::memory("a CodeHeap*", e))?;
+        for heap in heap_pointers {
             let r = |o: u64| {
                 mem.read_u64(heap + o)
                     .map_err(|e| Error::memory("a CodeHeap", e))
@@ -401,6 +462,16 @@ impl<'a> Walker<'a> {
             heap_block: vm.size_of("HeapBlock")?,
             blob_name: vm.offset("CodeBlob", "_name")?,
             blob_frame_size: vm.offset("CodeBlob", "_frame_size")?,
+            frame_complete: vm
+                .field("CodeBlob", "_frame_complete_offset")
+                .filter(|f| !f.is_static)
+                .map(|f| {
+                    let narrow = f
+                        .type_string
+                        .as_deref()
+                        .is_some_and(|t| t.contains("16") || t == "short");
+                    (f.offset, narrow)
+                }),
             nmethod_method: vm
                 .offset("CompiledMethod", "_method")
                 .or_else(|_| vm.offset("nmethod", "_method"))?,
@@ -410,7 +481,24 @@ impl<'a> Walker<'a> {
                         .or_else(|_| vm.offset("nmethod", f))
                         .ok()
                 };
+                if let Some(scopes_data_offset) = vm.offset("nmethod", "_scopes_data_offset").ok()
+                    && vm.field("CodeBlob", "_code_begin").is_none()
+                {
+                    // JDK 8.
+                    return Some(DebugLayout {
+                        code_begin: vm.offset("CodeBlob", "_code_offset").ok()?,
+                        scopes_data_begin: scopes_data_offset,
+                        scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
+                        dependencies_offset: vm.offset("nmethod", "_dependencies_offset").ok()?,
+                        metadata_offset: vm.offset("nmethod", "_metadata_offset").ok()?,
+                        deopt_handler_begin: vm.offset("nmethod", "_deoptimize_offset").ok(),
+                        orig_pc_offset: vm.offset("nmethod", "_orig_pc_offset").ok(),
+                        oops_offset: vm.offset("nmethod", "_oops_offset").ok(),
+                        header_offsets: true,
+                    });
+                }
                 Some(DebugLayout {
+                    header_offsets: false,
                     code_begin: vm.offset("CodeBlob", "_code_begin").ok()?,
                     scopes_data_begin: cm("_scopes_data_begin")?,
                     scopes_pcs_offset: vm.offset("nmethod", "_scopes_pcs_offset").ok()?,
@@ -482,6 +570,7 @@ impl<'a> Walker<'a> {
                 vm.size_of("BasicObjectLock")?,
                 vm.offset("BasicObjectLock", "_obj")?,
             ),
+            slots: InterpreterSlots::for_jdk(vm.major),
             relative_locals: vm.major >= 21,
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
@@ -597,6 +686,7 @@ impl<'a> Walker<'a> {
                 class = format!("{class}/{holder:#018x}");
             }
             Some(MethodInfo {
+                holder,
                 class,
                 name,
                 file,
@@ -634,6 +724,7 @@ impl<'a> Walker<'a> {
             None => None,
         };
         Some(Frame {
+            holder: m.holder,
             class: m.class,
             method: m.name,
             file: m.file,
@@ -648,6 +739,25 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Why a thread stopped at `pc` in `blob` cannot be walked from its registers: its frame is
+    /// not built yet (`CodeBlob::is_frame_complete_at`: the pc is before `code_begin +
+    /// _frame_complete_offset`, in the prologue), so the sender is not where the frame size
+    /// says. `None` when the frame is complete, or the offset is not in the tables.
+    fn frame_incomplete(&mut self, blob: &Blob, pc: u64) -> Option<String> {
+        let (at, narrow) = self.frame_complete?;
+        let offset = if narrow {
+            i32::from(rd16(self.mem, blob.address + at)? as i16)
+        } else {
+            rd32(self.mem, blob.address + at)? as i32
+        };
+        let code_begin = self.nmethod(blob.address)?.code_begin;
+        (offset >= 0 && pc < code_begin + offset as u64).then(|| {
+            format!(
+                "stopped in the prologue of compiled code at pc {pc:#x} (frame not built): its frames are not walked"
+            )
+        })
+    }
+
     /// The debug information of the nmethod at `nm` (JDK 9–22 layout).
     fn nmethod(&mut self, nm: u64) -> Option<Rc<NmethodInfo>> {
         if let Some(n) = self.nmethods.get(&nm) {
@@ -659,8 +769,16 @@ impl<'a> Walker<'a> {
             }
             let d = self.debug?;
             let int = |o: u64| rd32(self.mem, nm + o).map(u64::from);
-            let code_begin = rd(self.mem, nm + d.code_begin)?;
-            let scopes_begin = rd(self.mem, nm + d.scopes_data_begin)?;
+            // A pointer field, or (JDK 8) an int offset from the nmethod.
+            let at = |o: u64| {
+                if d.header_offsets {
+                    int(o).map(|off| nm + off)
+                } else {
+                    rd(self.mem, nm + o)
+                }
+            };
+            let code_begin = at(d.code_begin)?;
+            let scopes_begin = at(d.scopes_data_begin)?;
             let pcs_begin = nm + int(d.scopes_pcs_offset)?;
             let pcs_end = nm + int(d.dependencies_offset)?;
             let meta_begin = nm + int(d.metadata_offset)?;
@@ -686,7 +804,7 @@ impl<'a> Walker<'a> {
                 pcs,
                 metadata,
                 oops,
-                deopt_handler: d.deopt_handler_begin.and_then(|o| rd(self.mem, nm + o)),
+                deopt_handler: d.deopt_handler_begin.and_then(at),
                 orig_pc_offset: d.orig_pc_offset.and_then(int),
             }))
         })();
@@ -752,7 +870,18 @@ impl<'a> Walker<'a> {
     /// The frames of a compiled frame at `pc` in nmethod `blob`, innermost first, from its
     /// `PcDesc` and `ScopeDesc` chain (`code/nmethod.cpp` `pc_desc_at`, `scope_desc_at`);
     /// `None` when the debug information cannot be read (the caller marks the frame).
-    fn compiled_frames(&mut self, blob: &Blob, pc: u64, sp: u64, fp: u64) -> Option<Vec<Frame>> {
+    ///
+    /// `running`: the pc is where a thread running compiled code was stopped, between the
+    /// recorded points: the scope of the next recorded point is used (`nmethod::pc_desc_near`),
+    /// and the frames are marked so.
+    fn compiled_frames(
+        &mut self,
+        blob: &Blob,
+        pc: u64,
+        sp: u64,
+        fp: u64,
+        running: bool,
+    ) -> Option<Vec<Frame>> {
         let info = self.nmethod(blob.address)?;
         let offset = i32::try_from(pc.checked_sub(info.code_begin)?).ok()?;
         let (pcd, exact) = match find_pc_desc(&info.pcs, offset, false) {
@@ -775,9 +904,13 @@ impl<'a> Walker<'a> {
             let mut f = self.frame(method, Some(scope.bci.max(0)), kind)?;
             f.monitors = self.compiled_monitors(&info, scope.monitors_decode_offset, sp, fp);
             if !exact {
-                f.mark = Some(format!(
-                    "pc {pc:#x} is not a recorded pc: nearest debug info used"
-                ));
+                f.mark = Some(if running {
+                    format!(
+                        "running compiled code at pc {pc:#x}: scope of the next safepoint or call"
+                    )
+                } else {
+                    format!("pc {pc:#x} is not a recorded pc: nearest debug info used")
+                });
             }
             frames.push(f);
         }
@@ -869,7 +1002,7 @@ impl<'a> Walker<'a> {
     /// (the address in `fp[-9]`, an fp-relative word offset from JDK 22), oldest first; unused
     /// slots (a null `_obj`) left out.
     fn interpreter_monitors(&self, fp: u64) -> Vec<FrameMonitor> {
-        let begin = fp.wrapping_sub(72);
+        let begin = fp.wrapping_sub(self.slots.monitor_block_top);
         let Some(top) = rd(self.mem, begin) else {
             return vec![FrameMonitor::Unknown(
                 "monitor block top not readable".into(),
@@ -904,7 +1037,7 @@ impl<'a> Walker<'a> {
     /// Local 0 of the interpreter frame at `fp` (`interpreter_frame_local_at(0)`: the address in
     /// `fp[-7]`, an fp-relative word offset from JDK 21).
     fn interpreter_local0(&self, fp: u64) -> Receiver {
-        let Some(v) = rd(self.mem, fp.wrapping_sub(56)) else {
+        let Some(v) = rd(self.mem, fp.wrapping_sub(self.slots.locals)) else {
             return Receiver::Unread;
         };
         let locals = if self.relative_locals {
@@ -915,34 +1048,62 @@ impl<'a> Walker<'a> {
         rd(self.mem, locals).map_or(Receiver::Unread, Receiver::Value)
     }
 
-    /// Walks the Java frames of a thread from its anchor; `stack` is `(base, size)`. Returns
-    /// the frames and, when the walk stopped before the first entry frame, why.
-    pub fn walk(&mut self, anchor: Anchor, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
+    /// Walks the Java frames of a thread from its anchor or its registers; `stack` is `(base,
+    /// size)`. Returns the frames and, when the walk stopped before the first entry frame, why.
+    pub fn walk(&mut self, start: WalkStart, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
         let mut frames = Vec::new();
         let (base, size) = stack;
         let low = base.saturating_sub(size);
         let in_stack = |a: u64| a >= low && a < base;
-        if anchor.sp == 0 {
-            return (frames, None);
-        }
-        let mut sp = anchor.sp;
-        let mut unextended_sp = anchor.sp;
-        let mut fp = anchor.fp;
-        let mut pc = if anchor.pc != 0 {
-            anchor.pc
-        } else {
-            match rd(self.mem, sp.wrapping_sub(8)) {
-                Some(pc) => pc,
-                None => {
-                    return (
-                        frames,
-                        Some(format!("return address at {:#x} not readable", sp - 8)),
-                    );
+        let (mut sp, mut fp, mut pc, mut top) = match start {
+            WalkStart::Anchor(anchor) => {
+                if anchor.sp == 0 {
+                    return (frames, None);
                 }
+                let pc = if anchor.pc != 0 {
+                    anchor.pc
+                } else {
+                    match rd(self.mem, anchor.sp.wrapping_sub(8)) {
+                        Some(pc) => pc,
+                        None => {
+                            return (
+                                frames,
+                                Some(format!(
+                                    "return address at {:#x} not readable",
+                                    anchor.sp.wrapping_sub(8)
+                                )),
+                            );
+                        }
+                    }
+                };
+                (anchor.sp, anchor.fp, pc, None)
             }
+            WalkStart::Registers(r) => (r.sp, r.fp, r.pc, Some(r)),
         };
+        let mut unextended_sp = sp;
         let mut last_sp = 0u64;
         while frames.len() < MAX_FRAMES {
+            // The registers speak for the first frame only.
+            let from_registers = top.take();
+            if let Some(r) = from_registers {
+                match self.blob(pc) {
+                    Some(b) if b.kind == BlobKind::Interpreter || b.kind == BlobKind::Nmethod => {}
+                    _ => {
+                        let place = if self.heap_of(pc).is_some() {
+                            "a stub or runtime code in the code cache"
+                        } else {
+                            "native or VM code"
+                        };
+                        return (
+                            frames,
+                            Some(format!(
+                                "running at pc {:#x} in {place} with no frame anchor: its frames are not walked",
+                                r.pc
+                            )),
+                        );
+                    }
+                }
+            }
             if !in_stack(sp) || sp < last_sp {
                 return (
                     frames,
@@ -1015,15 +1176,22 @@ impl<'a> Walker<'a> {
                             )),
                         );
                     }
-                    let (Some(method), Some(bcp)) = (rd(self.mem, fp - 24), rd(self.mem, fp - 64))
+                    let (Some(method), Some(bcp)) =
+                        (rd(self.mem, fp - 24), rd(self.mem, fp - self.slots.bcp))
                     else {
                         return (frames, Some("interpreter frame slots not readable".into()));
                     };
+                    // A running top frame's bcp is in the interpreter's bcp register; its slot
+                    // is written only at calls (`save_bcp`), so it may be stale.
+                    let bcp_register = from_registers.map(|r| r.bcp);
                     let bci = self.method(method).and_then(|m| {
                         let start = m.const_method + self.cm_size;
+                        let in_code = |b: u64| b >= start && b < start + m.code_size.max(1);
                         if m.native {
                             Some(0)
-                        } else if bcp >= start && bcp < start + m.code_size.max(1) {
+                        } else if let Some(b) = bcp_register.filter(|&b| in_code(b)) {
+                            Some((b - start) as i32)
+                        } else if in_code(bcp) {
                             Some((bcp - start) as i32)
                         } else {
                             None
@@ -1079,8 +1247,19 @@ impl<'a> Walker<'a> {
                             }
                         }
                     }
+                    if from_registers.is_some()
+                        && let Some(why) = self.frame_incomplete(&blob, pc)
+                    {
+                        return (frames, Some(why));
+                    }
                     let compiled = if blob.kind == BlobKind::Nmethod {
-                        self.compiled_frames(&blob, frame_pc, unextended_sp, fp)
+                        self.compiled_frames(
+                            &blob,
+                            frame_pc,
+                            unextended_sp,
+                            fp,
+                            from_registers.is_some(),
+                        )
                     } else {
                         None
                     };

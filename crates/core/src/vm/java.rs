@@ -386,6 +386,16 @@ impl<'a> JavaReader<'a> {
         self.oop_at(blocker + off, "exclusiveOwnerThread").map(Some)
     }
 
+    /// `Thread.tid` of the `java.lang.Thread` (or a subclass: `java.lang.VirtualThread`) at
+    /// `oop`: jcmd's `#N`.
+    ///
+    /// # Errors
+    /// As [`JavaReader::identity`].
+    pub fn thread_id(&self, oop: u64) -> Result<i64, Error> {
+        let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
+        Ok(self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64)
+    }
+
     /// The identity of the thread whose `java.lang.Thread` is `oop`.
     ///
     /// # Errors

@@ -57,6 +57,9 @@ pub enum LockKind {
     WaitingOnUnknownObject,
     /// `- parking to wait for  <obj>`.
     ParkingToWaitFor,
+    /// `- waiting on the Class initialization monitor for X` (JDK 17+; no object, `class` is
+    /// the class being initialized).
+    WaitingOnClassInitialization,
     /// `- eliminated <obj>`.
     Eliminated,
     /// `- eliminated <owner is scalar replaced>`.
@@ -88,6 +91,12 @@ impl LockLine {
                 return "- waiting on <no object reference available>".into();
             }
             LockKind::ParkingToWaitFor => "parking to wait for ",
+            LockKind::WaitingOnClassInitialization => {
+                return format!(
+                    "- waiting on the Class initialization monitor for {}",
+                    self.class.as_deref().unwrap_or("?")
+                );
+            }
             LockKind::Eliminated | LockKind::EliminatedScalarReplaced => "eliminated",
             LockKind::Unreadable(why) => return format!("<inspect: a monitor not read: {why}>"),
         };
@@ -179,6 +188,9 @@ pub struct LockReader<'a> {
     owner: u64,
     owner_is_id: bool,
     lock_stack: Option<(u64, u64, u64)>,
+    /// `InstanceKlass::_init_state` (a `u1`), `_init_thread` and the constant
+    /// `InstanceKlass::being_initialized`, where the JDK has them.
+    class_init: Option<(u64, u64, u8)>,
 }
 
 fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
@@ -187,6 +199,18 @@ fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
 }
 
 impl<'a> LockReader<'a> {
+    /// Whether the class `klass` is being initialized by the thread at `thread`
+    /// (`InstanceKlass::_init_state == being_initialized` and `_init_thread == thread`,
+    /// `oops/instanceKlass.hpp`).
+    fn initializing(&self, klass: u64, thread: u64) -> bool {
+        let Some((state_at, thread_at, being)) = self.class_init else {
+            return false;
+        };
+        klass != 0
+            && self.mem.read_u8(klass + state_at).ok() == Some(being)
+            && self.mem.read_u64(klass + thread_at).ok() == Some(thread)
+    }
+
     /// Resolves `JavaThread::_current_pending_monitor`, `_current_waiting_monitor`,
     /// `ObjectMonitor::_object` and `_owner`, and `JavaThread::_lock_stack` with
     /// `LockStack::_top`/`_base` where the JDK has them.
@@ -214,9 +238,18 @@ impl<'a> LockReader<'a> {
             vm.offset("JavaThread", name)
                 .or_else(|_| vm.offset("Thread", name))
         };
+        let class_init = match (
+            vm.offset("InstanceKlass", "_init_state"),
+            vm.offset("InstanceKlass", "_init_thread"),
+            vm.int_opt("InstanceKlass::being_initialized"),
+        ) {
+            (Ok(state), Ok(thread), Some(v)) => u8::try_from(v).ok().map(|v| (state, thread, v)),
+            _ => None,
+        };
         Ok(LockReader {
             mem,
             major: vm.major,
+            class_init,
             anonymous_owner: vm.long("ObjectMonitor::ANONYMOUS_OWNER").ok(),
             pending: on_thread("_current_pending_monitor")?,
             pending_from_java: on_thread("_current_pending_monitor_is_from_java").ok(),
@@ -344,8 +377,9 @@ impl<'a> LockReader<'a> {
     /// What `javaVFrame::print_lock_info_on` says of a monitor of frame `frame` it would
     /// otherwise call `locked`: in the top frame, the first one is `waiting to lock` when its
     /// object's monitor is inflated and is the pending one or not entered by the thread; in
-    /// JDK ≤ 11 (whose vframe.cpp has the branch; JDK 17's has not, 12–16 are not checked),
-    /// a monitor of another frame is `waiting to re-lock in wait()` under the same condition.
+    /// JDK 9–11 (whose vframe.cpp has the branch; JDK 8's and 17's have not, 12–16 are not
+    /// checked), a monitor of another frame is `waiting to re-lock in wait()` under the same
+    /// condition.
     fn monitor_state(&self, t: &DumpThread, frame: usize, first: bool, object: u64) -> LockKind {
         let blocked = || match self.inflated_monitor(object) {
             Some(m) => m == t.locks.pending_monitor || !self.is_entered(t, m, object),
@@ -356,7 +390,7 @@ impl<'a> LockReader<'a> {
             if first && blocked() {
                 return LockKind::WaitingToLock;
             }
-        } else if self.major <= 11 && blocked() {
+        } else if (9..=11).contains(&self.major) && blocked() {
             return LockKind::WaitingToRelock;
         }
         LockKind::Locked
@@ -430,7 +464,41 @@ pub fn annotate(
             };
         }
     }
+    // Classes being initialized, and by which thread: the holders of `<clinit>` frames whose
+    // `_init_thread` is the thread running them.
+    let mut initializing: Vec<(u64, String)> = Vec::new();
+    for t in threads.iter() {
+        for f in t.frames.iter().filter(|f| f.method == "<clinit>") {
+            if locks.initializing(f.holder, t.vm.address)
+                && !initializing.iter().any(|(_, c)| *c == f.class)
+            {
+                initializing.push((t.vm.address, f.class.clone()));
+            }
+        }
+    }
     for t in threads.iter_mut() {
+        // `javaVFrame::print_lock_info_on` (JDK 17+): a thread in Object.wait() whose top frame
+        // is not Object.wait is waiting for another thread's class initialization
+        // (`JavaThread::_class_to_be_initialized`, not in the tables): named when exactly one
+        // class is being initialized by another thread, left out otherwise.
+        let waits_for_init = locks.major >= 17
+            && t.vm.os_state == Some(5)
+            && t.frames
+                .first()
+                .is_some_and(|f| !(f.class == "java.lang.Object" && f.method.starts_with("wait")));
+        let init_line = if waits_for_init {
+            let mut others = initializing.iter().filter(|(by, _)| *by != t.vm.address);
+            match (others.next(), others.next()) {
+                (Some((_, class)), None) => Some(LockLine {
+                    kind: LockKind::WaitingOnClassInitialization,
+                    object: None,
+                    class: Some(class.clone()),
+                }),
+                _ => None,
+            }
+        } else {
+            None
+        };
         let states: Vec<Vec<LockKind>> = {
             let t: &DumpThread = t;
             t.frames
@@ -488,6 +556,8 @@ pub fn annotate(
                         object: Some(lk.park_blocker),
                         class: class(lk.park_blocker),
                     });
+                } else if let Some(l) = &init_line {
+                    lines.push(l.clone());
                 }
             }
             for (m, state) in f.monitors.iter().rev().zip(states) {

@@ -107,7 +107,8 @@ pub struct VmModel {
     longs: HashMap<String, u64>,
     /// `Abstract_VM_Version::_s_vm_release` (e.g. `17.0.12+7-Debian-1deb12u1`), when readable.
     pub release: Option<String>,
-    /// `Abstract_VM_Version::_vm_major_version` (17, 21, ...).
+    /// The JDK feature release (8, 17, 21, ...): `Abstract_VM_Version::_vm_major_version`, or
+    /// for HotSpot Express (JDK 7 and 8: 21-25) the JDK it shipped in.
     pub major: u32,
     /// The object layout flags.
     pub layout: Layout,
@@ -304,18 +305,34 @@ impl VmModel {
                 .and_then(|p| mem.read_c_string(p, 128).ok().flatten())
                 .map(string);
         }
+        // Up to JDK 8 the VM had its own numbering (HotSpot Express: 25 in JDK 8, 21-24 in JDK
+        // 7, releases like `25.402-b06`); JDK 9 made it the JDK's. HotSpot 25 is told from JDK
+        // 25 by its release string, or without one by the missing `ThreadsSMRSupport` (JDK 10+).
+        let express = match &self.release {
+            Some(r) => r.contains("-b") && !r.contains('+'),
+            None => !self.has_type("ThreadsSMRSupport"),
+        };
+        if express && (20..=25).contains(&self.major) {
+            self.major = if self.major == 25 { 8 } else { 7 };
+        }
         Ok(())
     }
 
     /// The `JVMFlag` table (`JVMFlag::flags`, `JVMFlag::numFlags`; each entry's `_name` and
-    /// `_addr`, `runtime/flags/jvmFlag.hpp`) for the layout flags, and the narrow oop/klass
-    /// parameters.
+    /// `_addr`, `runtime/flags/jvmFlag.hpp`; `Flag` in `runtime/globals.hpp` up to JDK 10) for
+    /// the layout flags, and the narrow oop/klass parameters.
     fn read_layout(&mut self, mem: &dyn ReadMemory) -> Result<(), Error> {
-        let flags = self.static_address("JVMFlag", "flags")?;
-        let num = self.static_address("JVMFlag", "numFlags")?;
-        let name_at = self.offset("JVMFlag", "_name")?;
-        let addr_at = self.offset("JVMFlag", "_addr")?;
-        let size = self.size_of("JVMFlag")?;
+        // `Flag` up to JDK 10 (`runtime/globals.hpp`), `JVMFlag` from 11.
+        let ty = if self.has_type("JVMFlag") || !self.has_type("Flag") {
+            "JVMFlag"
+        } else {
+            "Flag"
+        };
+        let flags = self.static_address(ty, "flags")?;
+        let num = self.static_address(ty, "numFlags")?;
+        let name_at = self.offset(ty, "_name")?;
+        let addr_at = self.offset(ty, "_addr")?;
+        let size = self.size_of(ty)?;
         let flags = mem
             .read_u64(flags)
             .map_err(|e| Error::memory("JVMFlag::flags", e))?;

@@ -12,8 +12,11 @@ use std::collections::HashMap;
 
 use crate::memory::{MemoryCopy, MemoryError, ReadMemory};
 
-/// At most this many pages are kept (64 MiB with 4 KiB pages); past it the cache is cleared.
-const MAX_PAGES: usize = 16_384;
+/// At most this many pages are kept (4 MiB with 4 KiB pages); past it the cache is cleared. The
+/// pages read again after a clear are few (the shared metadata: methods, symbols, the code
+/// cache): on a JVM with 1,000 threads 20 frames deep, 2,649 reads with 16,384 pages and 2,684
+/// with 1,024, while the peak RSS of `inspect threads` fell from 22.0 to 18.3 MB.
+const MAX_PAGES: usize = 1024;
 
 /// The longest range read in one piece by [`Paged::focus`] (a longer one is read through the
 /// page cache).

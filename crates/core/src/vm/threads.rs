@@ -29,6 +29,9 @@ pub struct ThreadLayout {
     thread_obj: u64,
     /// `_threadObj` is an `OopHandle` (one more indirection) rather than an `oop`.
     thread_obj_handle: bool,
+    /// `JavaThread::_vthread` (JDK 19+, an `OopHandle`): the thread's current
+    /// `java.lang.Thread`, the mounted virtual thread while one is mounted.
+    vthread: Option<u64>,
     thread_state: u64,
     anchor: u64,
     last_java_sp: u64,
@@ -55,7 +58,13 @@ enum ListLayout {
     },
     /// JDK ≤ 11 tables: `Threads::_thread_list` (the head `JavaThread*`) and `JavaThread::_next`
     /// (`runtime/thread.hpp`; SA `Threads.java` of those releases).
-    Linked { head: u64, next: u64 },
+    /// `smr_order`: JDK 10-11, whose jcmd prints the SMR list (the reverse); JDK 8's prints
+    /// this list as it is (`Threads::print_on`, newest thread first).
+    Linked {
+        head: u64,
+        next: u64,
+        smr_order: bool,
+    },
 }
 
 /// The `JavaThreadState` values by name (`utilities/globalDefinitions.hpp`), as the int
@@ -124,6 +133,9 @@ pub struct VmThread {
     pub stack: (u64, u64),
     /// The `java.lang.Thread` oop (0 when the thread has none yet).
     pub thread_obj: u64,
+    /// The virtual thread mounted on it (`JavaThread::_vthread` when it is not `_threadObj`,
+    /// as `JavaThread::is_vthread_mounted` finds with the continuation entries); 0 when none.
+    pub mounted_vthread: u64,
 }
 
 fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
@@ -173,12 +185,17 @@ impl ThreadLayout {
                     vm.static_address("Threads", "_thread_list"),
                     vm.offset("JavaThread", "_next"),
                 ) {
-                    (Ok(head), Ok(next)) => ListLayout::Linked { head, next },
+                    (Ok(head), Ok(next)) => ListLayout::Linked {
+                        head,
+                        next,
+                        smr_order: vm.major >= 10,
+                    },
                     _ => return Err(e),
                 },
             },
             thread_obj: thread_obj_field.offset,
             thread_obj_handle,
+            vthread: vm.offset("JavaThread", "_vthread").ok(),
             thread_state: vm.offset("JavaThread", "_thread_state")?,
             anchor: vm.offset("JavaThread", "_anchor")?,
             last_java_sp: vm.offset("JavaFrameAnchor", "_last_Java_sp")?,
@@ -211,7 +228,11 @@ impl ThreadLayout {
                 length,
                 threads,
             } => (java_thread_list, length, threads),
-            ListLayout::Linked { head, next } => {
+            ListLayout::Linked {
+                head,
+                next,
+                smr_order,
+            } => {
                 let mut out = Vec::new();
                 let mut at = rd(mem, head, "Threads::_thread_list")?;
                 while at != 0 {
@@ -225,7 +246,9 @@ impl ThreadLayout {
                 }
                 // `Threads::add` prepends to this list and appends to the SMR list that jcmd
                 // prints from (`ThreadsList::add_thread`): the SMR order is the reverse.
-                out.reverse();
+                if smr_order {
+                    out.reverse();
+                }
                 return Ok((0, out));
             }
         };
@@ -299,6 +322,20 @@ impl ThreadLayout {
         if self.thread_obj_handle && thread_obj != 0 {
             thread_obj = rd(mem, thread_obj, "the OopHandle of JavaThread::_threadObj")?;
         }
+        let mut mounted_vthread = 0;
+        if let Some(o) = self.vthread
+            && thread_obj != 0
+        {
+            let handle = f(o, "JavaThread::_vthread")?;
+            let vthread = if handle == 0 {
+                0
+            } else {
+                rd(mem, handle, "the OopHandle of JavaThread::_vthread")?
+            };
+            if vthread != 0 && vthread != thread_obj {
+                mounted_vthread = vthread;
+            }
+        }
         Ok(VmThread {
             address,
             os_tid,
@@ -315,6 +352,7 @@ impl ThreadLayout {
                 f(self.stack_size, "Thread::_stack_size")?,
             ),
             thread_obj,
+            mounted_vthread,
         })
     }
 }

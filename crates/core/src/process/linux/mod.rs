@@ -358,6 +358,23 @@ fn open_with_stat(pid: Pid) -> Result<(ProcfsProcess, procfs::process::Stat), Er
     Ok((p, stat))
 }
 
+/// Thread `tid` of process `pid` as `/proc/<pid>/task/<tid>/stat` says (one open and one read:
+/// the line is about 300 bytes, `comm` at most 16 and 52 numbers); `None` when it is gone or
+/// unreadable.
+pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
+    use std::io::Read;
+    let mut buf = [0u8; 1024];
+    let n = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
+        .and_then(|mut f| f.read(&mut buf))
+        .ok()?;
+    super::TaskStat::parse(&buf[..n], tick_ms())
+}
+
+/// Milliseconds per clock tick (`sysconf(_SC_CLK_TCK)`), the unit of `stat`'s CPU times.
+fn tick_ms() -> f64 {
+    1000.0 / procfs::ticks_per_second().max(1) as f64
+}
+
 /// [`super::ProcessUsage`] from `/proc/<pid>/{stat,fd,limits}` and `/proc/stat`'s `btime`.
 pub fn usage(pid: Pid) -> Result<super::ProcessUsage, Error> {
     let (p, stat) = open_with_stat(pid)?;

@@ -29,7 +29,8 @@ use nix::unistd::Pid as NixPid;
 
 use crate::error::Error;
 use crate::pid::Pid;
-use crate::process::{StopMethod, StopReport};
+use crate::process::{StopMethod, StopReport, TaskStat};
+use crate::registers::ThreadRegisters;
 
 /// How many times `/proc/<pid>/task` is listed looking for threads started during the seize.
 const MAX_ROUNDS: usize = 16;
@@ -53,6 +54,9 @@ struct Held {
     /// Running (`R`) when seized: interrupted last and released first, so the threads doing
     /// work are held for the shortest time.
     running: bool,
+    /// Its `/proc/<pid>/task/<tid>/stat` as read when it was seized (its CPU time at the stop,
+    /// for a thread dump's `cpu=`).
+    stat: Option<TaskStat>,
     stopped: bool,
     /// A signal the thread was about to receive when it stopped: given back on detach.
     reinject: Option<Signal>,
@@ -69,27 +73,6 @@ fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
     Ok(entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect())
-}
-
-/// Whether thread `tid` is running or runnable (`R` in `/proc/<pid>/task/<tid>/stat`).
-fn is_running(pid: Pid, tid: Pid) -> bool {
-    use std::io::Read;
-    // "tid (comm) S ...": the state follows the last ')'; comm is at most 16 bytes, so the
-    // first 64 bytes hold it.
-    let mut buf = [0u8; 64];
-    let Ok(n) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
-        .and_then(|mut f| f.read(&mut buf))
-    else {
-        return false;
-    };
-    state_in_stat(&buf[..n]) == Some(b'R')
-}
-
-/// The state letter of a `/proc/<pid>/task/<tid>/stat` line (or its start): the first field
-/// after the last `)`, which ends `comm` (a command name may itself hold `)` and spaces).
-fn state_in_stat(stat: &[u8]) -> Option<u8> {
-    let after = &stat[stat.iter().rposition(|&b| b == b')')? + 1..];
-    after.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
 /// Seizes and interrupts every thread of `pid` and waits for them to stop, all within `timeout`
@@ -161,9 +144,11 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
                     });
                 }
             }
+            let stat = super::task_stat(pid, tid);
             held.threads.push(Held {
                 tid,
-                running: is_running(pid, tid),
+                running: stat.is_some_and(|s| s.state == b'R'),
+                stat,
                 stopped: false,
                 reinject: None,
                 interrupted_at: None,
@@ -242,6 +227,35 @@ fn command_of(pid: Pid) -> String {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+fn thread_registers(tid: NixPid) -> Option<ThreadRegisters> {
+    let r = ptrace::getregs(tid).ok()?;
+    Some(ThreadRegisters {
+        pc: r.rip,
+        sp: r.rsp,
+        fp: r.rbp,
+        bcp: r.r13,
+        lr: None,
+    })
+}
+
+#[cfg(target_arch = "aarch64")]
+fn thread_registers(tid: NixPid) -> Option<ThreadRegisters> {
+    let r = ptrace::getregset::<ptrace::regset::NT_PRSTATUS>(tid).ok()?;
+    Some(ThreadRegisters {
+        pc: r.pc,
+        sp: r.sp,
+        fp: r.regs[29],
+        bcp: r.regs[22],
+        lr: Some(r.regs[30]),
+    })
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn thread_registers(_tid: NixPid) -> Option<ThreadRegisters> {
+    None
+}
+
 impl Stopped {
     /// Polls every thread not yet stopped until all are, or `timeout` passes.
     fn wait_for_stops(&mut self, timeout: Duration) {
@@ -274,6 +288,22 @@ impl Stopped {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// The registers of held thread `tid` (`PTRACE_GETREGS`, or `PTRACE_GETREGSET` with
+    /// `NT_PRSTATUS` on aarch64); `None` when it is not one of the threads held in ptrace-stop
+    /// or the kernel refuses. Read while the thread is held, so they are where it stopped.
+    pub fn registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        if !self.threads.iter().any(|h| h.tid == tid && h.stopped) {
+            return None;
+        }
+        thread_registers(NixPid::from_raw(tid))
+    }
+
+    /// Thread `tid`'s `stat` as read when it was seized (before its interrupt): its CPU time and
+    /// nice value at the stop. `None` for a thread not held or not readable.
+    pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
+        self.threads.iter().find(|h| h.tid == tid)?.stat
     }
 
     /// Threads that did not reach ptrace-stop within the timeout.
@@ -354,22 +384,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_state_follows_the_last_parenthesis() {
-        assert_eq!(state_in_stat(b"42 (java) R 1 42 42 0"), Some(b'R'));
-        assert_eq!(state_in_stat(b"42 (a) b) S (c) R 1 2"), Some(b'R'));
-        assert_eq!(state_in_stat(b"42 (C2 CompilerThre) S 1"), Some(b'S'));
-        assert_eq!(state_in_stat(b"42 (sp ace)  t 1"), Some(b't'));
-        // Cut before the state, or no comm at all: unknown, never a guess.
-        assert_eq!(state_in_stat(b"42 (java)"), None);
-        assert_eq!(state_in_stat(b"42 java R"), None);
-        assert_eq!(state_in_stat(b""), None);
-    }
-
-    #[test]
     fn this_process_reads_as_running() {
         let pid = std::process::id() as Pid;
         let tid = nix::unistd::gettid().as_raw();
-        assert!(is_running(pid, tid), "the test thread itself is running");
-        assert!(!is_running(pid, i32::MAX), "no such thread");
+        let s = super::super::task_stat(pid, tid).expect("our own stat");
+        assert_eq!(s.state, b'R', "the test thread itself is running");
+        assert!(
+            super::super::task_stat(pid, i32::MAX).is_none(),
+            "no such thread"
+        );
     }
 }
