@@ -11,19 +11,27 @@ least N), and measures, interleaved so that load changes hit every command alike
 and, fewer times, what an exporter that shells out to jstat pays: `jstat -snap` of one JVM
 (x N for a whole scrape). Then the exporter's RSS (VmRSS and peak VmHWM from /proc).
 
-Each metric dialect (`--names`) is measured with its own exporter, in the same run.
+Each metric dialect (`--names`) is measured with its own exporter, in the same run. Then the
+OTLP push (`inspect serve --otlp ... --no-metrics -v`, every JVM of the host each interval) to a
+receiver in this script that answers 200 to every POST: each batch's time (build and send, from
+-v), its size, the exporter's CPU per push (utime+stime of /proc/<pid>/stat over --pushes
+pushes after a first one) and its RSS, beside the scrape's.
 
 Goals, printed as PASS/MISS (they never fail the run): a scrape of 20 JVMs <= 30 ms (median),
 exporter RSS <= 15 MiB, in every dialect.
 
 Usage:  scripts/bench_serve.py [--jvms 20] [--runs 30] [--jstat-runs 3] [--inspect PATH] [--jdk DIR]
                                [--names hotspot,micrometer,client_java,client_java_0,otel]
+                               [--pushes 20] [--push-interval-ms 1000] [--push-gzip]
 It builds `cargo build --release` unless --inspect is given. Exit status 0 when the measurements
 ran, 2 on a setup error. On a shared machine run it once: 20 JVMs take ~1 GB for a few seconds.
 """
 
 import argparse
+import http.server
 import os
+import re
+import threading
 import socket
 import statistics
 import subprocess
@@ -110,6 +118,71 @@ def measure(args, inspect, jstat, names, jvms, tmp, lists, trues, jstats):
             serve.wait(timeout=10)
 
 
+class Sink(http.server.BaseHTTPRequestHandler):
+    """An OTLP receiver that takes every POST (200, empty body)."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+PUSH_LINE = re.compile(r"OTLP (\w+): (\d+) JVMs, (\d+) points, (\d+) bytes \((\d+) on the wire\), "
+                       r"(\d+) request\(s\), ([\d.]+) ms")
+
+
+def measure_push(args, inspect):
+    """The push: batches of every JVM each interval to a local receiver. Returns
+    (batch ms list, jvms, points, bytes, wire bytes, CPU ms per push, RSS MiB, peak MiB)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve = None
+    try:
+        argv = [inspect, "serve", "--otlp", f"http://127.0.0.1:{server.server_address[1]}",
+                "--no-metrics", "--otlp-interval", f"{args.push_interval_ms}ms", "-v"]
+        if args.push_gzip:
+            argv += ["--otlp-compression", "gzip"]
+        serve = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        batches, cpu0 = [], None
+        while len(batches) < args.pushes:
+            line = serve.stderr.readline()
+            if not line:
+                raise SetupError("serve --otlp exited")
+            m = PUSH_LINE.search(line)
+            if not m:
+                continue
+            if m.group(1) != "sent":
+                raise SetupError(f"push not sent: {line.strip()}")
+            if cpu0 is None:
+                cpu0 = cpu_seconds(serve.pid)  # after the first push (symbol cache, warm-up)
+                continue
+            batches.append(m)
+        cpu = (cpu_seconds(serve.pid) - cpu0) / args.pushes * 1e3
+        rss = status_kib(serve.pid, "VmRSS") / 1024
+        hwm = status_kib(serve.pid, "VmHWM") / 1024
+        last = batches[-1]
+        return ([float(b.group(7)) for b in batches], int(last.group(2)), int(last.group(3)),
+                int(last.group(4)), int(last.group(5)), cpu, rss, hwm)
+    finally:
+        if serve:
+            serve.terminate()
+            serve.wait(timeout=10)
+        server.shutdown()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jvms", type=int, default=20)
@@ -119,7 +192,11 @@ def main():
     ap.add_argument("--jdk", default=DEFAULT_JDK)
     ap.add_argument("--names", default="hotspot,micrometer,client_java,client_java_0,otel",
                     help="the dialects to measure, each with its own exporter")
+    ap.add_argument("--pushes", type=int, default=20, help="OTLP pushes measured (0: none)")
+    ap.add_argument("--push-interval-ms", type=int, default=1000)
+    ap.add_argument("--push-gzip", action="store_true", help="push with gzip")
     args = ap.parse_args()
+    push = None
     results = {}
     try:
         inspect = args.inspect
@@ -138,6 +215,8 @@ def main():
                 for names in args.names.split(","):
                     results[names] = measure(args, inspect, jstat, names, jvms, tmp,
                                              lists, trues, jstats)
+                if args.pushes > 0:
+                    push = measure_push(args, inspect)
             finally:
                 stop(jvms)
     except (SetupError, subprocess.CalledProcessError, OSError, ValueError) as e:
@@ -170,6 +249,16 @@ def main():
         print(f"    goal: scrape of 20 JVMs <= {GOAL_SCRAPE_MS:.0f} ms: "
               f"{'PASS' if per20 <= GOAL_SCRAPE_MS else 'MISS'} ({scrape:.1f} ms for {n}, "
               f"{per20:.1f} ms per 20)")
+        print(f"    goal: exporter RSS <= {GOAL_RSS_MIB:.0f} MiB: "
+              f"{'PASS' if hwm <= GOAL_RSS_MIB else 'MISS'} (peak {hwm:.1f} MiB)")
+    if push:
+        batch_ms, n, points, size, wire, cpu, rss, hwm = push
+        print(f"  OTLP push of {n} JVMs every {args.push_interval_ms} ms "
+              f"({'gzip' if args.push_gzip else 'no compression'}), {len(batch_ms)} pushes:")
+        print(f"    a batch (scan, reads, encode, POST): {statistics.median(batch_ms):.1f} ms median, "
+              f"{max(batch_ms):.1f} ms max; {points} points, {size / 1024:.0f} KiB "
+              f"({wire / 1024:.0f} KiB on the wire)")
+        print(f"    exporter CPU {cpu:.1f} ms a push; RSS {rss:.1f} MiB (peak {hwm:.1f} MiB)")
         print(f"    goal: exporter RSS <= {GOAL_RSS_MIB:.0f} MiB: "
               f"{'PASS' if hwm <= GOAL_RSS_MIB else 'MISS'} (peak {hwm:.1f} MiB)")
     return 0

@@ -10,6 +10,8 @@
 #   * prometheus and promtool (Debian's `prometheus`: the Prometheus output and serve tests),
 #     systemd-analyze and python3-yaml (the deploy/ checks); curl and openssl (serve over TLS:
 #     tests/integration/serve_tls.rs);
+#   * opentelemetry-proto from PyPI (scripts/python-deps.sh: the OTLP test receiver's decoder,
+#     in ~/.cache/hsinspect/python);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
 #   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
 #     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
@@ -61,6 +63,7 @@ for user in hsinspect-jvm hsinspect-other hsinspect-hostile hsinspect-svc; do
 done
 
 "$here/fetch-jdks.sh"
+"$here/python-deps.sh"
 "$here/jdk8-root.sh"
 
 # The aarch64 end-to-end run (scripts/aarch64/test.sh): qemu, an arm64 Debian root with JDK 17,

@@ -115,7 +115,7 @@ enum Command {
     /// Every HotSpot JVM on this host, and how each can be read.
     List(list::ListArgs),
     /// A Prometheus exporter for every JVM on this host.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// A live view of every JVM on this host, with rates (GC%, allocation, ...); `-b` for batch.
     Top(top::TopArgs),
     /// A thread dump (as `jcmd <pid> Thread.print`) read from outside: no attach, no safepoint;

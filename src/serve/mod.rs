@@ -1,6 +1,7 @@
 //! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
 
 pub(crate) mod http;
+mod otlp;
 mod web;
 
 use std::net::{SocketAddr, TcpListener};
@@ -55,6 +56,13 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub dialects: crate::output::DialectArgs,
+
+    #[command(flatten)]
+    pub otlp: otlp::OtlpArgs,
+
+    /// Say on stderr how each OTLP push went (JVMs, points, bytes, requests, time).
+    #[arg(short, long)]
+    pub verbose: bool,
 
     /// Windows: install `inspect serve` with the other options given here as the Windows
     /// service `hsinspect` (LocalSystem, started at boot: every JVM of every user and service is
@@ -130,44 +138,90 @@ pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    let listener = TcpListener::bind(args.listen)
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let addr = listener.local_addr().context("listening socket")?;
-    let scheme = if web.as_ref().is_some_and(|w| w.speaks_tls()) {
-        "https"
-    } else {
-        "http"
+    let push = match &args.otlp.otlp {
+        Some(_) => {
+            let cfg = otlp::Config::resolve(&args.otlp, &|k| std::env::var(k).ok())
+                .map_err(|e| anyhow::anyhow!("--otlp: {e}"))?;
+            let agent = cfg.agent().map_err(|e| anyhow::anyhow!("--otlp: {e}"))?;
+            Some((cfg, agent))
+        }
+        None => None,
     };
-    eprintln!("inspect serve: {scheme}://{addr}/metrics");
-    let open = match &web {
-        None => Some("no authentication"),
-        Some(w) => w.unauthenticated(),
-    };
-    if let Some(open) = open.filter(|_| !addr.ip().is_loopback()) {
-        eprintln!(
-            "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
-             main class and user ({open})"
-        );
+    let stats = Arc::new(hsinspect::serve::push::PushStats::default());
+    let mut exporter = Exporter::new(selection, !args.no_cache)
+        .with_dialects(Dialects {
+            names: args.dialects.names.clone(),
+            applications: args.dialects.applications.clone(),
+            host: crate::output::host_name(),
+        })
+        .with_host_root(args.dialects.host_root.host_root.clone());
+    if push.is_some() {
+        exporter = exporter.with_push_stats(Arc::clone(&stats));
     }
-    let exporter = Arc::new(
-        Exporter::new(selection, !args.no_cache)
-            .with_dialects(Dialects {
-                names: args.dialects.names.clone(),
-                applications: args.dialects.applications.clone(),
-                host: crate::output::host_name(),
-            })
-            .with_host_root(args.dialects.host_root.host_root.clone()),
-    );
+    let exporter = Arc::new(exporter);
+    let listener = if args.otlp.no_metrics {
+        None
+    } else {
+        Some(
+            TcpListener::bind(args.listen)
+                .with_context(|| format!("cannot listen on {}", args.listen))?,
+        )
+    };
+    let addr = match &listener {
+        Some(l) => Some(l.local_addr().context("listening socket")?),
+        None => None,
+    };
+    if let Some(addr) = addr {
+        let scheme = if web.as_ref().is_some_and(|w| w.speaks_tls()) {
+            "https"
+        } else {
+            "http"
+        };
+        eprintln!("inspect serve: {scheme}://{addr}/metrics");
+        let open = match &web {
+            None => Some("no authentication"),
+            Some(w) => w.unauthenticated(),
+        };
+        if let Some(open) = open.filter(|_| !addr.ip().is_loopback()) {
+            eprintln!(
+                "inspect serve: not on loopback: whoever reaches {addr} reads every JVM's counters, \
+                 main class and user ({open})"
+            );
+        }
+    }
     let flag = match stop {
         Stop::Console => watch_console(addr).context("catching the stop signals")?,
         #[cfg(windows)]
         Stop::Service { flag, addr: tx } => {
-            let _ = tx.send(addr);
+            if let Some(addr) = addr {
+                let _ = tx.send(addr);
+            }
             flag
         }
     };
+    let pusher = push.map(|(cfg, agent)| {
+        eprintln!(
+            "inspect serve: pushing OTLP to {} every {:.3} s",
+            cfg.endpoint,
+            cfg.interval.as_secs_f64()
+        );
+        let exporter = Arc::clone(&exporter);
+        let stop = Arc::clone(&flag);
+        let verbose = args.verbose;
+        std::thread::spawn(move || otlp::run(exporter, cfg, agent, stats, stop, verbose))
+    });
+    let Some(listener) = listener else {
+        if let Some(p) = pusher {
+            let _ = p.join();
+        }
+        eprintln!("inspect serve: stopped");
+        return Ok(ExitCode::SUCCESS);
+    };
     let handler = Arc::new(move |req: &http::Request| handle(&exporter, req));
-    http::run(listener, handler, web, flag).context("serving")?;
+    http::run(listener, handler, web, Arc::clone(&flag)).context("serving")?;
+    if let Some(p) = pusher {
+        let _ = p.join();
+    }
     eprintln!("inspect serve: stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -228,7 +282,7 @@ fn block_stop_signals() -> std::io::Result<()> {
 /// thread ([`block_stop_signals`]) and taken by one thread with `sigwait`, so no handler runs
 /// inside a scrape.
 #[cfg(unix)]
-fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
+fn watch_console(addr: Option<SocketAddr>) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
     use nix::sys::signal::Signal;
     use std::sync::atomic::{AtomicBool, Ordering};
     block_stop_signals()?;
@@ -240,7 +294,9 @@ fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::Ato
             // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
             while let Ok(Signal::SIGHUP) = signals.wait() {}
             stop.store(true, Ordering::SeqCst);
-            http::wake(addr);
+            if let Some(addr) = addr {
+                http::wake(addr);
+            }
         });
     }
     Ok(stop)
@@ -248,20 +304,22 @@ fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::Ato
 
 /// What the console control handler stops: the flag, and the address to wake.
 #[cfg(windows)]
-static CONSOLE_STOP: std::sync::OnceLock<(Arc<std::sync::atomic::AtomicBool>, SocketAddr)> =
+static CONSOLE_STOP: std::sync::OnceLock<(Arc<std::sync::atomic::AtomicBool>, Option<SocketAddr>)> =
     std::sync::OnceLock::new();
 
 /// Windows: a flag set on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown
 /// (`SetConsoleCtrlHandler`; the handler runs on a thread of its own, sets the flag and wakes
 /// the accept loop on `addr`).
 #[cfg(windows)]
-fn watch_console(addr: SocketAddr) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
+fn watch_console(addr: Option<SocketAddr>) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
     use std::sync::atomic::{AtomicBool, Ordering};
     use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
     unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
         if let Some((flag, addr)) = CONSOLE_STOP.get() {
             flag.store(true, Ordering::SeqCst);
-            http::wake(*addr);
+            if let Some(addr) = addr {
+                http::wake(*addr);
+            }
         }
         1
     }

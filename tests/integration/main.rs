@@ -42,6 +42,8 @@ mod live;
 mod matrix;
 /// `--core` on Windows minidumps of real JDK 21 JVMs, against jcmd.exe.
 mod minidump;
+/// `serve --otlp`: the OTLP push, decoded with opentelemetry-proto, against the `otel` page.
+mod otlp;
 /// The parser and `inspect <file>` on the committed test data, against jstat.
 mod perfdata_testdata;
 /// The build without the live backend: files, cores and dumps read the same.

@@ -763,8 +763,9 @@ fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
         let serve = Serve::start(&args);
         let page = serve.metrics();
         // Micrometer's own names for JIT and CPU time keep its units' abbreviations, and
-        // OpenTelemetry's `jvm.thread.count`/`jvm.class.count` end in `_count`: promtool's lint
-        // flags those names, kept so that dashboards find them; anything else must pass.
+        // OpenTelemetry's `jvm.thread.count`/`jvm.class.count` (and `process.thread.count`,
+        // `process.unix.file_descriptor.count`) end in `_count`: promtool's lint flags those
+        // names, kept so that dashboards find them; anything else must pass.
         crate::support::prom::check_metrics_allowing(
             &page,
             names,
@@ -773,6 +774,8 @@ fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
                 "process_cpu_time_ns_total",
                 "jvm_class_count",
                 "jvm_thread_count",
+                "process_thread_count",
+                "process_unix_file_descriptor_count",
             ],
         );
         let prometheus = Prometheus::start_with(serve.port, true);

@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use crate::support::tls::{ca, leaf};
+use rcgen::KeyPair;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
@@ -20,34 +21,6 @@ const HOW_TOOLS: &str = "run scripts/setup-test-deps.sh (Debian's prometheus, cu
 /// A CA and a certificate it signed, as PEM files in a directory.
 struct Pki {
     dir: tempfile::TempDir,
-}
-
-/// A new self-signed CA.
-fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.distinguished_name
-        .push(DnType::CommonName, format!("hsinspect test CA {name}"));
-    CertifiedIssuer::self_signed(p, KeyPair::generate().unwrap()).unwrap()
-}
-
-/// A certificate for `sans` signed by `issuer`, for a server or a client: (cert PEM, key PEM).
-fn leaf(
-    issuer: &CertifiedIssuer<'static, KeyPair>,
-    sans: &[&str],
-    client: bool,
-) -> (String, String) {
-    let key = KeyPair::generate().unwrap();
-    let mut p =
-        CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    p.distinguished_name.push(DnType::CommonName, sans[0]);
-    p.extended_key_usages = vec![if client {
-        rcgen::ExtendedKeyUsagePurpose::ClientAuth
-    } else {
-        rcgen::ExtendedKeyUsagePurpose::ServerAuth
-    }];
-    let cert = p.signed_by(&key, issuer).unwrap();
-    (cert.pem(), key.serialize_pem())
 }
 
 impl Pki {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod prom;
+pub mod tls;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -140,6 +140,24 @@ impl ContainerIdentity {
         ])
     }
 
+    /// The same as OpenTelemetry resource attributes, with their own dotted keys (for OTLP).
+    pub fn otel_attributes(&self) -> Vec<(&'static str, String)> {
+        self.labels_named([
+            "k8s.namespace.name",
+            "k8s.pod.name",
+            "k8s.container.name",
+            "container.id",
+            "k8s.pod.uid",
+        ])
+    }
+
+    /// The container's name: its Kubernetes container name in a pod, else the runtime's name.
+    pub fn container_name(&self) -> Option<&str> {
+        self.pod_names()
+            .map(|n| n.container.as_str())
+            .or(self.name.as_deref())
+    }
+
     fn labels_named(
         &self,
         [ns, pod, container, id, uid]: [&'static str; 5],

@@ -133,6 +133,16 @@ pub enum Quantity {
     VirtualBytes,
     /// Resident memory bytes.
     ResidentBytes,
+    /// Threads of the process, as the OS counts them.
+    OsThreads,
+    /// Safepoints reached since the JVM started.
+    Safepoints,
+    /// Seconds at safepoints.
+    SafepointSeconds,
+    /// Seconds reaching safepoints.
+    SafepointSyncSeconds,
+    /// Seconds spent loading classes.
+    ClassLoadSeconds,
 }
 
 /// The labels a family's samples carry (besides the JVM's own).
@@ -161,7 +171,8 @@ pub enum Labels {
 }
 
 impl Labels {
-    fn names(self) -> &'static [&'static str] {
+    /// The label names on the Prometheus page, in the order [`points`] gives their values.
+    pub fn names(self) -> &'static [&'static str] {
         match self {
             Labels::None => &[],
             Labels::Area => &["area"],
@@ -175,6 +186,65 @@ impl Labels {
             Labels::Runtime => &["runtime", "vendor", "version"],
         }
     }
+
+    /// The same labels as OpenTelemetry attribute keys (dotted; the page's names are these with
+    /// `.` made `_`, the OTLP-to-Prometheus rule).
+    pub fn attribute_names(self) -> &'static [&'static str] {
+        match self {
+            Labels::OtelPool => &["jvm.memory.pool.name", "jvm.memory.type"],
+            Labels::OtelGc => &["jvm.gc.action", "jvm.gc.name"],
+            Labels::OtelDaemon => &["jvm.thread.daemon"],
+            other => other.names(),
+        }
+    }
+}
+
+/// An OpenTelemetry instrument kind, which decides the OTLP message a family is sent as
+/// (opentelemetry-specification `specification/metrics/data-model.md`, "Point kinds").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instrument {
+    /// A monotonic sum (`Sum`, `is_monotonic` true).
+    Counter,
+    /// A sum that may go down (`Sum`, `is_monotonic` false).
+    UpDownCounter,
+    /// A `Gauge`.
+    Gauge,
+    /// A `Histogram` (explicit buckets).
+    Histogram,
+}
+
+/// The instrumentation scope an OpenTelemetry metric is sent in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// `hsinspect`: the semantic conventions' `jvm.*` and `process.*` metrics.
+    Conventions,
+    /// `hsinspect.hotspot`: HotSpot counters no JMX bean and no convention has (safepoints,
+    /// class-loading time, JIT time).
+    Hotspot,
+}
+
+impl Scope {
+    /// The scope's name in OTLP (`InstrumentationScope.name`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Conventions => "hsinspect",
+            Scope::Hotspot => "hsinspect.hotspot",
+        }
+    }
+}
+
+/// How OpenTelemetry names a family of the `otel` dialect: the OTLP push sends it under these,
+/// and the page's name is their OTLP-to-Prometheus form (checked by a test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OtelMetric {
+    /// The metric's name (`jvm.memory.used`).
+    pub name: &'static str,
+    /// Its UCUM unit (`By`, `s`, `{thread}`).
+    pub unit: &'static str,
+    /// Its instrument kind.
+    pub instrument: Instrument,
+    /// Its scope.
+    pub scope: Scope,
 }
 
 /// One family of one dialect.
@@ -192,6 +262,8 @@ pub struct Family {
     pub labels: Labels,
     /// Where the dialect defines it (repository and file).
     pub source: &'static str,
+    /// For the `otel` dialect: its OpenTelemetry name, unit, instrument and scope.
+    pub otel: Option<OtelMetric>,
 }
 
 const CJ1: &str = "prometheus/client_java prometheus-metrics-instrumentation-jvm/src/main/java/io/prometheus/metrics/instrumentation/jvm/";
@@ -199,6 +271,9 @@ const CJ0: &str =
     "prometheus/client_java simpleclient_hotspot/src/main/java/io/prometheus/client/hotspot/";
 const MM: &str = "micrometer-metrics/micrometer micrometer-core/src/main/java/io/micrometer/core/instrument/binder/";
 const OTEL: &str = "open-telemetry/semantic-conventions model/jvm/metrics.yaml (stable), in the OTLP-to-Prometheus form (opentelemetry-specification compatibility/prometheus_and_openmetrics.md)";
+
+const OTEL_PROCESS: &str = "open-telemetry/semantic-conventions model/process/metrics.yaml (development), in the OTLP-to-Prometheus form";
+const HOTSPOT: &str = "hsinspect's own names (scope hsinspect.hotspot) for HotSpot's PerfData counters sun.rt.safepoints, sun.rt.safepointTime, sun.rt.safepointSyncTime, sun.cls.time, java.ci.totalTime";
 
 macro_rules! row {
     ($d:ident, $name:literal, $t:ident, $q:ident, $l:ident, $src:expr) => {
@@ -209,6 +284,28 @@ macro_rules! row {
             quantity: Quantity::$q,
             labels: Labels::$l,
             source: $src,
+            otel: None,
+        }
+    };
+}
+
+/// A row of the `otel` dialect: its OpenTelemetry name, unit, instrument and scope, then the
+/// page's name (the OTLP-to-Prometheus form of the first three), type, quantity and labels.
+macro_rules! otel {
+    ($otel:literal, $unit:literal, $inst:ident, $scope:ident; $name:literal, $t:ident, $q:ident, $l:ident, $src:expr) => {
+        Family {
+            dialect: Dialect::Otel,
+            name: $name,
+            metric_type: MetricType::$t,
+            quantity: Quantity::$q,
+            labels: Labels::$l,
+            source: $src,
+            otel: Some(OtelMetric {
+                name: $otel,
+                unit: $unit,
+                instrument: Instrument::$inst,
+                scope: Scope::$scope,
+            }),
         }
     };
 }
@@ -675,72 +772,46 @@ pub(crate) const FAMILIES: &[Family] = &[
         None,
         CJ0
     ),
-    // OpenTelemetry
-    row!(
-        Otel,
-        "jvm_memory_used_bytes",
-        Gauge,
-        PoolUsed,
-        OtelPool,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_memory_committed_bytes",
-        Gauge,
-        PoolCommitted,
-        OtelPool,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_memory_limit_bytes",
-        Gauge,
-        PoolLimit,
-        OtelPool,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_gc_duration_seconds",
-        Histogram,
-        Collections,
-        OtelGc,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_thread_count",
-        Gauge,
-        ThreadsByDaemon,
-        OtelDaemon,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_class_loaded_total",
-        Counter,
-        ClassesTotalLoaded,
-        None,
-        OTEL
-    ),
-    row!(
-        Otel,
-        "jvm_class_unloaded_total",
-        Counter,
-        ClassesUnloaded,
-        None,
-        OTEL
-    ),
-    row!(Otel, "jvm_class_count", Gauge, ClassesLoaded, None, OTEL),
-    row!(
-        Otel,
-        "jvm_cpu_time_seconds_total",
-        Counter,
-        CpuSeconds,
-        None,
-        OTEL
-    ),
+    // OpenTelemetry: the stable JVM metrics (model/jvm/metrics.yaml), then the process metrics
+    // (model/process/metrics.yaml, development status), then HotSpot's own counters.
+    otel!("jvm.memory.used", "By", UpDownCounter, Conventions;
+        "jvm_memory_used_bytes", Gauge, PoolUsed, OtelPool, OTEL),
+    otel!("jvm.memory.committed", "By", UpDownCounter, Conventions;
+        "jvm_memory_committed_bytes", Gauge, PoolCommitted, OtelPool, OTEL),
+    otel!("jvm.memory.limit", "By", UpDownCounter, Conventions;
+        "jvm_memory_limit_bytes", Gauge, PoolLimit, OtelPool, OTEL),
+    otel!("jvm.gc.duration", "s", Histogram, Conventions;
+        "jvm_gc_duration_seconds", Histogram, Collections, OtelGc, OTEL),
+    otel!("jvm.thread.count", "{thread}", UpDownCounter, Conventions;
+        "jvm_thread_count", Gauge, ThreadsByDaemon, OtelDaemon, OTEL),
+    otel!("jvm.class.loaded", "{class}", Counter, Conventions;
+        "jvm_class_loaded_total", Counter, ClassesTotalLoaded, None, OTEL),
+    otel!("jvm.class.unloaded", "{class}", Counter, Conventions;
+        "jvm_class_unloaded_total", Counter, ClassesUnloaded, None, OTEL),
+    otel!("jvm.class.count", "{class}", UpDownCounter, Conventions;
+        "jvm_class_count", Gauge, ClassesLoaded, None, OTEL),
+    otel!("jvm.cpu.time", "s", Counter, Conventions;
+        "jvm_cpu_time_seconds_total", Counter, CpuSeconds, None, OTEL),
+    otel!("process.cpu.time", "s", Counter, Conventions;
+        "process_cpu_time_seconds_total", Counter, CpuSeconds, None, OTEL_PROCESS),
+    otel!("process.memory.usage", "By", UpDownCounter, Conventions;
+        "process_memory_usage_bytes", Gauge, ResidentBytes, None, OTEL_PROCESS),
+    otel!("process.memory.virtual", "By", UpDownCounter, Conventions;
+        "process_memory_virtual_bytes", Gauge, VirtualBytes, None, OTEL_PROCESS),
+    otel!("process.thread.count", "{thread}", UpDownCounter, Conventions;
+        "process_thread_count", Gauge, OsThreads, None, OTEL_PROCESS),
+    otel!("process.unix.file_descriptor.count", "{file_descriptor}", UpDownCounter, Conventions;
+        "process_unix_file_descriptor_count", Gauge, OpenFds, None, OTEL_PROCESS),
+    otel!("hotspot.safepoint.count", "{safepoint}", Counter, Hotspot;
+        "hotspot_safepoint_count_total", Counter, Safepoints, None, HOTSPOT),
+    otel!("hotspot.safepoint.time", "s", Counter, Hotspot;
+        "hotspot_safepoint_time_seconds_total", Counter, SafepointSeconds, None, HOTSPOT),
+    otel!("hotspot.safepoint.sync.time", "s", Counter, Hotspot;
+        "hotspot_safepoint_sync_time_seconds_total", Counter, SafepointSyncSeconds, None, HOTSPOT),
+    otel!("hotspot.class.load.time", "s", Counter, Hotspot;
+        "hotspot_class_load_time_seconds_total", Counter, ClassLoadSeconds, None, HOTSPOT),
+    otel!("hotspot.jit.compilation.time", "s", Counter, Hotspot;
+        "hotspot_jit_compilation_time_seconds_total", Counter, JitSeconds, None, HOTSPOT),
 ];
 
 /// The dialects one page carries: `--names`'s list, checked for collisions.
@@ -1020,7 +1091,8 @@ pub fn jvm_labels(application: &str, host: &str, pid: Pid) -> Vec<(&'static str,
     ]
 }
 
-fn help(f: &Family) -> String {
+/// The `# HELP` text of a family: what it holds and where the dialect defines it.
+pub fn help(f: &Family) -> String {
     format!(
         "{} from HotSpot PerfData (dialect {}, as defined in {})",
         describe(f.quantity),
@@ -1029,7 +1101,8 @@ fn help(f: &Family) -> String {
     )
 }
 
-fn describe(q: Quantity) -> &'static str {
+/// What a quantity holds, in a few words (the OTLP metric's description).
+pub fn describe(q: Quantity) -> &'static str {
     match q {
         Quantity::PoolUsed => "Memory pool used bytes",
         Quantity::PoolCommitted => "Memory pool committed bytes",
@@ -1061,6 +1134,11 @@ fn describe(q: Quantity) -> &'static str {
         Quantity::MaxFds => "Limit on open file descriptors",
         Quantity::VirtualBytes => "Virtual memory bytes",
         Quantity::ResidentBytes => "Resident memory bytes",
+        Quantity::OsThreads => "Threads of the process (Java and native), as the OS counts them",
+        Quantity::Safepoints => "Safepoints reached since the JVM started",
+        Quantity::SafepointSeconds => "Seconds at safepoints (application threads stopped)",
+        Quantity::SafepointSyncSeconds => "Seconds spent reaching safepoints",
+        Quantity::ClassLoadSeconds => "Seconds spent loading classes",
     }
 }
 
@@ -1068,44 +1146,79 @@ fn borrow(l: &[(String, String)]) -> Vec<(&str, &str)> {
     l.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str, &str)]) {
-    let help = help(f);
+/// A number as the JVM or the OS gave it: a count or a size (`Int`), or seconds (`Double`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// An integer (counts, bytes; -1 for an undefined max).
+    Int(i64),
+    /// A real (seconds).
+    Double(f64),
+}
+
+impl Number {
+    /// As the page writes it.
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(v) => v as f64,
+            Number::Double(v) => v,
+        }
+    }
+}
+
+/// One point of a family for one JVM: a number, or a collector's count and total seconds (a
+/// summary's or histogram's `_count` and `_sum`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Point {
+    /// One value.
+    Number(Number),
+    /// Events and their total duration in seconds.
+    Collections {
+        /// How many.
+        count: u64,
+        /// Their total seconds.
+        seconds: f64,
+    },
+}
+
+fn int(v: u64) -> Number {
+    Number::Int(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// The points of family `f` for one JVM, each with its label values in the order of
+/// `f.labels`' names ([`Labels::names`], or [`Labels::attribute_names`] for OpenTelemetry). The
+/// one mapping from a JVM's values to a family: the Prometheus page ([`add_jvm`]) and the OTLP
+/// push ([`super::otlp`]) both write what this gives.
+pub fn points(f: &Family, src: &Beans<'_>, mut emit: impl FnMut(&[&str], Point)) {
     let jvm = src.jvm;
-    let mut one = |suffix: &str, labels: &[(&str, &str)], value: f64| {
-        page.add_dialect_sample(f.name, f.metric_type, &help, suffix, first, labels, value);
-    };
-    let max_or_minus_one = |m: Option<u64>| m.map_or(-1.0, |m| m as f64);
+    let mut one = |labels: &[&str], v: Number| emit(labels, Point::Number(v));
+    let max_or_minus_one = |m: Option<u64>| m.map_or(Number::Int(-1), int);
     match f.quantity {
         Quantity::PoolUsed | Quantity::PoolCommitted | Quantity::PoolMax | Quantity::PoolLimit => {
             for p in &jvm.pools {
                 let value = match f.quantity {
-                    Quantity::PoolUsed => p.used as f64,
-                    Quantity::PoolCommitted => p.committed as f64,
+                    Quantity::PoolUsed => int(p.used),
+                    Quantity::PoolCommitted => int(p.committed),
                     Quantity::PoolMax => max_or_minus_one(p.max),
                     _ => match p.max {
-                        Some(m) => m as f64,
+                        Some(m) => int(m),
                         None => continue,
                     },
                 };
-                let labels: Vec<(&str, &str)> = match f.labels {
-                    Labels::Pool => vec![("pool", p.name)],
-                    Labels::AreaId => vec![("area", area_word(p.area, false)), ("id", p.name)],
-                    _ => vec![
-                        ("jvm_memory_pool_name", p.name),
-                        ("jvm_memory_type", area_word(p.area, true)),
-                    ],
-                };
-                one("", &labels, value);
+                match f.labels {
+                    Labels::Pool => one(&[p.name], value),
+                    Labels::AreaId => one(&[area_word(p.area, false), p.name], value),
+                    _ => one(&[p.name, area_word(p.area, true)], value),
+                }
             }
         }
         Quantity::HeapUsed | Quantity::HeapCommitted | Quantity::HeapMax => {
             if let Some((used, committed, max)) = jvm.heap {
                 let value = match f.quantity {
-                    Quantity::HeapUsed => used as f64,
-                    Quantity::HeapCommitted => committed as f64,
+                    Quantity::HeapUsed => int(used),
+                    Quantity::HeapCommitted => int(committed),
                     _ => max_or_minus_one(max),
                 };
-                one("", &[("area", "heap")], value);
+                one(&["heap"], value);
             }
         }
         Quantity::Collections | Quantity::Pauses | Quantity::ConcurrentPhases => {
@@ -1115,18 +1228,14 @@ fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str
                     Quantity::ConcurrentPhases if !c.concurrent => continue,
                     _ => {}
                 }
-                let labels: Vec<(&str, &str)> = match f.labels {
-                    Labels::Gc => vec![("gc", c.name)],
-                    Labels::ActionGc => vec![("action", c.action), ("gc", c.name)],
-                    _ => vec![("jvm_gc_action", c.action), ("jvm_gc_name", c.name)],
+                let point = Point::Collections {
+                    count: c.count,
+                    seconds: c.seconds,
                 };
-                if f.metric_type == MetricType::Histogram {
-                    let mut with_le = labels.clone();
-                    with_le.push(("le", "+Inf"));
-                    one("_bucket", &with_le, c.count as f64);
+                match f.labels {
+                    Labels::Gc => emit(&[c.name], point),
+                    _ => emit(&[c.action, c.name], point),
                 }
-                one("_count", &labels, c.count as f64);
-                one("_sum", &labels, c.seconds);
             }
         }
         Quantity::ThreadsLive
@@ -1136,14 +1245,13 @@ fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str
         | Quantity::ThreadsByDaemon => {
             if let Some(t) = jvm.threads {
                 match f.quantity {
-                    Quantity::ThreadsLive => one("", &[], t.live as f64),
-                    Quantity::ThreadsDaemon => one("", &[], t.daemon as f64),
-                    Quantity::ThreadsPeak => one("", &[], t.peak as f64),
-                    Quantity::ThreadsStarted => one("", &[], t.started as f64),
+                    Quantity::ThreadsLive => one(&[], int(t.live)),
+                    Quantity::ThreadsDaemon => one(&[], int(t.daemon)),
+                    Quantity::ThreadsPeak => one(&[], int(t.peak)),
+                    Quantity::ThreadsStarted => one(&[], int(t.started)),
                     _ => {
-                        one("", &[("jvm_thread_daemon", "true")], t.daemon as f64);
-                        let others = t.live.saturating_sub(t.daemon);
-                        one("", &[("jvm_thread_daemon", "false")], others as f64);
+                        one(&["true"], int(t.daemon));
+                        one(&["false"], int(t.live.saturating_sub(t.daemon)));
                     }
                 }
             }
@@ -1155,39 +1263,48 @@ fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str
                     Quantity::ClassesTotalLoaded => c.total_loaded,
                     _ => c.unloaded,
                 };
-                one("", &[], v as f64);
+                one(&[], int(v));
             }
         }
         Quantity::JitSeconds => {
             if let Some(s) = jvm.jit_seconds {
-                one("", &[], s);
+                one(&[], Number::Double(s));
             }
         }
         Quantity::JitMillis => {
             if let Some(s) = jvm.jit_seconds {
-                one("", &[], (s * 1e3).floor());
+                one(&[], Number::Double((s * 1e3).floor()));
+            }
+        }
+        Quantity::Safepoints | Quantity::SafepointSeconds | Quantity::SafepointSyncSeconds => {
+            if let Some(sp) = jvm.safepoints {
+                one(
+                    &[],
+                    match f.quantity {
+                        Quantity::Safepoints => int(sp.count),
+                        Quantity::SafepointSeconds => Number::Double(sp.seconds),
+                        _ => Number::Double(sp.sync_seconds),
+                    },
+                );
+            }
+        }
+        Quantity::ClassLoadSeconds => {
+            if let Some(s) = jvm.class_load_seconds {
+                one(&[], Number::Double(s));
             }
         }
         Quantity::RuntimeInfo => {
             let r = &jvm.runtime;
-            one(
-                "",
-                &[
-                    ("runtime", &r.name),
-                    ("vendor", &r.vendor),
-                    ("version", &r.version),
-                ],
-                1.0,
-            );
+            one(&[&r.name, &r.vendor, &r.version], Number::Int(1));
         }
         Quantity::StartTime => {
             if let Some(t) = jvm.start_time_seconds {
-                one("", &[], t);
+                one(&[], Number::Double(t));
             }
         }
         Quantity::Uptime => {
             if let Some(t) = jvm.start_time_seconds {
-                one("", &[], (src.now_seconds - t).max(0.0));
+                one(&[], Number::Double((src.now_seconds - t).max(0.0)));
             }
         }
         Quantity::CpuSeconds
@@ -1195,21 +1312,46 @@ fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str
         | Quantity::OpenFds
         | Quantity::MaxFds
         | Quantity::VirtualBytes
-        | Quantity::ResidentBytes => {
+        | Quantity::ResidentBytes
+        | Quantity::OsThreads => {
             let Some(p) = src.process else { return };
             let v = match f.quantity {
-                Quantity::CpuSeconds => Some(p.cpu_seconds),
-                Quantity::CpuNanos => Some((p.cpu_seconds * 1e9).round()),
-                Quantity::OpenFds => p.open_fds.map(|v| v as f64),
-                Quantity::MaxFds => p.max_fds.map(|v| v as f64),
-                Quantity::VirtualBytes => Some(p.virtual_bytes as f64),
-                _ => Some(p.resident_bytes as f64),
+                Quantity::CpuSeconds => Some(Number::Double(p.cpu_seconds)),
+                Quantity::CpuNanos => Some(Number::Double((p.cpu_seconds * 1e9).round())),
+                Quantity::OpenFds => p.open_fds.map(int),
+                Quantity::MaxFds => p.max_fds.map(int),
+                Quantity::VirtualBytes => Some(int(p.virtual_bytes)),
+                Quantity::OsThreads => Some(int(p.threads)),
+                _ => Some(int(p.resident_bytes)),
             };
             if let Some(v) = v {
-                one("", &[], v);
+                one(&[], v);
             }
         }
     }
+}
+
+fn add_family(page: &mut Exposition, f: &Family, src: &Beans<'_>, first: &[(&str, &str)]) {
+    let help = help(f);
+    let names = f.labels.names();
+    points(f, src, |values, point| {
+        let labels: Vec<(&str, &str)> = names.iter().copied().zip(values.iter().copied()).collect();
+        let mut one = |suffix: &str, labels: &[(&str, &str)], value: f64| {
+            page.add_dialect_sample(f.name, f.metric_type, &help, suffix, first, labels, value);
+        };
+        match point {
+            Point::Number(v) => one("", &labels, v.as_f64()),
+            Point::Collections { count, seconds } => {
+                if f.metric_type == MetricType::Histogram {
+                    let mut with_le = labels.clone();
+                    with_le.push(("le", "+Inf"));
+                    one("_bucket", &with_le, count as f64);
+                }
+                one("_count", &labels, count as f64);
+                one("_sum", &labels, seconds);
+            }
+        }
+    });
 }
 
 #[cfg(test)]
@@ -1262,6 +1404,46 @@ mod tests {
         assert!(ApplicationRule::parse("noequals").is_err());
         assert!(ApplicationRule::parse("=x").is_err());
         assert!(ApplicationRule::parse("a=[").is_err());
+    }
+
+    /// The page's name of every `otel` family is its OpenTelemetry name, unit and instrument in
+    /// the OTLP-to-Prometheus form (opentelemetry-specification
+    /// `compatibility/prometheus_and_openmetrics.md`): dots to `_`, the unit's word appended
+    /// (`By` → `_bytes`, `s` → `_seconds`; `{...}` annotations dropped), `_total` for counters;
+    /// and its label names are its attribute keys so translated.
+    #[test]
+    fn otel_page_names_are_the_otlp_names_translated() {
+        let otel: Vec<&Family> = FAMILIES
+            .iter()
+            .filter(|f| f.dialect == Dialect::Otel)
+            .collect();
+        assert!(otel.iter().all(|f| f.otel.is_some()));
+        for f in otel {
+            let o = f.otel.unwrap();
+            let mut name = o.name.replace('.', "_");
+            match o.unit {
+                "By" => name.push_str("_bytes"),
+                "s" => name.push_str("_seconds"),
+                u => assert!(u.starts_with('{') && u.ends_with('}'), "{u}"),
+            }
+            if o.instrument == Instrument::Counter {
+                name.push_str("_total");
+            }
+            assert_eq!(f.name, name);
+            let kind = match o.instrument {
+                Instrument::Counter => MetricType::Counter,
+                Instrument::Histogram => MetricType::Histogram,
+                _ => MetricType::Gauge,
+            };
+            assert_eq!(f.metric_type, kind, "{}", f.name);
+            let translated: Vec<String> = f
+                .labels
+                .attribute_names()
+                .iter()
+                .map(|k| k.replace('.', "_"))
+                .collect();
+            assert_eq!(translated, f.labels.names(), "{}", f.name);
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod allow;
 pub mod dialect;
 pub mod json;
+pub mod otlp;
 pub mod prometheus;
 
 use std::io::{self, Write};

@@ -112,6 +112,17 @@ pub struct Classes {
     pub unloaded: u64,
 }
 
+/// Safepoints since the JVM started (`runtime/safepoint.cpp`'s PerfData counters).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Safepoints {
+    /// Safepoints reached: `sun.rt.safepoints`.
+    pub count: u64,
+    /// Seconds spent at safepoints, the threads stopped: `sun.rt.safepointTime` (Ticks).
+    pub seconds: f64,
+    /// Seconds spent reaching them (synchronizing the threads): `sun.rt.safepointSyncTime` (Ticks).
+    pub sync_seconds: f64,
+}
+
 /// The runtime's identity as `jvm_info`/`jvm_runtime_info` label it (`java.runtime.name`,
 /// `java.vm.vendor`, `java.runtime.version`). PerfData publishes `java.vm.*` and `java.version`
 /// only (`statSampler.cpp`), so two of the three are derived: see each field.
@@ -127,6 +138,10 @@ pub struct Runtime {
     /// string); on JDK 8 `java.version` plus `-b<build>` from `java.vm.version` (upstream
     /// builds' form; a distribution that adds its own suffix differs).
     pub version: String,
+    /// `java.vm.name` (`OpenJDK 64-Bit Server VM`), exactly; empty when the region lacks it.
+    pub vm_name: String,
+    /// `java.vm.version` (`17.0.15+6-Debian-1deb12u1`, JDK 8's `25.504-b01`), exactly.
+    pub vm_version: String,
 }
 
 /// What [`JvmMetrics::from_snapshot`] reads; fields the JVM does not publish are `None`.
@@ -147,6 +162,12 @@ pub struct JvmMetrics {
     pub classes: Option<Classes>,
     /// `CompilationMXBean.getTotalCompilationTime()` in seconds: `java.ci.totalTime`.
     pub jit_seconds: Option<f64>,
+    /// Safepoints (no MXBean has them: HotSpot's `sun.rt.safepoints`, `sun.rt.safepointTime`,
+    /// `sun.rt.safepointSyncTime`; `runtime/safepoint.cpp`).
+    pub safepoints: Option<Safepoints>,
+    /// Seconds spent loading classes: `sun.cls.time` over `sun.os.hrt.frequency`
+    /// (`classfile/classLoader.cpp`; no MXBean has it).
+    pub class_load_seconds: Option<f64>,
     /// `RuntimeMXBean.getStartTime()` in seconds since the epoch: `sun.rt.vmInitDoneTime` (`jmm_GetLongAttribute(JMM_JVM_INIT_DONE_TIME_MS)` in `management.cpp`).
     pub start_time_seconds: Option<f64>,
     /// Identity.
@@ -405,6 +426,8 @@ fn runtime(s: &Snapshot, spec: u32) -> Runtime {
                 .to_string(),
         ),
         version: or_unknown(version),
+        vm_name: vm_name.to_string(),
+        vm_version: vm_version.to_string(),
     }
 }
 
@@ -499,6 +522,14 @@ impl JvmMetrics {
             threads,
             classes,
             jit_seconds: ticks("java.ci.totalTime"),
+            safepoints: (|| {
+                Some(Safepoints {
+                    count: unsigned(s, "sun.rt.safepoints")?,
+                    seconds: ticks("sun.rt.safepointTime")?,
+                    sync_seconds: ticks("sun.rt.safepointSyncTime")?,
+                })
+            })(),
+            class_load_seconds: ticks("sun.cls.time"),
             start_time_seconds: s
                 .long("sun.rt.vmInitDoneTime")
                 .filter(|t| *t > 0)

@@ -13,6 +13,11 @@
 //!
 //! Scrapes that arrive while one is running wait for it and share its page (one scan at a
 //! time, however many clients). The HTTP side (`GET /metrics`, `GET /`) is the CLI's.
+//!
+//! The OTLP push ([`push`]) starts from the same [`Exporter::scan_and_read`] and writes the
+//! `otel` dialect's families as OTLP messages; its counts are on the page.
+
+pub mod push;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -118,6 +123,18 @@ pub struct Exporter {
     symbol_cache: bool,
     dialects: Dialects,
     host_root: Option<std::path::PathBuf>,
+    push: Option<Arc<push::PushStats>>,
+}
+
+/// What one [`Exporter::scan_and_read`] found.
+#[derive(Debug)]
+pub struct Round {
+    /// The selected JVMs, each with its reading or the cause of its failure.
+    pub jvms: Vec<(JvmInfo, Result<Reading, &'static str>)>,
+    /// Whether `/proc` (the process list) could be scanned.
+    pub scan_up: bool,
+    /// Processes that could not be looked at.
+    pub not_inspected: usize,
 }
 
 /// The metric dialects a page carries and the labels they need (`--names`, `--application`).
@@ -143,6 +160,7 @@ impl Exporter {
             symbol_cache,
             dialects: Dialects::default(),
             host_root: None,
+            push: None,
         }
     }
 
@@ -210,51 +228,77 @@ impl Exporter {
         }
     }
 
-    fn collect(&self) -> Scrape {
-        let began = Instant::now();
+    /// One scan and a read of every selected JVM: each with its reading or the failure's
+    /// cause (counted in `hsinspect_jvm_read_failures_total`), whether `/proc` could be scanned,
+    /// and how many processes could not be looked at. What a scrape and a push both start from.
+    pub fn scan_and_read(&self) -> Round {
         let scan = discover::scan(&ScanOptions {
             no_symbol_cache: !self.symbol_cache,
             keep_readings: true,
             host_root: self.host_root.clone(),
             ..ScanOptions::default()
         });
-        let mut page = Exposition::new();
-        let mut jvms = Vec::new();
-        let mut failed_now: Vec<&'static str> = Vec::new();
-        let scan_up = scan.is_ok();
-        let (found, not_inspected) = match scan {
-            Ok(scan) => {
-                for mut jvm in scan.jvms {
-                    if !self.selection.selects(&jvm) {
-                        continue;
-                    }
-                    let failed = match self.read(&mut jvm) {
-                        Ok(reading) => {
-                            add_jvm(&mut page, &jvm, &reading, &self.dialects);
-                            None
-                        }
-                        Err(e) => Some(cause(&e)),
-                    };
-                    failed_now.extend(failed);
-                    jvms.push(Listed { info: jvm, failed });
-                }
-                (jvms.len(), scan.not_inspected.len())
-            }
-            Err(_) => (0, 0),
+        *self.scans.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        let mut round = Round {
+            jvms: Vec::new(),
+            scan_up: scan.is_ok(),
+            not_inspected: 0,
         };
-        let duration = began.elapsed();
-        let failures = {
-            let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-            for c in failed_now {
+        if let Ok(scan) = scan {
+            round.not_inspected = scan.not_inspected.len();
+            for mut jvm in scan.jvms {
+                if !self.selection.selects(&jvm) {
+                    continue;
+                }
+                let read = self.read(&mut jvm).map_err(|e| cause(&e));
+                round.jvms.push((jvm, read));
+            }
+        }
+        let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, r) in &round.jvms {
+            if let Err(c) = r {
                 *f.entry(c).or_default() += 1;
             }
-            f.clone()
-        };
-        let scans = {
-            let mut s = self.scans.lock().unwrap_or_else(|e| e.into_inner());
-            *s += 1;
-            *s
-        };
+        }
+        round
+    }
+
+    /// The dialects' settings (`--application` rules, host name).
+    pub fn dialects(&self) -> &Dialects {
+        &self.dialects
+    }
+
+    /// Counts of the OTLP push, written on every page from now on.
+    pub fn with_push_stats(mut self, stats: Arc<push::PushStats>) -> Self {
+        self.push = Some(stats);
+        self
+    }
+
+    fn collect(&self) -> Scrape {
+        let began = Instant::now();
+        let round = self.scan_and_read();
+        let mut page = Exposition::new();
+        let mut jvms = Vec::new();
+        let scan_up = round.scan_up;
+        let not_inspected = round.not_inspected;
+        for (jvm, read) in round.jvms {
+            let failed = match read {
+                Ok(reading) => {
+                    add_jvm(&mut page, &jvm, &reading, &self.dialects);
+                    None
+                }
+                Err(c) => Some(c),
+            };
+            jvms.push(Listed { info: jvm, failed });
+        }
+        let found = jvms.len();
+        let duration = began.elapsed();
+        let failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let scans = *self.scans.lock().unwrap_or_else(|e| e.into_inner());
         page.add_sample(
             "hsinspect_scrape_duration_seconds",
             MetricType::Gauge,
@@ -299,6 +343,9 @@ impl Exporter {
                 *n as f64,
             );
         }
+        if let Some(push) = &self.push {
+            push.write(&mut page);
+        }
         let mut text = Vec::new();
         // Writing to a Vec cannot fail.
         let _ = page.write(&mut text);
@@ -310,10 +357,10 @@ impl Exporter {
     }
 }
 
-/// Gives the heap's free pages back to the kernel after a scrape (glibc keeps them otherwise): the
-/// scan of a host with many JVMs peaks far above what serve keeps between scrapes, and RSS
-/// should show what serve holds, not its busiest scrape so far. About 0.1 ms.
-fn release_free_memory() {
+/// Gives the heap's free pages back to the kernel after a scrape or a push (glibc keeps them
+/// otherwise): the scan of a host with many JVMs peaks far above what serve keeps between
+/// scrapes, and RSS should show what serve holds, not its busiest scrape so far. About 0.1 ms.
+pub fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
     unsafe {
