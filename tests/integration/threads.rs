@@ -661,3 +661,27 @@ fn jdk21_mounted_virtual_threads_match_jcmd() {
 fn jdk25_mounted_virtual_threads_match_jcmd() {
     mounted_virtual_threads_match_jcmd(25);
 }
+
+// ---- Generational ZGC (coloured pointers) and uncompressed oops on 21 and 25 ------------------
+
+#[test]
+#[ignore = "needs JDK 21: run scripts/test.sh"]
+fn jdk21_generational_zgc_frames_and_lock_lines_match_jcmd() {
+    let flags = ["-XX:+UseZGC", "-XX:+ZGenerational"];
+    compare(&jdk(21), &flags);
+    compare_locks(&jdk(21), &flags);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_zgc_frames_and_lock_lines_match_jcmd() {
+    compare(&jdk(25), &["-XX:+UseZGC"]);
+    compare_locks(&jdk(25), &["-XX:+UseZGC"]);
+}
+
+#[test]
+#[ignore = "needs JDK 21 and 25: run scripts/test.sh"]
+fn jdk21_and_25_without_compressed_oops_match_jcmd() {
+    compare(&jdk(21), &["-XX:-UseCompressedOops"]);
+    compare(&jdk(25), &["-XX:-UseCompressedOops"]);
+}

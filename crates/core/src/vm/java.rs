@@ -181,7 +181,7 @@ impl<'a> JavaReader<'a> {
         if layout.compressed_oops {
             Ok(layout.narrow_oop.decode(self.u32_at(addr, what)?))
         } else {
-            self.u64_at(addr, what)
+            Ok(layout.heap_oop(self.u64_at(addr, what)?))
         }
     }
 

@@ -53,6 +53,8 @@ pub struct LockReader<'a> {
     owner: u64,
     owner_is_id: bool,
     lock_stack: Option<(u64, u64, u64)>,
+    /// How the target lays out oops (WeakHandles hold coloured pointers under generational ZGC).
+    oops: super::Layout,
     /// `InstanceKlass::_init_state` (a `u1`), `_init_thread` and the constant
     /// `InstanceKlass::being_initialized`, where the JDK has them.
     class_init: Option<(u64, u64, u8)>,
@@ -113,6 +115,7 @@ impl<'a> LockReader<'a> {
         };
         Ok(LockReader {
             mem,
+            oops: vm.layout,
             major: vm.major,
             class_init,
             anonymous_owner: vm.long("ObjectMonitor::ANONYMOUS_OWNER").ok(),
@@ -146,7 +149,9 @@ impl<'a> LockReader<'a> {
         }
         let v = rd(self.mem, monitor + self.object, "ObjectMonitor::_object")?;
         if self.object_is_handle && v != 0 {
-            rd(self.mem, v, "the WeakHandle of ObjectMonitor::_object")
+            Ok(self
+                .oops
+                .heap_oop(rd(self.mem, v, "the WeakHandle of ObjectMonitor::_object")?))
         } else {
             Ok(v)
         }

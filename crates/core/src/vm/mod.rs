@@ -97,6 +97,24 @@ pub struct Layout {
     pub narrow_oop: Narrow,
     /// Narrow klass base and shift (`CompressedKlassPointers`; `Universe::_narrow_klass` before).
     pub narrow_klass: Narrow,
+    /// Generational ZGC (`-XX:+UseZGC`, with `-XX:+ZGenerational` in JDK 21–22, the only ZGC
+    /// from 24): the oops in the heap and in OopStorage (`OopHandle`s) are coloured pointers,
+    /// the address shifted left by `ZPointerLoadShift` with colour bits below
+    /// (`gc/z/zAddress.hpp`, `ZPointer::uncolor`); this is that shift, read from
+    /// `ZGlobalsForVMStructs::_instance_p->_ZPointerLoadShift`. Stack slots and registers hold
+    /// plain addresses.
+    pub zpointer_load_shift: Option<u32>,
+}
+
+impl Layout {
+    /// The address of the object a heap field or an OopHandle holding `raw` refers to: `raw`
+    /// itself, or with generational ZGC its colour taken off.
+    pub fn heap_oop(&self, raw: u64) -> u64 {
+        match self.zpointer_load_shift {
+            Some(shift) => raw.checked_shr(shift).unwrap_or(0),
+            None => raw,
+        }
+    }
 }
 
 /// The target VM's tables, version and layout flags.
@@ -356,6 +374,7 @@ impl VmModel {
             object_alignment: 8,
             ..Layout::default()
         };
+        let (mut use_zgc, mut zgenerational) = (false, false);
         for row in table.chunks_exact(size as usize) {
             let row = LeBytes::new(row);
             let w = |o: u64| row.u64_at(o as usize).unwrap_or(0);
@@ -376,6 +395,8 @@ impl VmModel {
                 b"UseCompressedOops" => layout.compressed_oops = byte()?,
                 b"UseCompressedClassPointers" => layout.compressed_class_pointers = byte()?,
                 b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
+                b"UseZGC" => use_zgc = byte()?,
+                b"ZGenerational" => zgenerational = byte()?,
                 b"ObjectAlignmentInBytes" => {
                     layout.object_alignment = mem
                         .read_u32(addr)
@@ -417,6 +438,31 @@ impl VmModel {
             ],
             layout.compressed_class_pointers,
         )?;
+        // Generational ZGC's load shift (the flags decide whether its colours apply).
+        if use_zgc && (zgenerational || self.major >= 24) {
+            let shift = (|| {
+                let instance = mem
+                    .read_u64(
+                        self.static_address("ZGlobalsForVMStructs", "_instance_p")
+                            .ok()?,
+                    )
+                    .ok()?;
+                let at = self
+                    .offset("ZGlobalsForVMStructs", "_ZPointerLoadShift")
+                    .ok()?;
+                let ptr = mem.read_u64(instance + at).ok()?;
+                mem.read_u64(ptr).ok()
+            })();
+            match shift {
+                Some(s) if s < 64 => layout.zpointer_load_shift = Some(s as u32),
+                _ => {
+                    return Err(missing(
+                        "generational ZGC: ZGlobalsForVMStructs::_ZPointerLoadShift not readable"
+                            .into(),
+                    ));
+                }
+            }
+        }
         self.layout = layout;
         Ok(())
     }

@@ -44,6 +44,8 @@ pub struct ThreadLayout {
     stack_size: u64,
     /// `JavaThreadState` names by value (`_thread_in_native`, ...), from the int constants.
     vm_states: Vec<(i64, &'static str)>,
+    /// How the target lays out oops (OopHandles hold coloured pointers under generational ZGC).
+    oops: super::Layout,
 }
 
 /// How the Java threads are listed.
@@ -211,6 +213,7 @@ impl ThreadLayout {
                 .offset("Thread", "_stack_size")
                 .or_else(|_| vm.offset("JavaThread", "_stack_size"))?,
             vm_states,
+            oops: vm.layout,
         })
     }
 
@@ -276,6 +279,10 @@ impl ThreadLayout {
         Ok((list, LeBytes::new(&bytes).u64s().collect()))
     }
 
+    fn heap_oop(&self, raw: u64) -> u64 {
+        self.oops.heap_oop(raw)
+    }
+
     /// Reads one `JavaThread`.
     ///
     /// # Errors
@@ -320,7 +327,11 @@ impl ThreadLayout {
         };
         let mut thread_obj = f(self.thread_obj, "JavaThread::_threadObj")?;
         if self.thread_obj_handle && thread_obj != 0 {
-            thread_obj = rd(mem, thread_obj, "the OopHandle of JavaThread::_threadObj")?;
+            thread_obj = self.heap_oop(rd(
+                mem,
+                thread_obj,
+                "the OopHandle of JavaThread::_threadObj",
+            )?);
         }
         let mut mounted_vthread = 0;
         if let Some(o) = self.vthread
@@ -330,7 +341,7 @@ impl ThreadLayout {
             let vthread = if handle == 0 {
                 0
             } else {
-                rd(mem, handle, "the OopHandle of JavaThread::_vthread")?
+                self.heap_oop(rd(mem, handle, "the OopHandle of JavaThread::_vthread")?)
             };
             if vthread != 0 && vthread != thread_obj {
                 mounted_vthread = vthread;
