@@ -428,6 +428,8 @@ pub struct Walker<'a> {
     /// `Location::Type` numbering with `vector` (JDK 16+).
     vector_locations: bool,
     methods: HashMap<u64, Option<MethodInfo>>,
+    /// Decoded line number tables by `ConstMethod*`.
+    lines: HashMap<u64, Option<Rc<LineNumberTable>>>,
     blobs: HashMap<u64, Option<Blob>>,
     symbols: HashMap<u64, Option<String>>,
 }
@@ -650,6 +652,7 @@ impl<'a> Walker<'a> {
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
             methods: HashMap::new(),
+            lines: HashMap::new(),
             blobs: HashMap::new(),
             symbols: HashMap::new(),
         })
@@ -775,20 +778,31 @@ impl<'a> Walker<'a> {
         info
     }
 
-    /// The line of `bci` in `m` from its compressed line number table.
-    fn line(&self, m: &MethodInfo, bci: i32) -> Option<i32> {
+    /// The line of `bci` in `m` from its compressed line number table (decoded once per
+    /// method: a dump's frames share few methods).
+    fn line(&mut self, m: &MethodInfo, bci: i32) -> Option<i32> {
         if !m.has_lines || m.native {
             return None;
         }
-        let at = m.const_method + self.cm_size + m.code_size;
-        // The table's length is not stored: read up to 4 KiB (bounded by the page it ends on).
-        let mut buf = vec![0u8; 4096];
-        let mut n = buf.len();
-        while n >= 64 && self.mem.read_exact_at(at, &mut buf[..n]).is_err() {
-            n /= 2;
-        }
-        let table = LineNumberTable::decode(&buf[..n], self.line_variant, 65_536).ok()?;
-        table.line_for_bci(bci, Some(m.code_size as u32))
+        let table = match self.lines.get(&m.const_method) {
+            Some(t) => t.clone(),
+            None => {
+                let at = m.const_method + self.cm_size + m.code_size;
+                // The table's length is not stored: read up to 4 KiB (bounded by the page it
+                // ends on).
+                let mut buf = vec![0u8; 4096];
+                let mut n = buf.len();
+                while n >= 64 && self.mem.read_exact_at(at, &mut buf[..n]).is_err() {
+                    n /= 2;
+                }
+                let t = LineNumberTable::decode(&buf[..n], self.line_variant, 65_536)
+                    .ok()
+                    .map(Rc::new);
+                self.lines.insert(m.const_method, t.clone());
+                t
+            }
+        };
+        table?.line_for_bci(bci, Some(m.code_size as u32))
     }
 
     fn frame(&mut self, method: u64, bci: Option<i32>, kind: FrameKind) -> Option<Frame> {
