@@ -474,8 +474,19 @@ pub fn inspect_err(out: &Output) -> String {
 /// Starts the `inspect` binary with `args`, its output piped.
 pub fn spawn_inspect(args: &[&str]) -> Child {
     use std::os::unix::process::CommandExt;
-    Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_inspect"));
+    // SIGINT and SIGQUIT at their defaults, as a shell starts a foreground command: a test run
+    // started in the background by a non-interactive shell (`.ci/run &`) has them ignored, and
+    // an ignored signal stays ignored across exec, so the signal tests would send it in vain.
+    // SAFETY: signal(2) is async-signal-safe; this runs in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.args(args)
         // Its own process group, whose parent (this test) is in the same session: the group is
         // not orphaned, so job-control signals (SIGTSTP) act on it even when the test runs
         // without a terminal, as in CI, where the test's own group may be orphaned.
