@@ -135,7 +135,7 @@ check jps $JH/bin/jps
 grep -o '"pid": *[0-9]*' list-json.out | grep -o '[0-9]*$' | sort -n > list.pids
 grep -v ' Jps$' jps.out | cut -d' ' -f1 | sort -n > jps.pids
 check cmp-list cmp list.pids jps.pids && cat list.out
-check list-both mawk -v p=$P '$1 == p && $6 == "both" && $7 == "Target" { ok = 1 } END { exit !ok }' list.out
+check list-both mawk -v p=$P '$1 == p && $6 == "both" && $NF == "Target" { ok = 1 } END { exit !ok }' list.out
 exec 8>&- 9>&-
 finish
 RUN
