@@ -132,5 +132,6 @@ fn add_dialects(
         pid.map(|p| (host.as_str(), p)),
         container,
         taken,
+        None,
     );
 }

@@ -311,6 +311,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, clock: &Clock, users: &Users) 
         main: described.main,
         jvm_version: described.version,
         uptime_s: clock.age_s(c.start_time),
+        start_ticks: c.start_time,
         readable,
         reason,
         container: crate::container::identify_cached(c.pid, c.start_time, opts.host_root()),

@@ -144,6 +144,11 @@ pub struct JvmInfo {
     /// Seconds since the process started (Linux: `starttime` of `/proc/<pid>/stat`; Windows:
     /// `GetProcessTimes`' creation time), to 10 ms.
     pub uptime_s: f64,
+    /// When the process started, in the OS's own unit (Linux: `starttime` of
+    /// `/proc/<pid>/stat`, clock ticks since boot; 0 where unknown): with `pid`, names this
+    /// process and no later one that reuses the pid. Not serialized.
+    #[serde(skip)]
+    pub start_ticks: u64,
     /// How its PerfData can be read here.
     pub readable: Readable,
     /// With [`Readable::Neither`]: why, and what would fix it.

@@ -178,6 +178,7 @@ fn inspect_one(c: &Candidate, opts: &ScanOptions, elevated: bool) -> Option<JvmI
         main: described.main,
         jvm_version: described.version,
         uptime_s: (c.process.age().as_secs_f64() * 100.0).round() / 100.0,
+        start_ticks: 0,
         readable,
         reason,
         container: None,

@@ -28,6 +28,7 @@ use crate::container::ContainerIdentity;
 use crate::metrics::{Area, JvmMetrics};
 use crate::pid::Pid;
 use crate::process::ProcessUsage;
+use crate::vm::states::{ThreadState, ThreadStates};
 
 /// One naming scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -103,8 +104,16 @@ pub enum Quantity {
     ThreadsPeak,
     /// Threads started since the JVM started.
     ThreadsStarted,
-    /// Live threads by daemon-ness (OpenTelemetry's `jvm.thread.count`).
+    /// Live threads by daemon-ness (OpenTelemetry's `jvm.thread.count`), from PerfData: only
+    /// when the thread states were not read.
     ThreadsByDaemon,
+    /// Java threads by `java.lang.Thread.State` (`serve --thread-states`: a no-stop read of
+    /// the thread list, [`crate::vm::states`]); client_java adds `UNKNOWN` for threads that
+    /// could not be read.
+    ThreadStates,
+    /// Java threads by daemon-ness and state (OpenTelemetry's `jvm.thread.count` when the
+    /// states were read).
+    ThreadsByDaemonAndState,
     /// Classes loaded now.
     ClassesLoaded,
     /// Classes loaded since the JVM started.
@@ -166,6 +175,11 @@ pub enum Labels {
     OtelGc,
     /// OpenTelemetry's `jvm_thread_daemon` (`true`/`false`).
     OtelDaemon,
+    /// `state`: Micrometer's words (`timed-waiting`), client_java's `Thread.State` names
+    /// (`TIMED_WAITING`).
+    State,
+    /// OpenTelemetry's `jvm_thread_daemon` and `jvm_thread_state` (`timed_waiting`).
+    OtelDaemonState,
     /// `runtime`, `vendor`, `version` (`java.runtime.name`, `java.vm.vendor`, `java.runtime.version`).
     Runtime,
 }
@@ -183,6 +197,8 @@ impl Labels {
             Labels::ActionGc => &["action", "gc"],
             Labels::OtelGc => &["jvm_gc_action", "jvm_gc_name"],
             Labels::OtelDaemon => &["jvm_thread_daemon"],
+            Labels::State => &["state"],
+            Labels::OtelDaemonState => &["jvm_thread_daemon", "jvm_thread_state"],
             Labels::Runtime => &["runtime", "vendor", "version"],
         }
     }
@@ -194,6 +210,7 @@ impl Labels {
             Labels::OtelPool => &["jvm.memory.pool.name", "jvm.memory.type"],
             Labels::OtelGc => &["jvm.gc.action", "jvm.gc.name"],
             Labels::OtelDaemon => &["jvm.thread.daemon"],
+            Labels::OtelDaemonState => &["jvm.thread.daemon", "jvm.thread.state"],
             other => other.names(),
         }
     }
@@ -390,6 +407,14 @@ pub(crate) const FAMILIES: &[Family] = &[
     ),
     row!(
         Micrometer,
+        "jvm_threads_states_threads",
+        Gauge,
+        ThreadStates,
+        State,
+        MM
+    ),
+    row!(
+        Micrometer,
         "jvm_classes_loaded_classes",
         Gauge,
         ClassesLoaded,
@@ -548,6 +573,14 @@ pub(crate) const FAMILIES: &[Family] = &[
         Counter,
         ThreadsStarted,
         None,
+        CJ1
+    ),
+    row!(
+        ClientJava,
+        "jvm_threads_state",
+        Gauge,
+        ThreadStates,
+        State,
         CJ1
     ),
     row!(
@@ -715,6 +748,14 @@ pub(crate) const FAMILIES: &[Family] = &[
     ),
     row!(
         ClientJava0,
+        "jvm_threads_state",
+        Gauge,
+        ThreadStates,
+        State,
+        CJ0
+    ),
+    row!(
+        ClientJava0,
         "jvm_classes_currently_loaded",
         Gauge,
         ClassesLoaded,
@@ -784,6 +825,9 @@ pub(crate) const FAMILIES: &[Family] = &[
         "jvm_gc_duration_seconds", Histogram, Collections, OtelGc, OTEL),
     otel!("jvm.thread.count", "{thread}", UpDownCounter, Conventions;
         "jvm_thread_count", Gauge, ThreadsByDaemon, OtelDaemon, OTEL),
+    // The same metric with the states, when they were read (one of the two rows has points).
+    otel!("jvm.thread.count", "{thread}", UpDownCounter, Conventions;
+        "jvm_thread_count", Gauge, ThreadsByDaemonAndState, OtelDaemonState, OTEL),
     otel!("jvm.class.loaded", "{class}", Counter, Conventions;
         "jvm_class_loaded_total", Counter, ClassesTotalLoaded, None, OTEL),
     otel!("jvm.class.unloaded", "{class}", Counter, Conventions;
@@ -938,6 +982,8 @@ pub struct Beans<'a> {
     pub process: Option<&'a ProcessUsage>,
     /// When it was read.
     pub now_seconds: f64,
+    /// Its Java threads by state, when they were read (`serve --thread-states`).
+    pub states: Option<&'a ThreadStates>,
 }
 
 /// Adds one JVM's families of every dialect of `names` but `hotspot` to `page`, every series
@@ -966,7 +1012,7 @@ pub fn add_jvm(
             .unwrap_or_default(),
     );
     let (prom, otel) = (borrow(&prom), borrow(&otel));
-    let mut written: Vec<&str> = Vec::new();
+    let mut written: Vec<(&str, Quantity)> = Vec::new();
     for dialect in names.dialects() {
         let first = if *dialect == Dialect::Otel {
             &otel
@@ -974,10 +1020,10 @@ pub fn add_jvm(
             &prom
         };
         for f in FAMILIES.iter().filter(|f| f.dialect == *dialect) {
-            if written.contains(&f.name) {
+            if written.contains(&(f.name, f.quantity)) {
                 continue;
             }
-            written.push(f.name);
+            written.push((f.name, f.quantity));
             add_family(page, f, src, first);
         }
     }
@@ -988,8 +1034,9 @@ pub fn add_jvm(
 /// name, `main`: see [`application`]), and for a live JVM (`live`: this host's name and the
 /// JVM's pid) its process's usage and the `instance`/`pid` labels, and its container's labels
 /// (`container`, `None` on the host: see [`add_jvm`]). A file or a core (`live` `None`) gets
-/// `application` only. `taken` is when the reading was taken. The one place `inspect --format
-/// prometheus` and `serve` build a JVM's dialect families.
+/// `application` only. `taken` is when the reading was taken; `states` its Java threads by
+/// state when they were read. The one place `inspect --format prometheus` and `serve` build a
+/// JVM's dialect families.
 #[allow(clippy::too_many_arguments)]
 pub fn add_reading(
     page: &mut Exposition,
@@ -1000,6 +1047,7 @@ pub fn add_reading(
     live: Option<(&str, Pid)>,
     container: Option<&ContainerIdentity>,
     taken: std::time::SystemTime,
+    states: Option<&ThreadStates>,
 ) {
     let metrics = JvmMetrics::from_snapshot(snapshot);
     let app = application(
@@ -1019,6 +1067,7 @@ pub fn add_reading(
         now_seconds: taken
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
+        states,
     };
     add_jvm(page, names, &beans, &labels, container);
 }
@@ -1120,6 +1169,8 @@ pub fn describe(q: Quantity) -> &'static str {
         Quantity::ThreadsPeak => "Peak live threads",
         Quantity::ThreadsStarted => "Threads started",
         Quantity::ThreadsByDaemon => "Live threads by daemon status",
+        Quantity::ThreadStates => "Java threads by state",
+        Quantity::ThreadsByDaemonAndState => "Live threads by daemon status and state",
         Quantity::ClassesLoaded => "Classes loaded now",
         Quantity::ClassesTotalLoaded => "Classes loaded since start",
         Quantity::ClassesUnloaded => "Classes unloaded since start",
@@ -1245,6 +1296,8 @@ pub fn points(f: &Family, src: &Beans<'_>, mut emit: impl FnMut(&[&str], Point))
         | Quantity::ThreadsByDaemon => {
             if let Some(t) = jvm.threads {
                 match f.quantity {
+                    // From the states instead, when they were read.
+                    Quantity::ThreadsByDaemon if src.states.is_some() => {}
                     Quantity::ThreadsLive => one(&[], int(t.live)),
                     Quantity::ThreadsDaemon => one(&[], int(t.daemon)),
                     Quantity::ThreadsPeak => one(&[], int(t.peak)),
@@ -1252,6 +1305,30 @@ pub fn points(f: &Family, src: &Beans<'_>, mut emit: impl FnMut(&[&str], Point))
                     _ => {
                         one(&["true"], int(t.daemon));
                         one(&["false"], int(t.live.saturating_sub(t.daemon)));
+                    }
+                }
+            }
+        }
+        Quantity::ThreadStates => {
+            let Some(s) = src.states else { return };
+            for state in ThreadState::ALL {
+                let word = match f.dialect {
+                    Dialect::Micrometer => state.micrometer(),
+                    _ => state.name(),
+                };
+                one(&[word], int(u64::from(s.in_state(state))));
+            }
+            if matches!(f.dialect, Dialect::ClientJava | Dialect::ClientJava0) {
+                one(&["UNKNOWN"], int(u64::from(s.dropped)));
+            }
+        }
+        Quantity::ThreadsByDaemonAndState => {
+            let Some(s) = src.states else { return };
+            for state in ThreadState::ALL {
+                for (daemon, word) in [(true, "true"), (false, "false")] {
+                    let n = s.count(state, daemon);
+                    if n > 0 {
+                        one(&[word, state.otel()], int(u64::from(n)));
                     }
                 }
             }

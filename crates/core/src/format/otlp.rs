@@ -787,6 +787,7 @@ mod tests {
                 jvm: &metrics,
                 process: None,
                 now_seconds: 0.0,
+                states: None,
             },
             start_unix_nano: start,
             time_unix_nano: time,

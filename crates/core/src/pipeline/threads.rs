@@ -178,3 +178,112 @@ fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {
         took.as_secs_f64() * 1e3
     ))
 }
+
+/// How long a JVM whose model could not be read is left alone before the next try.
+pub const STATES_RETRY: Duration = Duration::from_secs(30);
+
+/// Thread states of live JVMs read again and again without a stop (`serve --thread-states`,
+/// `top`): target → VM model (read once per JVM, kept) → thread list → each thread's
+/// `java.lang.Thread` → counts ([`crate::vm::states::count_states`]). The model of a JVM is
+/// kept while the same process (pid and start time) is asked for; a JVM whose model cannot
+/// be read is not tried again for [`STATES_RETRY`].
+#[derive(Default)]
+pub struct StatesSampler {
+    jvms: std::collections::HashMap<crate::pid::Pid, StatesEntry>,
+}
+
+struct StatesEntry {
+    start: u64,
+    model: Result<(VmModel, crate::vm::states::StatesLayout), (Instant, std::sync::Arc<Error>)>,
+}
+
+impl StatesSampler {
+    /// A sampler with nothing cached.
+    pub fn new() -> Self {
+        StatesSampler::default()
+    }
+
+    /// The thread states of process `pid`, whose start time (Linux: `starttime` of
+    /// `/proc/<pid>/stat`, in clock ticks) is `start`.
+    ///
+    /// # Errors
+    /// As [`crate::vm::states::count_states`]; for the model, [`Error::NotAJvm`],
+    /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::VmStructs`] (the cached
+    /// error again, shared, until [`STATES_RETRY`] has passed); [`Error::Unsupported`] where
+    /// live processes cannot be read.
+    pub fn read(
+        &mut self,
+        pid: crate::pid::Pid,
+        start: u64,
+    ) -> Result<crate::vm::states::ThreadStates, std::sync::Arc<Error>> {
+        let fresh = match self.jvms.get(&pid) {
+            Some(e) if e.start != start => true,
+            Some(StatesEntry {
+                model: Err((at, _)),
+                ..
+            }) => at.elapsed() >= STATES_RETRY,
+            Some(_) => false,
+            None => true,
+        };
+        if fresh {
+            let model = states_model(pid).map_err(|e| (Instant::now(), std::sync::Arc::new(e)));
+            self.jvms.insert(pid, StatesEntry { start, model });
+        }
+        let Some(entry) = self.jvms.get_mut(&pid) else {
+            return Err(std::sync::Arc::new(Error::NoSuchProcess(pid)));
+        };
+        match &mut entry.model {
+            Ok((vm, layout)) => states_read(pid, vm, layout).map_err(std::sync::Arc::new),
+            Err((_, e)) => Err(std::sync::Arc::clone(e)),
+        }
+    }
+
+    /// Forgets the JVMs `keep` does not keep (those gone since).
+    pub fn retain(&mut self, keep: impl Fn(crate::pid::Pid) -> bool) {
+        self.jvms.retain(|pid, _| keep(*pid));
+    }
+}
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+fn states_model(pid: crate::pid::Pid) -> Result<(VmModel, crate::vm::states::StatesLayout), Error> {
+    use crate::process::Process;
+    use crate::read::ProcessMemory;
+    let process = Process::open(pid)?;
+    let mem = ProcessMemory::open(&process)?;
+    let module = crate::locate::os::find_in_process(pid)?;
+    let vm = model(&module, &mem)?;
+    let layout = crate::vm::states::StatesLayout::new(&vm)?;
+    Ok((vm, layout))
+}
+
+#[cfg(all(feature = "live", target_os = "linux"))]
+fn states_read(
+    pid: crate::pid::Pid,
+    vm: &VmModel,
+    layout: &mut crate::vm::states::StatesLayout,
+) -> Result<crate::vm::states::ThreadStates, Error> {
+    let mem = crate::read::ProcessMemory::new(pid);
+    crate::vm::states::count_states(vm, &mem, layout)
+}
+
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+fn states_model(
+    _pid: crate::pid::Pid,
+) -> Result<(VmModel, crate::vm::states::StatesLayout), Error> {
+    Err(Error::Unsupported {
+        what: "reading thread states of a live JVM",
+        os: std::env::consts::OS,
+    })
+}
+
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+fn states_read(
+    _pid: crate::pid::Pid,
+    _vm: &VmModel,
+    _layout: &mut crate::vm::states::StatesLayout,
+) -> Result<crate::vm::states::ThreadStates, Error> {
+    Err(Error::Unsupported {
+        what: "reading thread states of a live JVM",
+        os: std::env::consts::OS,
+    })
+}

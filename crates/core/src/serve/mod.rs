@@ -16,6 +16,13 @@
 //!
 //! The OTLP push ([`push`]) starts from the same [`Exporter::scan_and_read`] and writes the
 //! `otel` dialect's families as OTLP messages; its counts are on the page.
+//!
+//! With [`Exporter::with_thread_states`] (`--thread-states`), each JVM read also gets its Java
+//! threads counted by state, without a stop ([`crate::pipeline::StatesSampler`]: the VM model
+//! is read once per JVM and kept); the dialects write them as their thread-state families, the
+//! `hotspot` dialect as `hotspot_threads_state{state,daemon}`. A JVM whose states cannot be
+//! read is still exported, without them, and counted in
+//! `hsinspect_thread_states_failures_total{cause}`.
 
 pub mod push;
 
@@ -30,7 +37,8 @@ use crate::error::Error;
 use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
 use crate::pid::Pid;
-use crate::pipeline::Reading;
+use crate::pipeline::{Reading, StatesSampler};
+use crate::vm::states::{ThreadState, ThreadStates};
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
@@ -124,6 +132,8 @@ pub struct Exporter {
     dialects: Dialects,
     host_root: Option<std::path::PathBuf>,
     push: Option<Arc<push::PushStats>>,
+    states: Option<Mutex<StatesSampler>>,
+    state_failures: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 /// What one [`Exporter::scan_and_read`] found.
@@ -135,6 +145,10 @@ pub struct Round {
     pub scan_up: bool,
     /// Processes that could not be looked at.
     pub not_inspected: usize,
+    /// With `--thread-states`: each JVM's threads by state, for those read (by pid).
+    pub states: BTreeMap<Pid, ThreadStates>,
+    /// How long the thread states took, all JVMs together.
+    pub states_time: Duration,
 }
 
 /// The metric dialects a page carries and the labels they need (`--names`, `--application`).
@@ -161,7 +175,15 @@ impl Exporter {
             dialects: Dialects::default(),
             host_root: None,
             push: None,
+            states: None,
+            state_failures: Mutex::new(CAUSES.iter().map(|c| (*c, 0)).collect()),
         }
+    }
+
+    /// The same exporter reading each JVM's thread states too (`--thread-states`).
+    pub fn with_thread_states(mut self, on: bool) -> Self {
+        self.states = on.then(|| Mutex::new(StatesSampler::new()));
+        self
     }
 
     /// The same exporter reading the container runtimes' files under `root` (the host's root
@@ -243,6 +265,8 @@ impl Exporter {
             jvms: Vec::new(),
             scan_up: scan.is_ok(),
             not_inspected: 0,
+            states: BTreeMap::new(),
+            states_time: Duration::ZERO,
         };
         if let Ok(scan) = scan {
             round.not_inspected = scan.not_inspected.len();
@@ -259,6 +283,28 @@ impl Exporter {
             if let Err(c) = r {
                 *f.entry(c).or_default() += 1;
             }
+        }
+        drop(f);
+        if let Some(sampler) = &self.states {
+            let began = Instant::now();
+            let mut sampler = sampler.lock().unwrap_or_else(|e| e.into_inner());
+            let mut failures = self
+                .state_failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            for (jvm, read) in &round.jvms {
+                if read.is_err() {
+                    continue;
+                }
+                match sampler.read(jvm.pid, jvm.start_ticks) {
+                    Ok(states) => {
+                        round.states.insert(jvm.pid, states);
+                    }
+                    Err(e) => *failures.entry(cause(&e)).or_default() += 1,
+                }
+            }
+            sampler.retain(|pid| round.jvms.iter().any(|(j, _)| j.pid == pid));
+            round.states_time = began.elapsed();
         }
         round
     }
@@ -284,7 +330,8 @@ impl Exporter {
         for (jvm, read) in round.jvms {
             let failed = match read {
                 Ok(reading) => {
-                    add_jvm(&mut page, &jvm, &reading, &self.dialects);
+                    let states = round.states.get(&jvm.pid);
+                    add_jvm(&mut page, &jvm, &reading, states, &self.dialects);
                     None
                 }
                 Err(c) => Some(c),
@@ -343,6 +390,29 @@ impl Exporter {
                 *n as f64,
             );
         }
+        if self.states.is_some() {
+            page.add_sample(
+                "hsinspect_thread_states_seconds",
+                MetricType::Gauge,
+                "Time this page's thread-state reads took, every JVM together (--thread-states)",
+                &[],
+                round.states_time.as_secs_f64(),
+            );
+            let failures = self
+                .state_failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            for (c, n) in &failures {
+                page.add_sample(
+                    "hsinspect_thread_states_failures_total",
+                    MetricType::Counter,
+                    "JVMs exported without their thread states, by cause (--thread-states)",
+                    &[("cause", c)],
+                    *n as f64,
+                );
+            }
+        }
         if let Some(push) = &self.push {
             push.write(&mut page);
         }
@@ -388,11 +458,32 @@ pub fn jvm_labels(jvm: &JvmInfo) -> Vec<(&'static str, String)> {
     labels
 }
 
-fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &Dialects) {
+fn add_jvm(
+    page: &mut Exposition,
+    jvm: &JvmInfo,
+    reading: &Reading,
+    states: Option<&ThreadStates>,
+    dialects: &Dialects,
+) {
     if dialects.names.has(Dialect::Hotspot) {
         let labels = jvm_labels(jvm);
         let labels: Vec<(&str, &str)> = labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
         page.add_snapshot(&reading.snapshot, &labels);
+        if let Some(s) = states {
+            for state in ThreadState::ALL {
+                for (daemon, word) in [(false, "false"), (true, "true")] {
+                    page.add_dialect_sample(
+                        "hotspot_threads_state",
+                        MetricType::Gauge,
+                        "Java threads by java.lang.Thread.State and daemon status, as jcmd Thread.print lists them (read without a stop)",
+                        "",
+                        &labels,
+                        &[("state", state.name()), ("daemon", word)],
+                        f64::from(s.count(state, daemon)),
+                    );
+                }
+            }
+        }
     }
     if dialects.names.needs_jvm_metrics() {
         dialect::add_reading(
@@ -404,6 +495,7 @@ fn add_jvm(page: &mut Exposition, jvm: &JvmInfo, reading: &Reading, dialects: &D
             Some((&dialects.host, jvm.pid)),
             jvm.container.as_ref(),
             std::time::SystemTime::now(),
+            states,
         );
     }
 }

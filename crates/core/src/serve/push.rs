@@ -134,6 +134,7 @@ impl Exporter {
                     now_seconds: now
                         .duration_since(UNIX_EPOCH)
                         .map_or(0.0, |d| d.as_secs_f64()),
+                    states: round.states.get(&jvm.pid),
                 },
                 start_unix_nano: (start_seconds * 1e9) as u64,
                 time_unix_nano: nanos(now),

@@ -58,6 +58,21 @@ pub fn thread_status_name(status: i32) -> Option<&'static str> {
     })
 }
 
+/// Where a thread's state and daemon flag are, resolved once per JVM
+/// ([`JavaReader::status_fields`]) and kept between no-stop reads ([`super::states`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusFields {
+    /// `java.lang.Thread`'s `Klass*`.
+    pub thread_class: u64,
+    /// JDK 19+: `Thread.holder`'s offset and `Thread$FieldHolder`'s `Klass*`; the fields below
+    /// are the holder's then, the thread's own before.
+    pub holder: Option<(u64, u64)>,
+    /// `daemon` (a `boolean`).
+    pub daemon: u64,
+    /// `threadStatus` (an `int`).
+    pub status: u64,
+}
+
 /// The most fields decoded per class.
 const MAX_FIELDS: usize = 4096;
 /// The longest metadata array read (fields, field info stream), in bytes.
@@ -394,6 +409,83 @@ impl<'a> JavaReader<'a> {
     pub fn thread_id(&self, oop: u64) -> Result<i64, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
         Ok(self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64)
+    }
+
+    /// Where the state and daemon flag of the thread whose `java.lang.Thread` (or subclass)
+    /// is `oop` are: `threadStatus` and `daemon` of the thread, or of its `holder` from JDK 19.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the object is not a thread or the fields cannot be decoded;
+    /// [`Error::Memory`].
+    pub fn status_fields(&self, oop: u64) -> Result<StatusFields, Error> {
+        let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
+        let (holder, klass) = match self.field(thread, "holder", "Ljava/lang/Thread$FieldHolder;") {
+            Ok(off) => {
+                let obj = self.oop_at(oop + off, "Thread.holder")?;
+                if obj == 0 {
+                    return Err(Error::VmStructs("Thread.holder is null".into()));
+                }
+                let klass = self.klass_of(obj)?;
+                self.class_named(klass, "java/lang/Thread$FieldHolder")?;
+                (Some((off, klass)), klass)
+            }
+            Err(_) => (None, thread),
+        };
+        Ok(StatusFields {
+            thread_class: thread,
+            holder,
+            daemon: self.field(klass, "daemon", "Z")?,
+            status: self.field(klass, "threadStatus", "I")?,
+        })
+    }
+
+    /// The `Klass*` of the object at `oop`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when its header cannot be read.
+    pub fn klass_at(&self, oop: u64) -> Result<u64, Error> {
+        self.klass_of(oop)
+    }
+
+    /// Whether class `klass` is `ancestor` or extends it (`Klass::_super`, at most 64 levels).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when a class cannot be read.
+    pub fn extends(&self, mut klass: u64, ancestor: u64) -> Result<bool, Error> {
+        for _ in 0..MAX_SUPERS {
+            if klass == ancestor {
+                return Ok(true);
+            }
+            if klass == 0 {
+                return Ok(false);
+            }
+            klass = self.u64_at(klass + self.klass_super, "Klass::_super")?;
+        }
+        Ok(false)
+    }
+
+    /// `threadStatus` and `daemon` of the thread whose `java.lang.Thread` is `oop`, at
+    /// `fields`; from JDK 19 the holder must be a `Thread$FieldHolder`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the holder is missing or of another class (a torn read);
+    /// [`Error::Memory`].
+    pub fn status(&self, oop: u64, fields: &StatusFields) -> Result<(i32, bool), Error> {
+        let obj = match fields.holder {
+            Some((off, klass)) => {
+                let holder = self.oop_at(oop + off, "Thread.holder")?;
+                if holder == 0 || self.klass_of(holder)? != klass {
+                    return Err(Error::VmStructs(
+                        "Thread.holder is not a Thread$FieldHolder".into(),
+                    ));
+                }
+                holder
+            }
+            None => oop,
+        };
+        let status = self.u32_at(obj + fields.status, "threadStatus")? as i32;
+        let daemon = self.u8_at(obj + fields.daemon, "daemon")? != 0;
+        Ok((status, daemon))
     }
 
     /// The identity of the thread whose `java.lang.Thread` is `oop`.

@@ -15,6 +15,7 @@ pub mod frames;
 pub mod java;
 pub mod locks;
 pub mod paged;
+pub mod states;
 pub mod tables;
 pub mod thread;
 pub mod threads;

@@ -279,6 +279,43 @@ impl ThreadLayout {
         Ok((list, LeBytes::new(&bytes).u64s().collect()))
     }
 
+    /// The thread list as published now: `ThreadsSMRSupport::_java_thread_list` (the
+    /// `ThreadsList*`), or JDK 8's `Threads::_thread_list` head. A different value after a walk
+    /// means the list was replaced (a thread started or ended) during it.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when it cannot be read.
+    pub fn list_head(&self, mem: &dyn ReadMemory) -> Result<u64, Error> {
+        match self.list {
+            ListLayout::Smr {
+                java_thread_list, ..
+            } => rd(
+                mem,
+                java_thread_list,
+                "ThreadsSMRSupport::_java_thread_list",
+            ),
+            ListLayout::Linked { head, .. } => rd(mem, head, "Threads::_thread_list"),
+        }
+    }
+
+    /// The `java.lang.Thread` of the `JavaThread` at `address` (`_threadObj`, through its
+    /// `OopHandle` from JDK 16); 0 when it has none yet.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] when a read fails.
+    pub fn thread_obj(&self, mem: &dyn ReadMemory, address: u64) -> Result<u64, Error> {
+        let obj = rd(
+            mem,
+            address.wrapping_add(self.thread_obj),
+            "JavaThread::_threadObj",
+        )?;
+        if self.thread_obj_handle && obj != 0 {
+            Ok(self.heap_oop(rd(mem, obj, "the OopHandle of JavaThread::_threadObj")?))
+        } else {
+            Ok(obj)
+        }
+    }
+
     fn heap_oop(&self, raw: u64) -> u64 {
         self.oops.heap_oop(raw)
     }
