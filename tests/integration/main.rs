@@ -58,6 +58,8 @@ mod stat;
 mod stat_live;
 /// The static (musl) release binary in an empty root.
 mod static_binary;
+/// `serve --thread-states` in every dialect against `jcmd Thread.print` of the same JVM.
+mod thread_states;
 /// `inspect threads` against `jcmd Thread.print -l` of the same JVM.
 mod threads;
 /// `inspect threads` on cores, SIGSTOPped and stuck JVMs, stripped libjvm, damaged cores.

@@ -22,13 +22,13 @@ fn jvms_may_change() -> std::sync::RwLockReadGuard<'static, ()> {
 }
 
 /// A running `inspect serve` on a free loopback port; stopped with SIGTERM on drop.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
     port: u16,
 }
 
 impl Serve {
-    fn start(args: &[&str]) -> Serve {
+    pub(crate) fn start(args: &[&str]) -> Serve {
         Serve::start_under(&[], args)
     }
 
@@ -86,7 +86,7 @@ impl Serve {
     }
 
     /// The /metrics page, asserting 200 and a well-formed response.
-    fn metrics(&self) -> String {
+    pub(crate) fn metrics(&self) -> String {
         let (status, head, body) = self.get("/metrics");
         assert_eq!(status, 200, "{head}\n{body}");
         assert!(

@@ -120,7 +120,7 @@ fn inspect_threads(pid: i32) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
+pub(crate) fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.args(["-Xmx64m"])
         .args(flags)

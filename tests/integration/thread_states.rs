@@ -1,0 +1,253 @@
+//! `serve --thread-states` (issue 29 item 5): each dialect's thread-state family against the
+//! states `jcmd <pid> Thread.print` prints for the same JVM. jcmd's dump is taken before and
+//! after the scrape; a thread whose state (or presence) differs between the two may be counted
+//! in either state, so each count must be within that many threads of jcmd's, before and after.
+//! Daemon status is compared through the `hotspot` family's `daemon` label and OpenTelemetry's
+//! `jvm_thread_daemon`. Every page passes `promtool check metrics`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::prom;
+use crate::support::{Jvm, jdk, jdk17};
+
+/// A thread of a jcmd dump: its state's first word (`TIMED_WAITING`) and whether it is a daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    state: String,
+    daemon: bool,
+}
+
+/// The Java threads of a `Thread.print` dump with a `java.lang.Thread.State` line, by name and
+/// Java id.
+fn jcmd_states(text: &str) -> BTreeMap<(String, u64), Seen> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<((String, u64), bool)> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix('"') {
+            current = None;
+            let Some(end) = rest.rfind("\" #") else {
+                continue;
+            };
+            let name = rest[..end].to_string();
+            let after = &rest[end + 3..];
+            let mut words = after.split_whitespace();
+            let Some(id) = words.next().and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            let daemon = words
+                .take_while(|w| !w.starts_with("prio="))
+                .any(|w| w == "daemon");
+            current = Some(((name, id), daemon));
+        } else if let Some(s) = line.strip_prefix("   java.lang.Thread.State: ")
+            && let Some((key, daemon)) = current.take()
+        {
+            let state = s.split_whitespace().next().unwrap_or("").to_string();
+            out.insert(key, Seen { state, daemon });
+        }
+    }
+    out
+}
+
+fn jcmd(java_home: &Path, pid: i32) -> String {
+    let out = Command::new(java_home.join("bin/jcmd"))
+        .args([&pid.to_string(), "Thread.print"])
+        .output()
+        .expect("running jcmd");
+    assert!(out.status.success(), "jcmd Thread.print failed");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Counts by (state, daemon) of a dump.
+fn tally(dump: &BTreeMap<(String, u64), Seen>) -> BTreeMap<(String, bool), u64> {
+    let mut out = BTreeMap::new();
+    for s in dump.values() {
+        *out.entry((s.state.clone(), s.daemon)).or_default() += 1;
+    }
+    out
+}
+
+/// How many threads differ (in state, daemon status or presence) between two dumps.
+fn changed(
+    before: &BTreeMap<(String, u64), Seen>,
+    after: &BTreeMap<(String, u64), Seen>,
+) -> u64 {
+    let mut n = 0;
+    for (k, b) in before {
+        if after.get(k) != Some(b) {
+            n += 1;
+        }
+    }
+    n + after.keys().filter(|k| !before.contains_key(*k)).count() as u64
+}
+
+const STATES: [&str; 6] = [
+    "NEW",
+    "RUNNABLE",
+    "BLOCKED",
+    "WAITING",
+    "TIMED_WAITING",
+    "TERMINATED",
+];
+
+/// One dialect's reading of a page: counts by (`Thread.State` name, daemon), daemon `None`
+/// where the family has no daemon label.
+type Counts = BTreeMap<(String, Option<bool>), u64>;
+
+fn from_page(page: &str, pid: i32, names: &str) -> Counts {
+    let (samples, _) = prom::parse(page);
+    let pid = pid.to_string();
+    let mut out = Counts::new();
+    for s in samples
+        .iter()
+        .filter(|s| s.labels.get("pid") == Some(&pid))
+    {
+        let (state, daemon) = match (names, s.name.as_str()) {
+            ("hotspot", "hotspot_threads_state") => (
+                s.labels["state"].clone(),
+                Some(s.labels["daemon"] == "true"),
+            ),
+            ("micrometer", "jvm_threads_states_threads") => {
+                (s.labels["state"].to_uppercase().replace('-', "_"), None)
+            }
+            ("client_java" | "client_java_0", "jvm_threads_state") => {
+                (s.labels["state"].clone(), None)
+            }
+            ("otel", "jvm_thread_count") => (
+                s.labels["jvm_thread_state"].to_uppercase(),
+                Some(s.labels["jvm_thread_daemon"] == "true"),
+            ),
+            _ => continue,
+        };
+        *out.entry((state, daemon)).or_default() += s.value as u64;
+    }
+    out
+}
+
+/// `jcmd`'s counts in the shape `ours` has (by daemon or not).
+fn expect(tally: &BTreeMap<(String, bool), u64>, by_daemon: bool) -> Counts {
+    let mut out = Counts::new();
+    for ((state, daemon), n) in tally {
+        *out.entry((state.clone(), by_daemon.then_some(*daemon)))
+            .or_default() += n;
+    }
+    out
+}
+
+/// Scrapes `serve --thread-states --names <names> --pid <pid>` between two jcmd dumps and
+/// checks every count against both; returns the page.
+fn agree(java_home: &Path, pid: i32, names: &str) -> String {
+    let serve = crate::serve::Serve::start(&[
+        "--pid",
+        &pid.to_string(),
+        "--thread-states",
+        "--names",
+        names,
+    ]);
+    // One scrape first: the VM model is read at the first (the scrapes compared are the
+    // exporter's steady state).
+    let _ = serve.metrics();
+    let before = jcmd_states(&jcmd(java_home, pid));
+    let page = serve.metrics();
+    let after = jcmd_states(&jcmd(java_home, pid));
+    // Names of other libraries' own that promtool's lint flags (as in serve.rs's dialect test).
+    prom::check_metrics_allowing(
+        &page,
+        &format!("serve --thread-states --names {names}"),
+        &[
+            "jvm_compilation_time_ms_total",
+            "process_cpu_time_ns_total",
+            "jvm_class_count",
+            "jvm_thread_count",
+            "process_thread_count",
+            "process_unix_file_descriptor_count",
+        ],
+    );
+    let slack = changed(&before, &after);
+    let ours = from_page(&page, pid, names);
+    let by_daemon = matches!(names, "hotspot" | "otel");
+    let (b, a) = (
+        expect(&tally(&before), by_daemon),
+        expect(&tally(&after), by_daemon),
+    );
+    let keys: std::collections::BTreeSet<_> = ours.keys().chain(b.keys()).chain(a.keys()).collect();
+    for k in keys {
+        if !STATES.contains(&k.0.as_str()) && k.0 != "UNKNOWN" {
+            panic!("{names}: unknown state {k:?}\n{page}");
+        }
+        let o = ours.get(k).copied().unwrap_or(0);
+        let (bn, an) = (
+            b.get(k).copied().unwrap_or(0),
+            a.get(k).copied().unwrap_or(0),
+        );
+        assert!(
+            o.abs_diff(bn) <= slack && o.abs_diff(an) <= slack,
+            "{names}: {k:?}: ours {o}, jcmd {bn} before and {an} after ({slack} threads changed between)\n{page}"
+        );
+    }
+    let total: u64 = ours
+        .iter()
+        .filter(|(k, _)| k.0 != "UNKNOWN")
+        .map(|(_, n)| n)
+        .sum();
+    assert!(
+        total.abs_diff(before.len() as u64) <= slack,
+        "{names}: {total} threads against jcmd's {}",
+        before.len()
+    );
+    if names.starts_with("client_java") {
+        assert_eq!(
+            ours.get(&("UNKNOWN".to_string(), None)).copied(),
+            Some(0),
+            "{names}: threads not read\n{page}"
+        );
+    }
+    page
+}
+
+fn every_dialect(java_home: &Path, flags: &[&str]) {
+    let jvm: Jvm = crate::threads::start_target(java_home, flags);
+    for names in ["hotspot", "micrometer", "client_java", "client_java_0", "otel"] {
+        agree(java_home, jvm.pid, names);
+    }
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_thread_states_in_every_dialect_match_jcmd() {
+    every_dialect(&jdk17(), &[]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+fn jdk11_thread_states_match_jcmd() {
+    every_dialect(&jdk(11), &["-XX:+UseParallelGC"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_generational_zgc_thread_states_match_jcmd() {
+    every_dialect(&jdk(21), &["-XX:+UseZGC", "-XX:+ZGenerational"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_thread_states_without_compressed_oops_match_jcmd() {
+    every_dialect(&jdk(25), &["-XX:-UseCompressedOops"]);
+}
+
+#[test]
+fn jcmd_dumps_are_read_by_name_id_and_daemon() {
+    let text = "\"main\" #1 [7] prio=5 os_prio=0 cpu=1ms elapsed=1s tid=0x1 nid=7 waiting on condition  [0x1]\n   java.lang.Thread.State: TIMED_WAITING (sleeping)\n\n\"Reference Handler\" #9 daemon prio=10 os_prio=0 tid=0x2 nid=8 waiting on condition [0x0]\n   java.lang.Thread.State: RUNNABLE\n\n\"VM Thread\" os_prio=0 tid=0x3 nid=9 runnable\n";
+    let s = jcmd_states(text);
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        s[&("main".to_string(), 1)],
+        Seen {
+            state: "TIMED_WAITING".into(),
+            daemon: false
+        }
+    );
+    assert!(s[&("Reference Handler".to_string(), 9)].daemon);
+}
