@@ -676,6 +676,10 @@ fn threads8_match_jcmd(flags: &[&str]) {
         let jvm = threads_target8(&all);
         crate::threads::compare_with(jvm.pid, &jcmd8_threads);
         crate::threads::compare_locks_with(jvm.pid, &jcmd8_threads);
+        // The thread states of `serve --thread-states`, read without a stop.
+        for names in ["hotspot", "otel"] {
+            crate::thread_states::agree(jvm.pid, &jcmd8_threads, names);
+        }
         if flags.is_empty() && *name == "parallel" {
             kernel_core8_matches_jcmd(&all);
         }

@@ -50,7 +50,7 @@ fn jcmd_states(text: &str) -> BTreeMap<(String, u64), Seen> {
     out
 }
 
-fn jcmd(java_home: &Path, pid: i32) -> String {
+fn jcmd_of(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
         .args([&pid.to_string(), "Thread.print"])
         .output()
@@ -135,9 +135,10 @@ fn expect(tally: &BTreeMap<(String, bool), u64>, by_daemon: bool) -> Counts {
     out
 }
 
-/// Scrapes `serve --thread-states --names <names> --pid <pid>` between two jcmd dumps and
-/// checks every count against both; returns the page.
-fn agree(java_home: &Path, pid: i32, names: &str) -> String {
+/// Scrapes `serve --thread-states --names <names> --pid <pid>` between two dumps `jcmd` gives
+/// (`jcmd <pid> Thread.print`; JDK 8's runs in its root) and checks every count against both;
+/// returns the page.
+pub(crate) fn agree(pid: i32, jcmd: &dyn Fn(i32) -> String, names: &str) -> String {
     let serve = crate::serve::Serve::start(&[
         "--pid",
         &pid.to_string(),
@@ -148,9 +149,9 @@ fn agree(java_home: &Path, pid: i32, names: &str) -> String {
     // One scrape first: the VM model is read at the first (the scrapes compared are the
     // exporter's steady state).
     let _ = serve.metrics();
-    let before = jcmd_states(&jcmd(java_home, pid));
+    let before = jcmd_states(&jcmd(pid));
     let page = serve.metrics();
-    let after = jcmd_states(&jcmd(java_home, pid));
+    let after = jcmd_states(&jcmd(pid));
     // Names of other libraries' own that promtool's lint flags (as in serve.rs's dialect test).
     prom::check_metrics_allowing(
         &page,
@@ -209,7 +210,7 @@ fn agree(java_home: &Path, pid: i32, names: &str) -> String {
 fn every_dialect(java_home: &Path, flags: &[&str]) {
     let jvm: Jvm = crate::threads::start_target(java_home, flags);
     for names in ["hotspot", "micrometer", "client_java", "client_java_0", "otel"] {
-        agree(java_home, jvm.pid, names);
+        agree(jvm.pid, &|pid| jcmd_of(java_home, pid), names);
     }
 }
 
