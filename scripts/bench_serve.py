@@ -11,7 +11,10 @@ least N), and measures, interleaved so that load changes hit every command alike
 and, fewer times, what an exporter that shells out to jstat pays: `jstat -snap` of one JVM
 (x N for a whole scrape). Then the exporter's RSS (VmRSS and peak VmHWM from /proc).
 
-Each metric dialect (`--names`) is measured with its own exporter, in the same run. Then the
+Each metric dialect (`--names`) is measured with its own exporter, in the same run; a dialect
+written `NAME+states` runs its exporter with `--thread-states` (each JVM's threads counted by
+state without a stop), so the thread states' cost is the difference to NAME's row (and the
+exporter's own hsinspect_thread_states_seconds is printed). Then the
 OTLP push (`inspect serve --otlp ... --no-metrics -v`, every JVM of the host each interval) to a
 receiver in this script that answers 200 to every POST: each batch's time (build and send, from
 -v), its size, the exporter's CPU per push (utime+stime of /proc/<pid>/stat over --pushes
@@ -21,7 +24,7 @@ Goals, printed as PASS/MISS (they never fail the run): a scrape of 20 JVMs <= 30
 exporter RSS <= 15 MiB, in every dialect.
 
 Usage:  scripts/bench_serve.py [--jvms 20] [--runs 30] [--jstat-runs 3] [--inspect PATH] [--jdk DIR]
-                               [--names hotspot,micrometer,client_java,client_java_0,otel]
+                               [--names hotspot,hotspot+states,micrometer,client_java,client_java_0,otel,otel+states]
                                [--pushes 20] [--push-interval-ms 1000] [--push-gzip]
 It builds `cargo build --release` unless --inspect is given. Exit status 0 when the measurements
 ran, 2 on a setup error. On a shared machine run it once: 20 JVMs take ~1 GB for a few seconds.
@@ -86,7 +89,11 @@ def measure(args, inspect, jstat, names, jvms, tmp, lists, trues, jstats):
     (a few times) jstat; then its RSS."""
     serve = None
     try:
-        serve = subprocess.Popen([inspect, "serve", "--listen", "127.0.0.1:0", "--names", names],
+        dialects, _, states = names.partition("+")
+        argv = [inspect, "serve", "--listen", "127.0.0.1:0", "--names", dialects]
+        if states:
+            argv.append("--thread-states")
+        serve = subprocess.Popen(argv,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
         line = serve.stderr.readline().strip()
@@ -98,11 +105,13 @@ def measure(args, inspect, jstat, names, jvms, tmp, lists, trues, jstats):
         if missing:
             raise SetupError(f"the {names} page misses JVMs {missing}")
         out = os.path.join(tmp, "out")
-        walls, internal = [], []
+        walls, internal, state_times = [], [], []
         for i in range(args.runs):
             w, page = get(port)
             walls.append(w)
             internal.append(sample(page, "hsinspect_scrape_duration_seconds"))
+            if states:
+                state_times.append(sample(page, "hsinspect_thread_states_seconds"))
             lists.append(run_once([inspect, "list"], out)[0])
             trues.append(run_once(["/bin/true"], out)[0])
             if len(jstats) < args.jstat_runs:
@@ -111,7 +120,7 @@ def measure(args, inspect, jstat, names, jvms, tmp, lists, trues, jstats):
         rss = status_kib(serve.pid, "VmRSS") / 1024
         hwm = status_kib(serve.pid, "VmHWM") / 1024
         page_kib = len(page.encode()) / 1024
-        return walls, internal, rss, hwm, page_kib, found
+        return walls, internal, rss, hwm, page_kib, found, state_times
     finally:
         if serve:
             serve.terminate()
@@ -190,8 +199,11 @@ def main():
     ap.add_argument("--jstat-runs", type=int, default=3)
     ap.add_argument("--inspect")
     ap.add_argument("--jdk", default=DEFAULT_JDK)
-    ap.add_argument("--names", default="hotspot,micrometer,client_java,client_java_0,otel",
-                    help="the dialects to measure, each with its own exporter")
+    ap.add_argument("--names",
+                    default="hotspot,hotspot+states,micrometer,client_java,client_java_0,otel,"
+                            "otel+states",
+                    help="the dialects to measure, each with its own exporter (NAME+states: "
+                         "with --thread-states)")
     ap.add_argument("--pushes", type=int, default=20, help="OTLP pushes measured (0: none)")
     ap.add_argument("--push-interval-ms", type=int, default=1000)
     ap.add_argument("--push-gzip", action="store_true", help="push with gzip")
@@ -230,9 +242,11 @@ def main():
           f"load {os.getloadavg()[0]:.2f}")
     print(f"  {'what':<44} {'median':>10} {'x /bin/true':>12}")
     rows = []
-    for names, (walls, internal, _, _, page_kib, _) in results.items():
+    for names, (walls, internal, _, _, page_kib, _, state_times) in results.items():
         rows.append((f"GET /metrics --names {names} ({page_kib:.0f} KiB)", ms(walls)))
         rows.append(("  hsinspect_scrape_duration_seconds", ms(internal)))
+        if state_times:
+            rows.append(("  hsinspect_thread_states_seconds", ms(state_times)))
     rows += [
         ("inspect list (scan only, a process)", ms(lists)),
         ("jstat -snap, one JVM", jstat_ms),
@@ -241,7 +255,7 @@ def main():
     ]
     for name, v in rows:
         print(f"  {name:<44} {v:>7.2f} ms {v / true_ms:>11.1f}x")
-    for names, (walls, _, rss, hwm, _, n) in results.items():
+    for names, (walls, _, rss, hwm, _, n, _) in results.items():
         scrape = ms(walls)
         per20 = scrape * 20 / n
         print(f"  {names}: one scrape is {jstat_ms * n / scrape:.0f}x faster than jstat per JVM; "
