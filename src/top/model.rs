@@ -2,7 +2,9 @@
 //! at most every `--rescan` seconds and only when `/proc` has pids the last scan did not see with
 //! as many threads as a JVM has, or a JVM could not be read), each re-read every refresh by its own [`Sampler`] (the memory without
 //! a stop where ptrace is allowed, else the hsperfdata file: never a stop, never a write), with
-//! CPU time and RSS from `/proc/<pid>/stat`.
+//! CPU time and RSS from `/proc/<pid>/stat`. A JVM whose memory can be read also gets its Java
+//! threads counted by state each refresh, without a stop ([`hsinspect::pipeline::StatesSampler`]:
+//! BLOCKED and WAITING).
 //!
 //! A JVM that exits or stops being readable stays one refresh, marked with why ([`State::Gone`]),
 //! then goes. A JVM the scan found but cannot read (another user's, `-XX:-UsePerfData`, ...)
@@ -16,6 +18,8 @@ use hsinspect::{Error, ForcedOptions, Reading, Sampler, SymbolCacheUse, Target};
 
 use super::metrics::{Counters, Figures, Point};
 use hsinspect::Pid;
+use hsinspect::pipeline::StatesSampler;
+use hsinspect::vm::states::ThreadStates;
 
 /// How many samples each JVM's history keeps (the detail view's sparklines).
 pub const HISTORY: usize = 600;
@@ -92,6 +96,8 @@ pub struct Tracked {
     pub history: VecDeque<HistoryPoint>,
     /// When the last reading was taken.
     pub taken: SystemTime,
+    /// Its Java threads by state as of this refresh, when its memory could be read.
+    pub states: Option<ThreadStates>,
 }
 
 impl Tracked {
@@ -139,6 +145,7 @@ impl Tracked {
             figures: Figures::default(),
             history: VecDeque::new(),
             taken: SystemTime::now(),
+            states: None,
         }
     }
 
@@ -269,6 +276,8 @@ pub struct HostOptions {
     pub pods: hsinspect::container::PodFilter,
     /// Where the container runtimes' files are (`--host-root`).
     pub host_root: Option<std::path::PathBuf>,
+    /// Count each JVM's threads by state (not with `--no-thread-states`).
+    pub thread_states: bool,
 }
 
 /// Every JVM on the host, sampled.
@@ -284,6 +293,7 @@ pub struct Host {
     pub scans: u64,
     /// The processes the last scan could not look into, by reason (as `inspect list` says).
     pub not_inspected: Vec<(String, usize)>,
+    states: StatesSampler,
 }
 
 impl Host {
@@ -297,6 +307,7 @@ impl Host {
             clock: Instant::now(),
             scans: 0,
             not_inspected: Vec::new(),
+            states: StatesSampler::new(),
         }
     }
 
@@ -315,7 +326,16 @@ impl Host {
         for jvm in self.jvms.values_mut() {
             let at = self.clock.elapsed().as_secs_f64();
             jvm.sample(at);
+            // The states need the memory: not for a JVM read from its file alone.
+            let by_memory = matches!(jvm.info.readable, Readable::Forced | Readable::Both);
+            jvm.states = if self.opts.thread_states && by_memory && jvm.state == State::Live {
+                self.states.read(jvm.info.pid, jvm.info.start_ticks).ok()
+            } else {
+                None
+            };
         }
+        let jvms = &self.jvms;
+        self.states.retain(|pid| jvms.contains_key(&pid));
         Ok(())
     }
 

@@ -43,6 +43,10 @@ pub enum Column {
     Safepoint,
     /// Live threads.
     Threads,
+    /// Java threads BLOCKED on a monitor (read without a stop; `-` when the memory cannot be).
+    Blocked,
+    /// Java threads WAITING or TIMED_WAITING.
+    Waiting,
     /// Classes loaded now.
     Classes,
     /// JIT compilation ms per second.
@@ -56,17 +60,17 @@ use Column::*;
 /// Every column in display order.
 /// Every column in display order: MAIN last, as `top`'s COMMAND, so that why a JVM cannot be read
 /// can follow it.
-pub const ALL: [Column; 20] = [
+pub const ALL: [Column; 22] = [
     Pid, User, Version, Uptime, Cpu, Rss, Heap, HeapPct, Old, Metaspace, Gc, Ygc, Fgc, Alloc,
-    Safepoint, Threads, Classes, Jit, Container, Main,
+    Safepoint, Threads, Blocked, Waiting, Classes, Jit, Container, Main,
 ];
 
 /// The columns in the order a small terminal keeps them (the most useful first).
 /// CONTAINER last: 24 columns of `-` on a host without containers; a wide terminal (and batch
 /// mode, which has every column) shows it.
-pub const PRIORITY: [Column; 20] = [
-    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, User, Uptime, Safepoint, Heap,
-    Metaspace, Classes, Jit, Version, Container,
+pub const PRIORITY: [Column; 22] = [
+    Pid, Main, Cpu, Gc, Alloc, HeapPct, Rss, Ygc, Fgc, Old, Threads, Blocked, User, Uptime,
+    Safepoint, Heap, Metaspace, Waiting, Classes, Jit, Version, Container,
 ];
 
 impl Column {
@@ -90,6 +94,8 @@ impl Column {
             Alloc => "ALLOC MB/s",
             Safepoint => "SAFEPT%",
             Threads => "THREADS",
+            Blocked => "BLOCKED",
+            Waiting => "WAITING",
             Classes => "CLASSES",
             Jit => "JIT ms/s",
             Container => "CONTAINER",
@@ -170,6 +176,13 @@ pub fn cell(column: Column, jvm: &Tracked, now: f64) -> String {
         Alloc => num(f.alloc_mib_per_s, 1),
         Safepoint => num(f.safepoint_percent, 1),
         Threads => f.threads.map_or("-".into(), |t| t.to_string()),
+        Blocked => jvm.states.map_or("-".into(), |s| {
+            s.in_state(hsinspect::vm::states::ThreadState::Blocked)
+                .to_string()
+        }),
+        Waiting => jvm
+            .states
+            .map_or("-".into(), |s| super::waiting(&s).to_string()),
         Classes => f.classes.map_or("-".into(), |t| t.to_string()),
         Jit => num(f.jit_ms_per_s, 0),
     }
@@ -202,6 +215,10 @@ fn number(column: Column, jvm: &Tracked, now: f64) -> Option<f64> {
         Alloc => f.alloc_mib_per_s,
         Safepoint => f.safepoint_percent,
         Threads => i(f.threads),
+        Blocked => jvm
+            .states
+            .map(|s| f64::from(s.in_state(hsinspect::vm::states::ThreadState::Blocked))),
+        Waiting => jvm.states.map(|s| f64::from(super::waiting(&s))),
         Classes => i(f.classes),
         Jit => f.jit_ms_per_s,
     }

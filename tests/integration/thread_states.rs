@@ -69,10 +69,7 @@ fn tally(dump: &BTreeMap<(String, u64), Seen>) -> BTreeMap<(String, bool), u64> 
 }
 
 /// How many threads differ (in state, daemon status or presence) between two dumps.
-fn changed(
-    before: &BTreeMap<(String, u64), Seen>,
-    after: &BTreeMap<(String, u64), Seen>,
-) -> u64 {
+fn changed(before: &BTreeMap<(String, u64), Seen>, after: &BTreeMap<(String, u64), Seen>) -> u64 {
     let mut n = 0;
     for (k, b) in before {
         if after.get(k) != Some(b) {
@@ -99,10 +96,7 @@ fn from_page(page: &str, pid: i32, names: &str) -> Counts {
     let (samples, _) = prom::parse(page);
     let pid = pid.to_string();
     let mut out = Counts::new();
-    for s in samples
-        .iter()
-        .filter(|s| s.labels.get("pid") == Some(&pid))
-    {
+    for s in samples.iter().filter(|s| s.labels.get("pid") == Some(&pid)) {
         let (state, daemon) = match (names, s.name.as_str()) {
             ("hotspot", "hotspot_threads_state") => (
                 s.labels["state"].clone(),
@@ -209,7 +203,13 @@ pub(crate) fn agree(pid: i32, jcmd: &dyn Fn(i32) -> String, names: &str) -> Stri
 
 fn every_dialect(java_home: &Path, flags: &[&str]) {
     let jvm: Jvm = crate::threads::start_target(java_home, flags);
-    for names in ["hotspot", "micrometer", "client_java", "client_java_0", "otel"] {
+    for names in [
+        "hotspot",
+        "micrometer",
+        "client_java",
+        "client_java_0",
+        "otel",
+    ] {
         agree(jvm.pid, &|pid| jcmd_of(java_home, pid), names);
     }
 }
@@ -251,4 +251,51 @@ fn jcmd_dumps_are_read_by_name_id_and_daemon() {
         }
     );
     assert!(s[&("Reference Handler".to_string(), 9)].daemon);
+}
+
+/// `inspect top -b --format json`'s `threads_blocked` and `threads_waiting` (the BLOCKED and
+/// WAITING columns) of ThreadsTarget, between two jcmd dumps: within the threads that changed.
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn top_blocked_and_waiting_columns_match_jcmd() {
+    let java_home = jdk17();
+    let jvm = crate::threads::start_target(&java_home, &[]);
+    let before = jcmd_states(&jcmd_of(&java_home, jvm.pid));
+    let out = crate::support::inspect_bounded(
+        &["top", "-b", "-n", "1", "--format", "json", "--rescan", "60"],
+        std::time::Duration::from_secs(120),
+    );
+    let after = jcmd_states(&jcmd_of(&java_home, jvm.pid));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row: serde_json::Value = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["pid"] == jvm.pid)
+        .expect("ThreadsTarget in top's frame");
+    let slack = changed(&before, &after);
+    let count = |dump: &BTreeMap<(String, u64), Seen>, states: &[&str]| {
+        dump.values()
+            .filter(|s| states.contains(&s.state.as_str()))
+            .count() as u64
+    };
+    for (key, states) in [
+        ("threads_blocked", &["BLOCKED"][..]),
+        ("threads_waiting", &["WAITING", "TIMED_WAITING"][..]),
+    ] {
+        let ours = row[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {key}: {row}"));
+        let (b, a) = (count(&before, states), count(&after, states));
+        assert!(
+            ours.abs_diff(b) <= slack && ours.abs_diff(a) <= slack,
+            "{key}: ours {ours}, jcmd {b} before and {a} after ({slack} changed)"
+        );
+    }
+    // ThreadsTarget's two deadlocked threads and its monitor waiter stay BLOCKED.
+    assert!(row["threads_blocked"].as_u64().unwrap() >= 2, "{row}");
 }

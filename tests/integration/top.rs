@@ -138,10 +138,12 @@ const YGC: usize = 11;
 const FGC: usize = 12;
 const ALLOC: usize = 13;
 const THREADS: usize = 15;
-const CONTAINER: usize = 18;
-const MAIN: usize = 19;
+const BLOCKED: usize = 16;
+const WAITING: usize = 17;
+const CONTAINER: usize = 20;
+const MAIN: usize = 21;
 
-const HEADERS: [&str; 20] = [
+const HEADERS: [&str; 22] = [
     "PID",
     "USER",
     "VERSION",
@@ -158,6 +160,8 @@ const HEADERS: [&str; 20] = [
     "ALLOC MB/s",
     "SAFEPT%",
     "THREADS",
+    "BLOCKED",
+    "WAITING",
     "CLASSES",
     "JIT ms/s",
     "CONTAINER",
@@ -223,7 +227,11 @@ fn batch_frames_show_every_kind_of_jvm_as_list_names_it() {
                 .rows
                 .get(&jvm.pid)
                 .unwrap_or_else(|| panic!("pid {} not in frame {i}:\n{stdout}", jvm.pid));
-            assert_eq!(row.len(), 20, "a live JVM's row has no note: {row:?}");
+            assert_eq!(row.len(), 22, "a live JVM's row has no note: {row:?}");
+            // Root reads every JVM's memory: each has its threads by state.
+            for c in [BLOCKED, WAITING] {
+                assert!(row[c].parse::<u32>().is_ok(), "{row:?}");
+            }
             // Who it is: as inspect list says.
             let l = &listed[&(jvm.pid as i64)];
             assert_eq!(row[PID], jvm.pid.to_string());
