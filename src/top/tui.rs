@@ -1,6 +1,8 @@
 //! The full-screen view of `inspect top` (ratatui on crossterm): the JVM table with the keys a
 //! `top`/`htop` user expects, a detail view of one JVM (jstat's `-gcutil`, `-gccapacity` and
-//! `-gccause` of its last sample, sparklines of its history), and a help screen.
+//! `-gccause` of its last sample, sparklines of its history), the thread dump of the selected JVM
+//! (`t`: `inspect threads`, which holds the JVM for the few milliseconds of the walk, taken only
+//! on that key), and a help screen.
 //!
 //! Terminal hygiene: the terminal is restored (raw mode off, main screen back, cursor shown) on
 //! `q`/Ctrl-C, on SIGTERM, SIGINT and SIGHUP (a handler sets a flag the event loop polls at
@@ -69,6 +71,8 @@ fn catch_stop_signals() -> anyhow::Result<()> {
 enum Screen {
     Table,
     Detail(i32),
+    /// The thread dump of a JVM ([`Ui::dump`]).
+    Threads(i32),
     Help,
 }
 
@@ -86,6 +90,29 @@ struct Ui {
     state: TableState,
     color: bool,
     delay: Duration,
+    /// The last thread dump (`t`): its lines, the first line shown, the screen to go back to.
+    dump: Vec<String>,
+    scroll: usize,
+    before_dump: Screen,
+}
+
+/// A thread dump of `pid` as `inspect threads` prints it, in lines; the error's words when it
+/// cannot be taken.
+fn take_dump(pid: Pid) -> Vec<String> {
+    #[cfg(target_os = "linux")]
+    let text = match hsinspect::pipeline::dump_threads(
+        pid,
+        &hsinspect::pipeline::ThreadsOptions::default(),
+    ) {
+        Ok(d) => d.dump.to_jcmd_text(),
+        Err(e) => format!(
+            "inspect threads {pid}: {}",
+            hsinspect::error::with_causes(&e)
+        ),
+    };
+    #[cfg(not(target_os = "linux"))]
+    let text = format!("inspect threads {pid}: thread dumps of a live JVM are read on Linux");
+    text.lines().map(str::to_string).collect()
 }
 
 /// Runs the full-screen view until quit.
@@ -102,6 +129,9 @@ pub fn run(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCod
         state: TableState::default(),
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         delay: args.delay,
+        dump: Vec::new(),
+        scroll: 0,
+        before_dump: Screen::Table,
     };
     // The first refresh before the screen changes: a failure leaves the terminal as it was.
     host.refresh()?;
@@ -249,8 +279,44 @@ fn on_key(ui: &mut Ui, host: &Host, key: KeyEvent) -> bool {
             };
         }
     };
+    if let Screen::Threads(pid) = ui.screen {
+        let page = 20;
+        match key.code {
+            KeyCode::Esc => ui.screen = ui.before_dump,
+            KeyCode::Char('t') => {
+                ui.dump = take_dump(pid);
+                ui.scroll = 0;
+            }
+            KeyCode::Up | KeyCode::Char('k') => ui.scroll = ui.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => ui.scroll += 1,
+            KeyCode::PageUp => ui.scroll = ui.scroll.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ') => ui.scroll += page,
+            KeyCode::Home => ui.scroll = 0,
+            KeyCode::End => ui.scroll = ui.dump.len(),
+            KeyCode::Char('q') => return false,
+            KeyCode::Char('?') | KeyCode::Char('h') | KeyCode::F(1) => {
+                ui.before_help = ui.screen;
+                ui.screen = Screen::Help;
+            }
+            _ => {}
+        }
+        ui.scroll = ui.scroll.min(ui.dump.len().saturating_sub(1));
+        return true;
+    }
     match key.code {
         KeyCode::Char('q') => return false,
+        KeyCode::Char('t') => {
+            let pid = match ui.screen {
+                Screen::Detail(pid) => Some(pid),
+                _ => ui.selected,
+            };
+            if let Some(pid) = pid {
+                ui.before_dump = ui.screen;
+                ui.dump = take_dump(pid);
+                ui.scroll = 0;
+                ui.screen = Screen::Threads(pid);
+            }
+        }
         KeyCode::Char('?') | KeyCode::Char('h') | KeyCode::F(1) => {
             ui.before_help = ui.screen;
             ui.screen = Screen::Help;
@@ -356,14 +422,29 @@ fn draw(f: &mut Frame, host: &Host, ui: &mut Ui) {
     match ui.screen {
         Screen::Table | Screen::Help => draw_table(f, body, host, ui),
         Screen::Detail(pid) => draw_detail(f, body, host, ui, pid),
+        Screen::Threads(_) => {
+            let shown: Vec<Line> = ui
+                .dump
+                .iter()
+                .skip(ui.scroll)
+                .take(body.height as usize)
+                .map(|l| Line::from(l.as_str()))
+                .collect();
+            f.render_widget(Paragraph::new(shown), body);
+        }
     }
     let footer = match (&ui.editing, ui.screen) {
         (Some(text), _) => {
             format!("filter (main, user or pid; Enter applies, Esc cancels): {text}_")
         }
-        (None, Screen::Detail(_)) => "Esc back  p pause  ? help  q quit".into(),
+        (None, Screen::Detail(_)) => "Esc back  t thread dump  p pause  ? help  q quit".into(),
+        (None, Screen::Threads(pid)) => format!(
+            "thread dump of {pid}, line {} of {}  Up Down PgUp PgDn Home End scroll  t take again  Esc back  q quit",
+            ui.scroll + 1,
+            ui.dump.len()
+        ),
         _ => {
-            "q quit  ? help  / filter  Enter details  P M G A sort  < > column  R reverse  p pause"
+            "q quit  ? help  / filter  Enter details  t threads  P M G A sort  < > column  R reverse  p pause"
                 .into()
         }
     };
@@ -602,11 +683,13 @@ inspect top: every HotSpot JVM on this host, read without stopping it
   /  filter by main class, user or pid (Enter applies, Esc clears)
   p  pause (space too)     Up Down PgUp PgDn Home End  select a JVM
   Enter  details of the selected JVM (jstat -gcutil, -gccapacity, -gccause)
+  t  thread dump of the selected JVM (inspect threads: holds it a few ms)
   Esc    back             q  Ctrl-C  quit
   ?  this help (any key closes it)
 
 GC% is GC time per second (jstat's GCT), ALLOC the bytes allocated per second
-(eden and collections), SAFEPT% time at safepoints, JIT ms/s compilation time.
+(eden and collections), SAFEPT% time at safepoints, JIT ms/s compilation time,
+BLOCKED threads blocked on a monitor, WAITING threads waiting or sleeping.
 - means the JVM has no such counter (as jstat prints).";
 
 fn draw_help(f: &mut Frame, area: Rect) {

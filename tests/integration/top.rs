@@ -814,6 +814,25 @@ fn full_screen_view_as_a_person_uses_it() {
     for label in ["heap ", "eden ", "old ", "GC% ", "alloc ", "threads "] {
         assert!(s.lines().any(|l| l.starts_with(label)), "{label}:\n{s}");
     }
+    // t: its thread dump (inspect threads'), scrolled with the keys; Esc back to the details.
+    tmux.keys(&["t"]);
+    let s = tmux.wait("the thread dump", Duration::from_secs(10), |s| {
+        s.contains("Full thread dump")
+    });
+    assert!(
+        s.contains(&format!("thread dump of {}", serial.pid))
+            && s.contains("\"Reference Handler\"")
+            && s.contains("java.lang.Thread.State:"),
+        "{s}"
+    );
+    tmux.keys(&["PageDown"]);
+    tmux.wait("the dump scrolled", Duration::from_secs(5), |s| {
+        !s.contains("Full thread dump") && s.contains("line 21 of")
+    });
+    tmux.keys(&["Escape"]);
+    tmux.wait("the detail view again", Duration::from_secs(5), |s| {
+        s.contains("jstat -gccause")
+    });
     // Esc: back to the table; Esc again clears the filter.
     tmux.keys(&["Escape"]);
     tmux.wait("the table", Duration::from_secs(5), |s| s.contains("PID"));
