@@ -26,7 +26,7 @@
 use std::collections::HashSet;
 
 use super::VmModel;
-use super::java::{JavaReader, StatusFields};
+use super::java::{JavaLayout, JavaReader, StatusFields};
 use super::paged::Paged;
 use super::threads::ThreadLayout;
 use crate::error::Error;
@@ -158,12 +158,13 @@ impl ThreadStates {
     }
 }
 
-/// What a reader keeps of one JVM between reads: the thread list's layout, where the state
-/// fields are (found from the first thread read), and the classes known to extend
-/// `java.lang.Thread` (at most [`MAX_KNOWN_CLASSES`]).
+/// What a reader keeps of one JVM between reads, in place of its whole model: the thread list's
+/// layout, the object layout, where the state fields are (found from the first thread read),
+/// and the classes known to extend `java.lang.Thread` (at most [`MAX_KNOWN_CLASSES`]).
 #[derive(Debug, Clone)]
 pub struct StatesLayout {
     threads: ThreadLayout,
+    java: JavaLayout,
     fields: Option<StatusFields>,
     thread_classes: HashSet<u64>,
 }
@@ -172,34 +173,35 @@ pub struct StatesLayout {
 pub const MAX_KNOWN_CLASSES: usize = 4096;
 
 impl StatesLayout {
-    /// Resolves the thread list's entries from `vm`.
+    /// Resolves the thread list's and the objects' entries from `vm`.
     ///
     /// # Errors
     /// [`Error::VmStructs`] naming a missing entry.
     pub fn new(vm: &VmModel) -> Result<Self, Error> {
         Ok(StatesLayout {
             threads: ThreadLayout::new(vm)?,
+            java: JavaLayout::new(vm)?,
             fields: None,
             thread_classes: HashSet::new(),
         })
     }
 }
 
-/// Counts the Java threads of the running JVM `vm` describes by state, reading `mem` without a
-/// stop (see the module's notes on torn reads). `layout` is this JVM's, kept between calls.
+/// Counts the Java threads of a running JVM by state, reading `mem` without a stop (see the
+/// module's notes on torn reads). `layout` is this JVM's ([`StatesLayout::new`]), kept between
+/// calls.
 ///
 /// # Errors
 /// [`Error::Memory`] or [`Error::VmStructs`] when the thread list cannot be read, or kept
 /// changing over [`MAX_LIST_TRIES`] reads; [`Error::VmStructs`] when no thread's
 /// `java.lang.Thread` fields can be resolved.
 pub fn count_states(
-    vm: &VmModel,
     mem: &dyn ReadMemory,
     layout: &mut StatesLayout,
 ) -> Result<ThreadStates, Error> {
     let before = snapshot(layout, mem)?;
     let paged = Paged::new(mem);
-    let java = JavaReader::new(vm, &paged)?;
+    let java = JavaReader::with_layout(layout.java, &paged);
     let read: Vec<(u64, Result<Option<Observed>, Error>)> = before
         .iter()
         .map(|&address| (address, one(&java, &paged, layout, address)))
