@@ -187,7 +187,7 @@ pub const STATES_RETRY: Duration = Duration::from_secs(30);
 /// `java.lang.Thread` → counts ([`crate::vm::states::count_states`]). What the counts need of a
 /// JVM's model (a [`crate::vm::states::StatesLayout`], a few hundred bytes; the model itself is
 /// dropped) is kept while the same process (pid and start time) is asked for; a JVM whose model
-/// cannot be read is not tried again for [`STATES_RETRY`].
+/// cannot be read is not tried again for 30 s (`STATES_RETRY`).
 #[derive(Default)]
 pub struct StatesSampler {
     jvms: std::collections::HashMap<crate::pid::Pid, StatesEntry>,
@@ -210,7 +210,7 @@ impl StatesSampler {
     /// # Errors
     /// As [`crate::vm::states::count_states`]; for the model, [`Error::NotAJvm`],
     /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::VmStructs`] (the cached
-    /// error again, shared, until [`STATES_RETRY`] has passed); [`Error::Unsupported`] where
+    /// error again, shared, until 30 s (`STATES_RETRY`) have passed); [`Error::Unsupported`] where
     /// live processes cannot be read.
     pub fn read(
         &mut self,
