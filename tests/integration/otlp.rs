@@ -996,3 +996,60 @@ fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
         reads.last().unwrap()
     );
 }
+
+/// `serve --otlp --thread-states`: `jvm.thread.count` carries `jvm.thread.state` (and
+/// `jvm.thread.daemon`) once per state and daemon status, each count within the threads that
+/// changed between the `jcmd Thread.print` dumps taken before the push and after it arrived.
+#[test]
+#[ignore = "needs root, JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+fn thread_states_are_pushed_as_jvm_thread_count_by_state() {
+    let receiver = Receiver::start(&[]);
+    let java_home = crate::support::jdk17();
+    let jvm = crate::threads::start_target(&java_home, &[]);
+    let pid = jvm.pid.to_string();
+    let url = format!("http://127.0.0.1:{}", receiver.port);
+    let serve = Serve::start(
+        &[
+            "--otlp",
+            &url,
+            "--otlp-interval",
+            "2s",
+            "--no-metrics",
+            "--thread-states",
+            "--pid",
+            &pid,
+        ],
+        &[],
+    );
+    // The first push goes at start; the second is compared, bracketed by jcmd.
+    while receiver.records().is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let before = crate::thread_states::jcmd_tally(&java_home, jvm.pid);
+    while receiver.records().len() < 2 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let after = crate::thread_states::jcmd_tally(&java_home, jvm.pid);
+    let records = receiver.records();
+    let res = resources(&records[1]);
+    let (_, rm) = &res[&(jvm.pid as i64)];
+    let (series, kinds) = series_of(rm);
+    assert_eq!(kinds["jvm.thread.count"].0, "{thread}");
+    let mut ours: BTreeMap<(String, bool), f64> = BTreeMap::new();
+    for ((name, at), (v, ..)) in &series {
+        if name != "jvm.thread.count" {
+            continue;
+        }
+        let keys: Vec<&str> = at.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["jvm.thread.daemon", "jvm.thread.state"], "{at:?}");
+        ours.insert(
+            (
+                at["jvm.thread.state"].to_uppercase(),
+                at["jvm.thread.daemon"] == "true",
+            ),
+            *v,
+        );
+    }
+    crate::thread_states::within(&ours, &before, &after);
+    serve.terminate();
+}

@@ -14,7 +14,7 @@ use crate::support::{Jvm, jdk, jdk17};
 
 /// A thread of a jcmd dump: its state's first word (`TIMED_WAITING`) and whether it is a daemon.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Seen {
+pub(crate) struct Seen {
     state: String,
     daemon: bool,
 }
@@ -57,6 +57,38 @@ fn jcmd_of(java_home: &Path, pid: i32) -> String {
         .expect("running jcmd");
     assert!(out.status.success(), "jcmd Thread.print failed");
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// A jcmd dump of `pid` (JDK at `java_home`) and its counts by (state, daemon).
+pub(crate) type Tally = (BTreeMap<(String, u64), Seen>, BTreeMap<(String, bool), u64>);
+
+/// `jcmd <pid> Thread.print`'s threads and their counts by (state, daemon).
+pub(crate) fn jcmd_tally(java_home: &Path, pid: i32) -> Tally {
+    let dump = jcmd_states(&jcmd_of(java_home, pid));
+    let counts = tally(&dump);
+    (dump, counts)
+}
+
+/// Asserts that `ours` (counts by `Thread.State` name and daemon status) is, for every key, within
+/// the threads that changed between the dumps `before` and `after` of both their counts.
+pub(crate) fn within(ours: &BTreeMap<(String, bool), f64>, before: &Tally, after: &Tally) {
+    let slack = changed(&before.0, &after.0);
+    let keys: std::collections::BTreeSet<_> = ours
+        .keys()
+        .chain(before.1.keys())
+        .chain(after.1.keys())
+        .collect();
+    for k in keys {
+        let o = ours.get(k).copied().unwrap_or(0.0) as u64;
+        let (b, a) = (
+            before.1.get(k).copied().unwrap_or(0),
+            after.1.get(k).copied().unwrap_or(0),
+        );
+        assert!(
+            o.abs_diff(b) <= slack && o.abs_diff(a) <= slack,
+            "{k:?}: ours {o}, jcmd {b} before and {a} after ({slack} threads changed between)"
+        );
+    }
 }
 
 /// Counts by (state, daemon) of a dump.
