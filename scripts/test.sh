@@ -27,6 +27,9 @@ scripts/windows/setup.sh
 # The minidumps of a Windows JVM that tests/integration/minidump.rs and windows/integration.py read: made once
 # under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
 python3 scripts/windows/minidump.py >/dev/null
+# The minidump of a Windows ThreadsTarget JVM that tests/integration/minidump_threads.rs reads (under a
+# minute cold, then cached).
+python3 scripts/windows/threads_minidump.py >/dev/null
 step "setup done"
 
 # The arguments for the test binaries go after `--`; `--include-ignored` joins them.

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::locate::{self, JVM_DLL};
 use crate::memory::MemoryError;
 use crate::perfdata;
-use crate::read::{MinidumpMemory, dump_type_name};
+use crate::read::{DumpModule, MinidumpMemory, dump_type_name};
 
 /// How to write a dump that holds the PerfData region (for the errors of other kinds).
 pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minidump with full memory (MiniDumpWithFullMemory): write one with `procdump -ma <pid>`, with Task Manager (Details, right-click java.exe, \"Create dump file\"), or let HotSpot write hs_err_pid<pid>.mdmp when the JVM crashes (always with full memory: by default on Windows Server editions, elsewhere with -XX:+CreateCoredumpOnCrash); Windows Error Reporting's LocalDumps need DumpType 2";
@@ -30,21 +30,8 @@ pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minid
 /// malformed.
 pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
     let dump = MinidumpMemory::open(path)?;
-    let who = match (dump.process_id(), dump.executable()) {
-        (Some(pid), Some(exe)) => format!("process {pid} ({exe})"),
-        (Some(pid), None) => format!("process {pid}"),
-        (None, Some(exe)) => format!("a process of {exe}"),
-        (None, None) => "an unknown process".into(),
-    };
-    let Some(module) = dump.module(JVM_DLL).cloned() else {
-        return Err(Error::core(
-            path,
-            format!(
-                "the dump of {who} has no {JVM_DLL} in its module list ({} modules): not a HotSpot JVM's dump",
-                dump.modules().len()
-            ),
-        ));
-    };
+    let who = who(&dump);
+    let module = jvm_dll(&dump)?;
     let located = locate::pe::locate_jvm_dll(&dump, &module.path, module.base, module.size)
         .map_err(|e| explain(&dump, e, &format!("{JVM_DLL}'s image")))?;
     let mut details = vec![
@@ -96,9 +83,36 @@ pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
     })
 }
 
+/// Which process the dump is of, for messages: `process 4242 (java.exe)`.
+pub(super) fn who(dump: &MinidumpMemory) -> String {
+    match (dump.process_id(), dump.executable()) {
+        (Some(pid), Some(exe)) => format!("process {pid} ({exe})"),
+        (Some(pid), None) => format!("process {pid}"),
+        (None, Some(exe)) => format!("a process of {exe}"),
+        (None, None) => "an unknown process".into(),
+    }
+}
+
+/// `jvm.dll` in the dump's module list.
+///
+/// # Errors
+/// [`Error::Core`] when the dumped process has none (not a HotSpot JVM).
+pub(super) fn jvm_dll(dump: &MinidumpMemory) -> Result<DumpModule, Error> {
+    dump.module(JVM_DLL).cloned().ok_or_else(|| {
+        Error::core(
+            dump.path(),
+            format!(
+                "the dump of {} has no {JVM_DLL} in its module list ({} modules): not a HotSpot JVM's dump",
+                who(dump),
+                dump.modules().len()
+            ),
+        )
+    })
+}
+
 /// A read of the dump's memory that failed because the dump lacks the bytes becomes an error that
 /// says what kind of dump this is and which kind would hold them; other errors pass unchanged.
-fn explain(dump: &MinidumpMemory, e: Error, what: &str) -> Error {
+pub(super) fn explain(dump: &MinidumpMemory, e: Error, what: &str) -> Error {
     let Error::Memory {
         what: item,
         source: source @ (MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. }),

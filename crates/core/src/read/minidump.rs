@@ -12,7 +12,10 @@
 //!   `jvm.dll` image among them) or, in dumps without full memory, `MemoryListStream`
 //!   (`MINIDUMP_MEMORY_LIST`: thread stacks and a few small ranges, never the region);
 //! * `SystemInfoStream` (the processor architecture: only x86-64 dumps are read) and
-//!   `MiscInfoStream` (the process id).
+//!   `MiscInfoStream` (the process id);
+//! * `ThreadListStream` (`MINIDUMP_THREAD`): each thread's id and its `CONTEXT` (the x64
+//!   `CONTEXT` of `winnt.h`, as `GetThreadContext` gave it when the dump was written), for the
+//!   thread dump's walk of a thread that was running Java code ([`MinidumpMemory::thread_registers`]).
 //!
 //! The file is mapped (memmap2), never read whole: the crate parses the stream directory and
 //! lists once at open, the file offset of each memory range is kept, and a read is a binary
@@ -27,12 +30,18 @@ use minidump::format::MINIDUMP_STREAM_TYPE;
 use minidump::system_info::Cpu;
 use minidump::{
     Minidump, MinidumpMemory64List, MinidumpMemoryList, MinidumpMiscInfo, MinidumpModuleList,
-    MinidumpSystemInfo, Module,
+    MinidumpRawContext, MinidumpSystemInfo, MinidumpThreadList, Module,
 };
 use num_traits::FromPrimitive;
 
 use crate::error::Error;
 use crate::memory::{MemoryError, ReadMemory};
+use crate::pid::Pid;
+use crate::registers::ThreadRegisters;
+
+/// The most threads whose registers are kept (a JVM with more is read, the rest without
+/// registers: their walk needs none unless they were running Java code).
+pub const MAX_DUMP_THREADS: usize = 1 << 16;
 
 /// The first four bytes of every minidump (`MINIDUMP_SIGNATURE`, `'PMDM'` read as a
 /// little-endian `u32`).
@@ -157,6 +166,9 @@ pub struct MinidumpMemory {
     memory_problem: Option<String>,
     modules: Vec<DumpModule>,
     process_id: Option<u32>,
+    /// `(thread id, registers)` of the `ThreadListStream`, sorted by id; at most
+    /// [`MAX_DUMP_THREADS`].
+    threads: Vec<(u32, Option<ThreadRegisters>)>,
 }
 
 impl MinidumpMemory {
@@ -209,10 +221,9 @@ impl MinidumpMemory {
                 size: m.size(),
             })
             .collect();
-        let process_id = dump
-            .get_stream::<MinidumpMiscInfo>()
-            .ok()
-            .and_then(|m| m.raw.process_id().copied());
+        let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+        let process_id = misc.as_ref().and_then(|m| m.raw.process_id().copied());
+        let threads = threads(&dump, misc.as_ref());
         let base = map.as_ptr() as usize;
         // The crate's slices point into `map`: their distance from its start is the file offset.
         let offset_of = |bytes: &[u8]| -> Option<u64> {
@@ -278,7 +289,20 @@ impl MinidumpMemory {
             memory_problem,
             modules,
             process_id,
+            threads,
         })
+    }
+
+    /// The registers of thread `tid` (a Windows thread id: HotSpot's `OSThread::_thread_id`) as
+    /// its `CONTEXT` in the `ThreadListStream` holds them; `None` when the dump lists no such
+    /// thread or its context lacks the control and integer registers.
+    pub fn thread_registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        let tid = u32::try_from(tid).ok()?;
+        let i = self
+            .threads
+            .binary_search_by_key(&tid, |(id, _)| *id)
+            .ok()?;
+        self.threads[i].1
     }
 
     /// The dump file's path.
@@ -374,6 +398,36 @@ impl MinidumpMemory {
             ),
         }
     }
+}
+
+/// Each thread of the dump's `ThreadListStream` with its x64 registers, sorted by thread id (at
+/// most [`MAX_DUMP_THREADS`]; none without a thread list or a `SystemInfoStream`, which the
+/// crate needs to know the context's layout).
+fn threads(
+    dump: &Minidump<'_, &[u8]>,
+    misc: Option<&MinidumpMiscInfo>,
+) -> Vec<(u32, Option<ThreadRegisters>)> {
+    let (Ok(list), Ok(system)) = (
+        dump.get_stream::<MinidumpThreadList>(),
+        dump.get_stream::<MinidumpSystemInfo>(),
+    ) else {
+        return Vec::new();
+    };
+    let mut threads: Vec<(u32, Option<ThreadRegisters>)> = list
+        .threads
+        .iter()
+        .take(MAX_DUMP_THREADS)
+        .map(|t| {
+            let registers = t.context(&system, misc).and_then(|c| match &c.raw {
+                MinidumpRawContext::Amd64(ctx) => ThreadRegisters::from_amd64_context(ctx),
+                _ => None,
+            });
+            (t.raw.thread_id, registers)
+        })
+        .collect();
+    threads.sort_by_key(|(id, _)| *id);
+    threads.dedup_by_key(|(id, _)| *id);
+    threads
 }
 
 impl ReadMemory for MinidumpMemory {
