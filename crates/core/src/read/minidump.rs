@@ -525,6 +525,86 @@ mod tests {
         dump(0x2, &[(4, 4, modules_at), (9, list_len, list_at)], &data)
     }
 
+    /// A dump with an empty module list, an x86-64 `SystemInfoStream` and a `ThreadListStream`
+    /// of `threads`: `(thread id, ContextFlags, rip)`, each with an x64 `CONTEXT` (1232 bytes,
+    /// `winnt.h`) whose rsp, rbp and r13 are rip + 1, 2, 3.
+    fn with_threads(threads: &[(u32, u32, u64)]) -> Vec<u8> {
+        const CONTEXT_SIZE: usize = 1232;
+        let dir_end = 32 + 12 * 3;
+        let modules_at = dir_end as u32;
+        let system_at = modules_at + 4;
+        let list_at = system_at + 56;
+        let list_len = 4 + 48 * threads.len() as u32;
+        let contexts_at = list_at + list_len;
+        let mut data = Vec::new();
+        data.extend(0u32.to_le_bytes()); // NumberOfModules
+        let mut system = vec![0u8; 56];
+        system[..2].copy_from_slice(&9u16.to_le_bytes()); // PROCESSOR_ARCHITECTURE_AMD64
+        data.extend(system);
+        data.extend((threads.len() as u32).to_le_bytes());
+        for (i, (id, _, _)) in threads.iter().enumerate() {
+            data.extend(id.to_le_bytes());
+            data.extend([0u8; 12 + 8 + 16]); // suspend count, priorities, TEB, no stack
+            data.extend((CONTEXT_SIZE as u32).to_le_bytes());
+            data.extend((contexts_at + (i * CONTEXT_SIZE) as u32).to_le_bytes());
+        }
+        for (_, flags, rip) in threads {
+            let mut ctx = vec![0u8; CONTEXT_SIZE];
+            ctx[48..52].copy_from_slice(&flags.to_le_bytes());
+            for (at, v) in [(248, *rip), (152, rip + 1), (160, rip + 2), (224, rip + 3)] {
+                ctx[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            data.extend(ctx);
+        }
+        dump(
+            0x2,
+            &[
+                (4, 4, modules_at),
+                (7, 56, system_at),
+                (3, list_len, list_at),
+            ],
+            &data,
+        )
+    }
+
+    #[test]
+    fn thread_registers_come_from_each_threads_context() {
+        let (_dir, mem) = open(&with_threads(&[
+            (9, 0x0010_000b, 0x9000),
+            (7, 0x0010_0003, 0x7000),
+            (5, 0x0010_0001, 0x5000), // CONTEXT_CONTROL only: no rbp, no r13
+        ]))
+        .unwrap();
+        let r = mem.thread_registers(7).unwrap();
+        assert_eq!(
+            (r.pc, r.sp, r.fp, r.bcp, r.lr),
+            (0x7000, 0x7001, 0x7002, 0x7003, None)
+        );
+        assert_eq!(mem.thread_registers(9).unwrap().pc, 0x9000);
+        assert_eq!(mem.thread_registers(5), None);
+        assert_eq!(mem.thread_registers(8), None);
+        assert_eq!(mem.thread_registers(-7), None);
+        // Without a thread list: no registers, and the dump still opens.
+        let (_dir, mem) = open(&with_memory64()).unwrap();
+        assert_eq!(mem.thread_registers(7), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_cut_or_damaged_thread_list_never_panics(cut in 0usize..4000, at in 0usize..4000, byte: u8) {
+            let mut b = with_threads(&[(7, 0x0010_0003, 0x7000), (8, 0x0010_0003, 0x8000)]);
+            if at < b.len() {
+                b[at] = byte;
+            }
+            b.truncate(cut.min(b.len()));
+            if let Ok((_dir, mem)) = open(&b) {
+                for tid in [7, 8, 0, -1] {
+                    let _ = mem.thread_registers(tid);
+                }
+            }
+        }
+    }
+
     #[test]
     fn reads_across_ranges_and_knows_the_dump_type() {
         let (_dir, mem) = open(&with_memory64()).unwrap();
