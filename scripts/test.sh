@@ -5,7 +5,7 @@
 #
 #   1. setup: scripts/setup-test-deps.sh (JDKs, gdb, Prometheus, test users, ...) and
 #      scripts/windows/setup.sh (Wine, the Windows cross toolchain and JDK), then
-#      scripts/windows/minidump.py (a Windows JVM's minidumps, made once and cached);
+#      scripts/windows/minidump.py and threads_minidump.py (a Windows JVM's minidumps, made once and cached);
 #   2. the fast tier, exactly as plain `cargo test` runs it on a laptop, but with each test binary
 #      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
 #      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`

@@ -177,8 +177,8 @@ pub fn dump_threads_core(
 /// headers and export table (`gHotSpotVMStructs` and the other vmStructs tables are exported,
 /// `locate/pe.rs`) read from the dump's memory, then the model and the walk as for an ELF core;
 /// a thread that was running Java code is walked from its `CONTEXT` in the dump's
-/// `ThreadListStream` ([`MinidumpMemory::thread_registers`](crate::read::MinidumpMemory::thread_registers),
-/// by `OSThread::_thread_id`, the Windows thread id). The frame layouts are the target's own
+/// `ThreadListStream` (`MinidumpMemory::thread_registers`, by `OSThread::_thread_id`, the
+/// Windows thread id). The frame layouts are the target's own
 /// (`frame::entry_frame_call_wrapper_offset` is 2 words on Windows x64, -6 on Linux).
 ///
 /// # Errors
