@@ -5,7 +5,8 @@
 //! (`crate::threads_field::agree`: same threads, ids, nids, states, top 10 frames where jcmd's
 //! two dumps agree; `crate::threads::agree_locks`: lock lines, ownable synchronizers, the
 //! deadlock section), and the spinning thread, which has no frame anchor, must be walked from
-//! its registers (its `CONTEXT` in the dump's `ThreadListStream`).
+//! its registers (its `CONTEXT` in the dump's `ThreadListStream`). A dump without full memory
+//! (`scripts/windows/minidump.py`'s `normal.mdmp`) is refused with how to write one.
 //!
 //! The dump is made once and cached by `scripts/windows/threads_minidump.py` (Wine, the Windows
 //! JDK and mingw-w64, installed by `scripts/windows/setup.sh`; under a minute cold, then
@@ -66,6 +67,18 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--exe and --sysroot are for ELF cores"));
+    // A MiniDumpNormal dump (stacks only) is refused with the kind that would do and how to write it.
+    let normal = minidumps().join("normal.mdmp");
+    let out = inspect(&["threads", "--core", normal.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for says in [
+        "written without full memory (MiniDumpNormal",
+        "only in a minidump with full memory",
+        "procdump -ma",
+    ] {
+        assert!(stderr.contains(says), "{says:?} not in {stderr}");
+    }
     println!(
         "{compared} threads' frames and {} threads' lock lines agree with jcmd.exe",
         locks.len()

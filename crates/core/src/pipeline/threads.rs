@@ -193,11 +193,12 @@ pub fn dump_threads_minidump(path: &std::path::Path) -> Result<ThreadDump, Error
     let mdmp = MinidumpMemory::open(path)?;
     let module = super::minidump::jvm_dll(&mdmp)?;
     let name = module.path.display().to_string();
-    let explain = |e, what: &str| super::minidump::explain(&mdmp, e, what);
-    let headers = ImageHeaders::read(&mdmp, module.base, &name)
-        .map_err(|e| explain(e, "jvm.dll's headers"))?;
+    let needs = "jvm.dll's image, the VM's tables and the Java threads' memory are";
+    let explain = |e, what: &str| super::minidump::explain(&mdmp, e, what, needs);
+    let headers =
+        ImageHeaders::read(&mdmp, module.base, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
     let exports =
-        Exports::read(&mdmp, &headers, &name).map_err(|e| explain(e, "jvm.dll's exports"))?;
+        Exports::read(&mdmp, &headers, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
     let vm = VmModel::read(&Paged::new(&mdmp), &|s| exports.address(s))
         .map_err(|e| explain(e, "the VM model (vmStructs)"))?;
     let modelled = began.elapsed();
