@@ -64,16 +64,20 @@ def key():
     return f"{build}-{h.hexdigest()[:16]}"
 
 
-def thread_print(target):
-    """jcmd.exe's `Thread.print -l` of the JVM whose main class is ThreadsTarget (`jcmd` takes a
-    main class for a pid: the target prints no pid of its own); returns (pid, text)."""
-    code, out, err = md.wine([md.JCMD, target, "Thread.print", "-l"], timeout=120)
-    first = out.split("\n", 1)[0]
-    if code != 0 or not first.endswith(":") or not first[:-1].isdigit():
-        die(f"jcmd.exe {target} Thread.print -l failed ({code}): {out[:2000]} {err[:2000]}")
-    if out.count("\nFull thread dump") != 1:
-        die(f"jcmd.exe {target} reached more than one JVM (another ThreadsTarget in this Wine prefix?): {out[:500]}")
-    return int(first[:-1]), out
+def threads_targets():
+    """The Windows pids of the ThreadsTarget JVMs in this Wine prefix (`jcmd.exe -l`)."""
+    code, out, err = md.wine([md.JCMD, "-l"], timeout=120)
+    if code != 0:
+        die(f"jcmd.exe -l failed ({code}): {out} {err}")
+    return {int(l.split()[0]) for l in out.splitlines() if l.split()[1:2] == ["ThreadsTarget"]}
+
+
+def thread_print(pid):
+    """jcmd.exe's `Thread.print -l` of `pid`."""
+    code, out, err = md.wine([md.JCMD, str(pid), "Thread.print", "-l"], timeout=120)
+    if code != 0 or not out.startswith(f"{pid}:\n"):
+        die(f"jcmd.exe {pid} Thread.print -l failed ({code}): {out[:2000]} {err[:2000]}")
+    return out
 
 
 def make(dest):
@@ -90,6 +94,8 @@ def make(dest):
                        check=True, capture_output=True)
         dumper = os.path.join(work, "minidump.exe")
         subprocess.run(["x86_64-w64-mingw32-gcc", "-O2", "-s", "-o", dumper, SOURCES[0], "-ldbghelp"], check=True)
+        # The target prints no pid of its own: ours is the ThreadsTarget JVM that was not there before.
+        others = threads_targets()
         proc = subprocess.Popen(["wine", md.JAVA, *JVM_FLAGS, "-cp", md.winpath(classes), "ThreadsTarget"],
                                 cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL)
@@ -106,9 +112,13 @@ def make(dest):
         try:
             if not ready.wait(180):
                 die(f"ThreadsTarget did not start under Wine within 180 s: {lines}")
+            ours = threads_targets() - others
+            if len(ours) != 1:
+                die(f"not one new ThreadsTarget JVM in jcmd.exe -l: {ours} (before: {others})")
+            pid = ours.pop()
             # The first attach starts the Attach Listener: the dumps then show it in both.
-            pid, _ = thread_print("ThreadsTarget")
-            _, before = thread_print(str(pid))
+            thread_print(pid)
+            before = thread_print(pid)
             path = os.path.join(dest, "threads.mdmp")
             t0 = time.time()
             code, out, err = md.wine([dumper, str(pid), "full", md.winpath(path)], timeout=600)
@@ -117,7 +127,7 @@ def make(dest):
             info = {"pid": pid, "jvm_flags": JVM_FLAGS, "seconds": round(time.time() - t0, 1),
                     "bytes": os.path.getsize(path), "writer": out.strip()}
             print(f"windows/threads_minidump: dump of {pid}: {info}", file=sys.stderr)
-            _, after = thread_print(str(pid))
+            after = thread_print(pid)
         finally:
             try:
                 proc.stdin.close()
