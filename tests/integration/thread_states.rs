@@ -299,3 +299,60 @@ fn top_blocked_and_waiting_columns_match_jcmd() {
     // ThreadsTarget's two deadlocked threads and its monitor waiter stay BLOCKED.
     assert!(row["threads_blocked"].as_u64().unwrap() >= 2, "{row}");
 }
+
+/// A JVM starting thousands of threads a second (tests/java/ThreadChurn.java: short threads that
+/// end after 1 ms, a churning heap) read by 100 scrapes: the states are on (nearly) every page,
+/// the threads that stay are counted, no read fails for a torn thread list.
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn states_of_a_jvm_starting_thousands_of_threads_a_second_are_read() {
+    let java_home = jdk17();
+    let mut cmd = Command::new(java_home.join("bin/java"));
+    cmd.args(["-Xmx64m", "-XX:+UseSerialGC", "-cp"])
+        .arg(crate::support::test_classes())
+        .arg("ThreadChurn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit());
+    let jvm = Jvm::spawn(cmd, &java_home);
+    let pid = jvm.pid.to_string();
+    let serve = crate::serve::Serve::start(&["--pid", &pid, "--thread-states"]);
+    let started = |page: &str| -> f64 {
+        let (samples, _) = prom::parse(page);
+        samples
+            .iter()
+            .find(|s| s.name == "hotspot_java_threads_started_total" && s.labels["pid"] == pid)
+            .unwrap_or_else(|| panic!("no hotspot_java_threads_started_total:\n{page}"))
+            .value
+    };
+    let first = serve.metrics();
+    let mut with_states = 0;
+    let mut last = String::new();
+    for _ in 0..100 {
+        let page = serve.metrics();
+        let counts = from_page(&page, jvm.pid, "hotspot");
+        let n = |state: &str| -> u64 {
+            counts
+                .iter()
+                .filter(|(k, _)| k.0 == state)
+                .map(|(_, v)| v)
+                .sum()
+        };
+        if !counts.is_empty() {
+            with_states += 1;
+            // The three sleepers and two parked threads that stay.
+            assert!(n("TIMED_WAITING") >= 3 && n("WAITING") >= 2, "{counts:?}");
+        }
+        last = page;
+    }
+    let churned = started(&last) - started(&first);
+    assert!(
+        churned > 1000.0,
+        "only {churned} threads started during the scrapes"
+    );
+    assert!(
+        with_states >= 95,
+        "thread states on only {with_states} of 100 pages while {churned} threads started:\n{last}"
+    );
+    eprintln!("{with_states} of 100 pages had the states; {churned} threads started meanwhile");
+}

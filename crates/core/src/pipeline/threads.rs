@@ -254,9 +254,10 @@ pub const STATES_RETRY: Duration = Duration::from_secs(30);
 
 /// Thread states of live JVMs read again and again without a stop (`serve --thread-states`,
 /// `top`): target → VM model (read once per JVM, kept) → thread list → each thread's
-/// `java.lang.Thread` → counts ([`crate::vm::states::count_states`]). The model of a JVM is
-/// kept while the same process (pid and start time) is asked for; a JVM whose model cannot
-/// be read is not tried again for [`STATES_RETRY`].
+/// `java.lang.Thread` → counts ([`crate::vm::states::count_states`]). What the counts need of a
+/// JVM's model (a [`crate::vm::states::StatesLayout`], a few hundred bytes; the model itself is
+/// dropped) is kept while the same process (pid and start time) is asked for; a JVM whose model
+/// cannot be read is not tried again for [`STATES_RETRY`].
 #[derive(Default)]
 pub struct StatesSampler {
     jvms: std::collections::HashMap<crate::pid::Pid, StatesEntry>,
@@ -264,7 +265,7 @@ pub struct StatesSampler {
 
 struct StatesEntry {
     start: u64,
-    model: Result<(VmModel, crate::vm::states::StatesLayout), (Instant, std::sync::Arc<Error>)>,
+    model: Result<crate::vm::states::StatesLayout, (Instant, std::sync::Arc<Error>)>,
 }
 
 impl StatesSampler {
@@ -303,7 +304,7 @@ impl StatesSampler {
             return Err(std::sync::Arc::new(Error::NoSuchProcess(pid)));
         };
         match &mut entry.model {
-            Ok((vm, layout)) => states_read(pid, vm, layout).map_err(std::sync::Arc::new),
+            Ok(layout) => states_read(pid, layout).map_err(std::sync::Arc::new),
             Err((_, e)) => Err(std::sync::Arc::clone(e)),
         }
     }
@@ -315,31 +316,27 @@ impl StatesSampler {
 }
 
 #[cfg(all(feature = "live", target_os = "linux"))]
-fn states_model(pid: crate::pid::Pid) -> Result<(VmModel, crate::vm::states::StatesLayout), Error> {
+fn states_model(pid: crate::pid::Pid) -> Result<crate::vm::states::StatesLayout, Error> {
     use crate::process::Process;
     use crate::read::ProcessMemory;
     let process = Process::open(pid)?;
     let mem = ProcessMemory::open(&process)?;
     let module = crate::locate::os::find_in_process(pid)?;
     let vm = model(&module, &mem)?;
-    let layout = crate::vm::states::StatesLayout::new(&vm)?;
-    Ok((vm, layout))
+    crate::vm::states::StatesLayout::new(&vm)
 }
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 fn states_read(
     pid: crate::pid::Pid,
-    vm: &VmModel,
     layout: &mut crate::vm::states::StatesLayout,
 ) -> Result<crate::vm::states::ThreadStates, Error> {
     let mem = crate::read::ProcessMemory::new(pid);
-    crate::vm::states::count_states(vm, &mem, layout)
+    crate::vm::states::count_states(&mem, layout)
 }
 
 #[cfg(not(all(feature = "live", target_os = "linux")))]
-fn states_model(
-    _pid: crate::pid::Pid,
-) -> Result<(VmModel, crate::vm::states::StatesLayout), Error> {
+fn states_model(_pid: crate::pid::Pid) -> Result<crate::vm::states::StatesLayout, Error> {
     Err(Error::Unsupported {
         what: "reading thread states of a live JVM",
         os: std::env::consts::OS,
@@ -349,7 +346,6 @@ fn states_model(
 #[cfg(not(all(feature = "live", target_os = "linux")))]
 fn states_read(
     _pid: crate::pid::Pid,
-    _vm: &VmModel,
     _layout: &mut crate::vm::states::StatesLayout,
 ) -> Result<crate::vm::states::ThreadStates, Error> {
     Err(Error::Unsupported {

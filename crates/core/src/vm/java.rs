@@ -89,10 +89,13 @@ struct FieldAt {
     signature: String,
 }
 
-/// Reads `java.lang.Thread` objects.
-pub struct JavaReader<'a> {
-    mem: &'a dyn ReadMemory,
-    vm: &'a VmModel,
+/// The offsets and flags objects are read with, resolved once from a [`VmModel`]
+/// (`Klass::_name`, `_super`, `InstanceKlass::_constants` and its field metadata,
+/// `sizeof(ConstantPool)`, `Symbol::_length`/`_body`, the object layout, `markWord::klass_shift`
+/// with compact headers, `java_lang_Class::_klass_offset`): a few dozen bytes a reader of many
+/// JVMs keeps instead of their models.
+#[derive(Debug, Clone, Copy)]
+pub struct JavaLayout {
     klass_name: u64,
     klass_super: u64,
     ik_constants: u64,
@@ -100,11 +103,55 @@ pub struct JavaReader<'a> {
     fields: Fields,
     symbol_length: u64,
     symbol_body: u64,
+    oops: super::Layout,
+    klass_shift: Option<u64>,
+    major: u32,
+    class_klass_offset: Option<u64>,
+}
+
+impl JavaLayout {
+    /// Resolves the entries from `vm`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when an entry it needs is missing.
+    pub fn new(vm: &VmModel) -> Result<Self, Error> {
+        let fields = match vm.offset("InstanceKlass", "_fieldinfo_stream") {
+            Ok(stream) => Fields::Stream { stream },
+            Err(_) => Fields::Array {
+                fields: vm.offset("InstanceKlass", "_fields")?,
+                java_count: vm.offset("InstanceKlass", "_java_fields_count")?,
+            },
+        };
+        Ok(JavaLayout {
+            klass_name: vm.offset("Klass", "_name")?,
+            klass_super: vm.offset("Klass", "_super")?,
+            ik_constants: vm.offset("InstanceKlass", "_constants")?,
+            cp_size: vm.size_of("ConstantPool")?,
+            fields,
+            symbol_length: vm.offset("Symbol", "_length")?,
+            symbol_body: vm.offset("Symbol", "_body")?,
+            oops: vm.layout,
+            klass_shift: if vm.layout.compact_headers {
+                Some(vm.long("markWord::klass_shift")?)
+            } else {
+                None
+            },
+            major: vm.major,
+            class_klass_offset: vm.static_address("java_lang_Class", "_klass_offset").ok(),
+        })
+    }
+}
+
+/// Reads `java.lang.Thread` objects.
+pub struct JavaReader<'a> {
+    mem: &'a dyn ReadMemory,
+    layout: JavaLayout,
     /// Non-static fields by class (`Klass*`): name → offset and signature.
     cache: RefCell<HashMap<u64, Rc<HashMap<String, FieldAt>>>>,
 }
 
 /// Where a class's field metadata is.
+#[derive(Debug, Clone, Copy)]
 enum Fields {
     /// JDK ≤ 20: `InstanceKlass::_fields` (`Array<u2>*`) and `_java_fields_count`.
     Array { fields: u64, java_count: u64 },
@@ -117,26 +164,17 @@ impl<'a> JavaReader<'a> {
     ///
     /// # Errors
     /// [`Error::VmStructs`] when an entry it needs is missing.
-    pub fn new(vm: &'a VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
-        let fields = match vm.offset("InstanceKlass", "_fieldinfo_stream") {
-            Ok(stream) => Fields::Stream { stream },
-            Err(_) => Fields::Array {
-                fields: vm.offset("InstanceKlass", "_fields")?,
-                java_count: vm.offset("InstanceKlass", "_java_fields_count")?,
-            },
-        };
-        Ok(JavaReader {
+    pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
+        Ok(JavaReader::with_layout(JavaLayout::new(vm)?, mem))
+    }
+
+    /// A reader through `mem` with offsets resolved before.
+    pub fn with_layout(layout: JavaLayout, mem: &'a dyn ReadMemory) -> Self {
+        JavaReader {
             mem,
-            vm,
-            klass_name: vm.offset("Klass", "_name")?,
-            klass_super: vm.offset("Klass", "_super")?,
-            ik_constants: vm.offset("InstanceKlass", "_constants")?,
-            cp_size: vm.size_of("ConstantPool")?,
-            fields,
-            symbol_length: vm.offset("Symbol", "_length")?,
-            symbol_body: vm.offset("Symbol", "_body")?,
+            layout,
             cache: RefCell::new(HashMap::new()),
-        })
+        }
     }
 
     fn u64_at(&self, addr: u64, what: &str) -> Result<u64, Error> {
@@ -160,13 +198,13 @@ impl<'a> JavaReader<'a> {
     fn symbol(&self, sym: u64) -> Result<String, Error> {
         let len = self
             .mem
-            .read_u16(sym + self.symbol_length)
+            .read_u16(sym + self.layout.symbol_length)
             .map_err(|e| Error::memory("Symbol::_length", e))?;
         // A u16 length: at most 65535 bytes, HotSpot's own limit for a Symbol.
         let body = self
             .mem
             .read_vec(
-                sym + self.symbol_body,
+                sym + self.layout.symbol_body,
                 usize::from(len),
                 usize::from(u16::MAX),
             )
@@ -176,10 +214,9 @@ impl<'a> JavaReader<'a> {
 
     /// The `Klass*` of the object at `oop` (`oopDesc::klass`).
     fn klass_of(&self, oop: u64) -> Result<u64, Error> {
-        let layout = &self.vm.layout;
-        if layout.compact_headers {
+        let layout = &self.layout.oops;
+        if let (true, Some(shift)) = (layout.compact_headers, self.layout.klass_shift) {
             let mark = self.u64_at(oop, "an object's mark word")?;
-            let shift = self.vm.long("markWord::klass_shift")?;
             return Ok(layout.narrow_klass.decode((mark >> shift) as u32));
         }
         if layout.compressed_class_pointers {
@@ -192,7 +229,7 @@ impl<'a> JavaReader<'a> {
 
     /// Reads a reference field at `addr` (narrow with `UseCompressedOops`).
     fn oop_at(&self, addr: u64, what: &str) -> Result<u64, Error> {
-        let layout = &self.vm.layout;
+        let layout = &self.layout.oops;
         if layout.compressed_oops {
             Ok(layout.narrow_oop.decode(self.u32_at(addr, what)?))
         } else {
@@ -205,12 +242,15 @@ impl<'a> JavaReader<'a> {
         if let Some(f) = self.cache.borrow().get(&klass) {
             return Ok(f.clone());
         }
-        let cp = self.u64_at(klass + self.ik_constants, "InstanceKlass::_constants")?;
+        let cp = self.u64_at(
+            klass + self.layout.ik_constants,
+            "InstanceKlass::_constants",
+        )?;
         let array = |ptr_off: u64, what: &str| -> Result<Vec<u8>, Error> {
             let arr = self.u64_at(klass + ptr_off, what)?;
             let len = self.u32_at(arr, what)? as usize;
             Ok((arr, len)).and_then(|(arr, len)| {
-                let (width, data) = match self.fields {
+                let (width, data) = match self.layout.fields {
                     Fields::Array { .. } => (2, 4),
                     Fields::Stream { .. } => (1, 4),
                 };
@@ -226,7 +266,7 @@ impl<'a> JavaReader<'a> {
             })
         };
         let codec_err = |e: super::codec::CodecError| Error::VmStructs(e.to_string());
-        let decoded = match self.fields {
+        let decoded = match self.layout.fields {
             Fields::Array { fields, java_count } => {
                 let bytes = array(fields, "InstanceKlass::_fields")?;
                 let java_fields = self
@@ -236,7 +276,7 @@ impl<'a> JavaReader<'a> {
                 field_info::decode_fields_array(
                     &bytes,
                     java_fields,
-                    &field_info::FieldsArrayLayout::for_jdk(self.vm.major),
+                    &field_info::FieldsArrayLayout::for_jdk(self.layout.major),
                     MAX_FIELDS,
                 )
                 .map_err(codec_err)?
@@ -258,7 +298,7 @@ impl<'a> JavaReader<'a> {
             };
             let sym = |index: u16| -> Result<String, Error> {
                 let slot = self.u64_at(
-                    cp + self.cp_size + 8 * u64::from(index),
+                    cp + self.layout.cp_size + 8 * u64::from(index),
                     "a constant pool symbol",
                 )?;
                 self.symbol(slot & !1)
@@ -282,11 +322,11 @@ impl<'a> JavaReader<'a> {
             if klass == 0 {
                 break;
             }
-            let name = self.symbol(self.u64_at(klass + self.klass_name, "Klass::_name")?)?;
+            let name = self.symbol(self.u64_at(klass + self.layout.klass_name, "Klass::_name")?)?;
             if name == holder_name {
                 return Ok(klass);
             }
-            klass = self.u64_at(klass + self.klass_super, "Klass::_super")?;
+            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
         }
         Err(Error::VmStructs(format!(
             "the object is not a {holder_name}"
@@ -316,7 +356,7 @@ impl<'a> JavaReader<'a> {
             Err(_) => (self.field(klass, "value", "[C")?, None),
         };
         let array = self.oop_at(oop + value_off, "String.value")?;
-        let layout = &self.vm.layout;
+        let layout = &self.layout.oops;
         // arrayOopDesc (oops/arrayOop.hpp): the length after the mark and klass words; the
         // elements after it, aligned to a word up to JDK 21 and to the element size from 22.
         let length_at: u64 = if layout.compact_headers {
@@ -327,7 +367,7 @@ impl<'a> JavaReader<'a> {
             16
         };
         let elem: u64 = if coder.is_some() { 1 } else { 2 };
-        let align = if self.vm.major >= 22 { elem } else { 8 };
+        let align = if self.layout.major >= 22 { elem } else { 8 };
         let base = (length_at + 4).div_ceil(align) * align;
         let len = u64::from(self.u32_at(array + length_at, "String.value's length")?);
         let bytes = len * elem;
@@ -355,7 +395,7 @@ impl<'a> JavaReader<'a> {
         let klass = self.klass_of(oop)?;
         let name = self.klass_name(klass)?;
         if name == "java/lang/Class"
-            && let Ok(at) = self.vm.static_address("java_lang_Class", "_klass_offset")
+            && let Some(at) = self.layout.class_klass_offset
         {
             let offset = u64::from(self.u32_at(at, "java_lang_Class::_klass_offset")?);
             let mirrored = self.u64_at(oop + offset, "a class mirror's Klass*")?;
@@ -369,7 +409,7 @@ impl<'a> JavaReader<'a> {
 
     /// The internal name (`java/lang/Object`) of `klass` (`Klass::_name`).
     fn klass_name(&self, klass: u64) -> Result<String, Error> {
-        self.symbol(self.u64_at(klass + self.klass_name, "Klass::_name")?)
+        self.symbol(self.u64_at(klass + self.layout.klass_name, "Klass::_name")?)
     }
 
     /// `Thread.parkBlocker` of the `java.lang.Thread` at `thread` (0: none), as
@@ -459,7 +499,7 @@ impl<'a> JavaReader<'a> {
             if klass == 0 {
                 return Ok(false);
             }
-            klass = self.u64_at(klass + self.klass_super, "Klass::_super")?;
+            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
         }
         Ok(false)
     }

@@ -5,13 +5,17 @@
 //! No frame is walked.
 //!
 //! The JVM runs while this reads it, so every read may be torn:
-//! * the list is read, walked, and its head read again (through the raw reader, not the page
-//!   cache); a list replaced meanwhile (a thread started or ended: `ThreadsSMRSupport` publishes
-//!   a new `ThreadsList` and frees the old one) is read again, at most [`MAX_LIST_TRIES`] times,
-//!   then given up with an error, never half-counted;
+//! * the list is taken as a snapshot: its head (read through the raw reader, not the page
+//!   cache), its entries, and its head again; a list replaced meanwhile (a thread started or
+//!   ended: `ThreadsSMRSupport` publishes a new `ThreadsList` and may free the old one) is read
+//!   again, at most [`MAX_LIST_TRIES`] times, then given up with an error;
+//! * the threads are read, then a second snapshot of the list is taken: only the threads in both
+//!   are counted (alive from before the reads to after them). A thread that ended or started
+//!   during the read is left out, as it is of one of jcmd's two dumps around it; a busy JVM
+//!   starting thousands of threads a second still gets its long-lived threads counted;
 //! * each thread object must be of a class that extends `java.lang.Thread`, and its holder of
 //!   class `Thread$FieldHolder`; a thread whose reads fail or whose objects are not those
-//!   (an exiting thread, an object a collector just moved) is dropped and counted as such.
+//!   (an object a collector just moved, a thread being set up) is dropped and counted as such.
 //!
 //! The set counted is the one `jcmd Thread.print` prints a `java.lang.Thread.State:` line for:
 //! every `JavaThread` with a `java.lang.Thread`, including the JVM's own Java threads that JMX
@@ -22,7 +26,7 @@
 use std::collections::HashSet;
 
 use super::VmModel;
-use super::java::{JavaReader, StatusFields};
+use super::java::{JavaLayout, JavaReader, StatusFields};
 use super::paged::Paged;
 use super::threads::ThreadLayout;
 use crate::error::Error;
@@ -154,12 +158,13 @@ impl ThreadStates {
     }
 }
 
-/// What a reader keeps of one JVM between reads: the thread list's layout, where the state
-/// fields are (found from the first thread read), and the classes known to extend
-/// `java.lang.Thread` (at most [`MAX_KNOWN_CLASSES`]).
+/// What a reader keeps of one JVM between reads, in place of its whole model: the thread list's
+/// layout, the object layout, where the state fields are (found from the first thread read),
+/// and the classes known to extend `java.lang.Thread` (at most [`MAX_KNOWN_CLASSES`]).
 #[derive(Debug, Clone)]
 pub struct StatesLayout {
     threads: ThreadLayout,
+    java: JavaLayout,
     fields: Option<StatusFields>,
     thread_classes: HashSet<u64>,
 }
@@ -168,59 +173,77 @@ pub struct StatesLayout {
 pub const MAX_KNOWN_CLASSES: usize = 4096;
 
 impl StatesLayout {
-    /// Resolves the thread list's entries from `vm`.
+    /// Resolves the thread list's and the objects' entries from `vm`.
     ///
     /// # Errors
     /// [`Error::VmStructs`] naming a missing entry.
     pub fn new(vm: &VmModel) -> Result<Self, Error> {
         Ok(StatesLayout {
             threads: ThreadLayout::new(vm)?,
+            java: JavaLayout::new(vm)?,
             fields: None,
             thread_classes: HashSet::new(),
         })
     }
 }
 
-/// Counts the Java threads of the running JVM `vm` describes by state, reading `mem` without a
-/// stop (see the module's notes on torn reads). `layout` is this JVM's, kept between calls.
+/// Counts the Java threads of a running JVM by state, reading `mem` without a stop (see the
+/// module's notes on torn reads). `layout` is this JVM's ([`StatesLayout::new`]), kept between
+/// calls.
 ///
 /// # Errors
 /// [`Error::Memory`] or [`Error::VmStructs`] when the thread list cannot be read, or kept
 /// changing over [`MAX_LIST_TRIES`] reads; [`Error::VmStructs`] when no thread's
 /// `java.lang.Thread` fields can be resolved.
 pub fn count_states(
-    vm: &VmModel,
     mem: &dyn ReadMemory,
     layout: &mut StatesLayout,
 ) -> Result<ThreadStates, Error> {
+    let before = snapshot(layout, mem)?;
+    let paged = Paged::new(mem);
+    let java = JavaReader::with_layout(layout.java, &paged);
+    let read: Vec<(u64, Result<Option<Observed>, Error>)> = before
+        .iter()
+        .map(|&address| (address, one(&java, &paged, layout, address)))
+        .collect();
+    let after: HashSet<u64> = snapshot(layout, mem)?.into_iter().collect();
+    let mut states = ThreadStates::default();
+    for (address, r) in read {
+        if !after.contains(&address) {
+            continue; // ended during the read
+        }
+        match r {
+            Ok(Some((state, daemon))) => states.add(state, daemon),
+            Ok(None) => {}
+            Err(_) => states.dropped += 1,
+        }
+    }
+    if states.total() == 0 && states.dropped > 0 {
+        return Err(Error::VmStructs(format!(
+            "none of the {} threads' java.lang.Thread could be read",
+            states.dropped
+        )));
+    }
+    Ok(states)
+}
+
+/// The `JavaThread*`s of the published thread list, read between two reads of its head that
+/// agree (so the entries are those of one list while it was published).
+fn snapshot(layout: &StatesLayout, mem: &dyn ReadMemory) -> Result<Vec<u64>, Error> {
     for _ in 0..MAX_LIST_TRIES {
         let head = layout.threads.list_head(mem)?;
-        let paged = Paged::new(mem);
-        let (_, addresses) = layout.threads.thread_addresses(&paged)?;
-        let java = JavaReader::new(vm, &paged)?;
-        let mut states = ThreadStates::default();
-        for address in addresses {
-            match one(&java, &paged, layout, address) {
-                Ok(Some((state, daemon))) => states.add(state, daemon),
-                Ok(None) => {}
-                Err(_) => states.dropped += 1,
-            }
-        }
-        // The same list still published: the threads read were all in it while it was.
+        let read = layout.threads.thread_addresses(mem);
         if layout.threads.list_head(mem)? == head {
-            if states.total() == 0 && states.dropped > 0 {
-                return Err(Error::VmStructs(format!(
-                    "none of the {} threads' java.lang.Thread could be read",
-                    states.dropped
-                )));
-            }
-            return Ok(states);
+            return Ok(read?.1);
         }
     }
     Err(Error::VmStructs(format!(
-        "the thread list changed during each of {MAX_LIST_TRIES} reads"
+        "the thread list was replaced during each of {MAX_LIST_TRIES} reads"
     )))
 }
+
+/// A thread's state and whether it is a daemon.
+type Observed = (ThreadState, bool);
 
 /// One thread's state and daemon flag; `None` for a thread with no `java.lang.Thread` yet
 /// (jcmd prints no state for it either).
@@ -229,7 +252,7 @@ fn one(
     mem: &dyn ReadMemory,
     layout: &mut StatesLayout,
     address: u64,
-) -> Result<Option<(ThreadState, bool)>, Error> {
+) -> Result<Option<Observed>, Error> {
     let oop = layout.threads.thread_obj(mem, address)?;
     if oop == 0 {
         return Ok(None);
