@@ -5,7 +5,7 @@
 #
 #   1. setup: scripts/setup-test-deps.sh (JDKs, gdb, Prometheus, test users, ...) and
 #      scripts/windows/setup.sh (Wine, the Windows cross toolchain and JDK), then
-#      scripts/windows/minidump.py (a Windows JVM's minidumps, made once and cached);
+#      scripts/windows/minidump.py and threads_minidump.py (a Windows JVM's minidumps, made once and cached);
 #   2. the fast tier, exactly as plain `cargo test` runs it on a laptop, but with each test binary
 #      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
 #      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
@@ -27,6 +27,9 @@ scripts/windows/setup.sh
 # The minidumps of a Windows JVM that tests/integration/minidump.rs and windows/integration.py read: made once
 # under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
 python3 scripts/windows/minidump.py >/dev/null
+# The minidump of a Windows ThreadsTarget JVM that tests/integration/minidump_threads.rs reads (under a
+# minute cold, then cached).
+python3 scripts/windows/threads_minidump.py >/dev/null
 step "setup done"
 
 # The arguments for the test binaries go after `--`; `--include-ignored` joins them.

@@ -14,7 +14,8 @@ pub struct ThreadsArgs {
     /// The JVM's pid (omit with --core).
     #[arg(value_name = "PID")]
     pid: Option<i32>,
-    /// Read a core file instead of a live process.
+    /// Read a core file instead of a live process: an ELF core, or a Windows JVM's full-memory
+    /// minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
     #[arg(long, value_name = "CORE")]
     core: Option<PathBuf>,
     /// With --core: the java launcher or libjvm.so the JVM ran.

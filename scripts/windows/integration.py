@@ -738,6 +738,37 @@ def test_minidump_read_by_inspect_exe_matches_linux_build():
         print(f"    inspect.exe {' '.join(args)} {kind}.mdmp: exit {code}, same as Linux ({took:.2f} s under Wine)")
 
 
+def test_threads_minidump_read_by_inspect_exe_matches_linux_build():
+    """The minidump of a Windows ThreadsTarget JVM that scripts/windows/threads_minidump.py makes
+    (once; cached) read by `inspect.exe threads --core` under Wine gives exactly what the Linux build
+    prints from it, as text and JSON, and -v's account (paths aside).
+    tests/integration/minidump_threads.rs checks the Linux build's dump against jcmd.exe's."""
+    linux = os.environ.get("HSINSPECT_LINUX_INSPECT", "")
+    if not os.access(linux, os.X_OK):
+        fail(f"no Linux inspect at {linux!r} (HSINSPECT_LINUX_INSPECT): build it with `cargo build` (scripts/test.sh does)")
+    made = subprocess.run(["python3", os.path.join(HERE, "threads_minidump.py")], capture_output=True, text=True)
+    if made.returncode != 0:
+        fail(f"threads_minidump.py failed: {made.stderr}")
+    path = os.path.join(made.stdout.strip(), "threads.mdmp")
+    for args in (["threads", "--core"], ["threads", "--format", "json", "--core"]):
+        t0 = time.time()
+        code, out, err = inspect(*args, winpath(path))
+        took = time.time() - t0
+        ref = subprocess.run([linux, *args, path], capture_output=True, text=True)
+        if (code, out, err) != (ref.returncode, ref.stdout, ref.stderr):
+            fail(f"inspect.exe {' '.join(args)} threads.mdmp: exit {code}, Linux {ref.returncode}\n"
+                 f"stdout differs: {out != ref.stdout}\nstderr: {err!r}\nLinux stderr: {ref.stderr!r}")
+        if code != 0 or '"t-spin"' not in out:
+            fail(f"inspect.exe {' '.join(args)} threads.mdmp: exit {code}, no t-spin thread:\n{out[:2000]}")
+        print(f"    inspect.exe {' '.join(args)} threads.mdmp: exit 0, same as Linux ({took:.2f} s under Wine)")
+    # -v: the same account but for the path and the times.
+    code, _, err = inspect("threads", "-v", "--core", winpath(path))
+    ref = subprocess.run([linux, "threads", "-v", "--core", path], capture_output=True, text=True)
+    timeless = lambda s: re.sub(r"in [0-9.]+ ms", "in _ ms", s.replace(winpath(path), path))
+    if code != 0 or timeless(err) != timeless(ref.stderr):
+        fail(f"inspect.exe threads -v: exit {code}\n{err}\nLinux:\n{ref.stderr}")
+
+
 def main():
     try:
         run_tests()

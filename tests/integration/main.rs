@@ -42,6 +42,8 @@ mod live;
 mod matrix;
 /// `--core` on Windows minidumps of real JDK 21 JVMs, against jcmd.exe.
 mod minidump;
+/// `inspect threads --core` on a Windows JDK 21 JVM's minidump, against jcmd.exe.
+mod minidump_threads;
 /// `serve --otlp`: the OTLP push, decoded with opentelemetry-proto, against the `otel` page.
 mod otlp;
 /// The parser and `inspect <file>` on the committed test data, against jstat.

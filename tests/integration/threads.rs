@@ -419,9 +419,15 @@ pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
     let before_text = jcmd(pid);
     let ours_text = inspect_threads(pid);
     let after_text = jcmd(pid);
-    let (before, dl_before) = parse_locks(&before_text);
-    let (after, dl_after) = parse_locks(&after_text);
-    let (ours, dl_ours) = parse_locks(&ours_text);
+    agree_locks(&before_text, &ours_text, &after_text);
+}
+
+/// The checks of [`compare_locks_with`] on jcmd's dumps before and after ours (texts); returns
+/// the names of the threads whose frames and lock lines were compared.
+pub(crate) fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<String> {
+    let (before, dl_before) = parse_locks(before_text);
+    let (after, dl_after) = parse_locks(after_text);
+    let (ours, dl_ours) = parse_locks(ours_text);
     let mut compared = Vec::new();
     for (name, b) in &before {
         let Some(a) = after.get(name) else { continue };
@@ -468,6 +474,7 @@ pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
         "jcmd found no deadlocks?\n{dl_before}"
     );
     assert_eq!(dl_ours, dl_before, "deadlock section\nours:\n{ours_text}");
+    compared
 }
 
 #[test]

@@ -13,6 +13,11 @@
 //! * aarch64 (`arch/arm64/include/uapi/asm/ptrace.h` `user_pt_regs`): 34 words `x0..x30 sp pc
 //!   pstate`; the frame pointer is `x29`, the link register `x30`, and the interpreter's bcp is
 //!   `x22` (`rbcp`, `cpu/aarch64/register_aarch64.hpp`).
+//!
+//! A Windows minidump gives each thread's `CONTEXT` instead (Microsoft's `winnt.h`, the AMD64
+//! `CONTEXT` that `GetThreadContext` fills and `MiniDumpWriteDump` stores in the
+//! `ThreadListStream`; the `minidump` crate's `CONTEXT_AMD64`): `Rip`, `Rsp`, `Rbp`, `R13`, the
+//! same registers by name (HotSpot's x86_64 interpreter keeps its bcp in `r13` on Windows too).
 
 use goblin::elf::header::{EM_AARCH64, EM_X86_64};
 
@@ -57,6 +62,30 @@ impl ThreadRegisters {
     }
 }
 
+/// `CONTEXT_AMD64` in a `CONTEXT`'s `ContextFlags` (`winnt.h`): the record is an x64 one.
+const CONTEXT_AMD64: u32 = 0x0010_0000;
+/// `CONTEXT_CONTROL` (`winnt.h`, x64): `SegSs`, `Rsp`, `SegCs`, `Rip` and `EFlags` are valid.
+const CONTEXT_CONTROL: u32 = CONTEXT_AMD64 | 0x1;
+/// `CONTEXT_INTEGER` (`winnt.h`, x64): `Rax` to `R15`, `Rbp` among them, are valid.
+const CONTEXT_INTEGER: u32 = CONTEXT_AMD64 | 0x2;
+
+impl ThreadRegisters {
+    /// Decodes an x64 `CONTEXT` (Microsoft's `winnt.h`; the `minidump` crate's `CONTEXT_AMD64`)
+    /// as `GetThreadContext` and a minidump's `ThreadListStream` give it; `None` unless its
+    /// `ContextFlags` say the control and integer registers were captured (`CONTEXT_CONTROL |
+    /// CONTEXT_INTEGER`).
+    pub fn from_amd64_context(ctx: &minidump::format::CONTEXT_AMD64) -> Option<Self> {
+        let needed = CONTEXT_CONTROL | CONTEXT_INTEGER;
+        (ctx.context_flags & needed == needed).then_some(ThreadRegisters {
+            pc: ctx.rip,
+            sp: ctx.rsp,
+            fp: ctx.rbp,
+            bcp: ctx.r13,
+            lr: None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +102,26 @@ mod tests {
         let words: Vec<u64> = (0..34).collect();
         let r = ThreadRegisters::from_user_regs(EM_AARCH64, &words).unwrap();
         assert_eq!((r.pc, r.sp, r.fp, r.bcp, r.lr), (32, 31, 29, 22, Some(30)));
+    }
+
+    #[test]
+    fn amd64_contexts_name_their_registers_and_need_control_and_integer() {
+        let mut ctx = minidump::format::CONTEXT_AMD64 {
+            context_flags: 0x0010_0003,
+            rip: 1,
+            rsp: 2,
+            rbp: 3,
+            r13: 4,
+            r12: 5,
+            rax: 6,
+            ..Default::default()
+        };
+        let r = ThreadRegisters::from_amd64_context(&ctx).unwrap();
+        assert_eq!((r.pc, r.sp, r.fp, r.bcp, r.lr), (1, 2, 3, 4, None));
+        for partial in [0x0010_0001, 0x0010_0002, 0x3, 0] {
+            ctx.context_flags = partial;
+            assert_eq!(ThreadRegisters::from_amd64_context(&ctx), None);
+        }
     }
 
     #[test]

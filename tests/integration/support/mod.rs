@@ -786,6 +786,38 @@ pub fn minidumps() -> &'static Path {
     })
 }
 
+/// The directory of the cached minidump of a Windows JVM running tests/java/ThreadsTarget.java
+/// (`threads.mdmp`, `threads-jcmd-before.txt`, `threads-jcmd-after.txt`, `info.json`), made by
+/// `scripts/windows/threads_minidump.py` under Wine if missing (tests/integration/minidump_threads.rs).
+pub fn threads_minidump() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/threads_minidump.py");
+        let out = Command::new("python3")
+            .arg(&script)
+            .output()
+            .expect("running python3");
+        assert!(
+            out.status.success(),
+            "{} failed ({}): {}\nneeds Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        for f in [
+            "threads.mdmp",
+            "threads-jcmd-before.txt",
+            "threads-jcmd-after.txt",
+            "info.json",
+        ] {
+            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
+        }
+        dir
+    })
+}
+
 /// Starts the test program with the smallest address space that still runs, plus `extra` flags:
 /// a core of it is ~400 MB instead of ~2 GB (gdb dumps reserved memory too: heap, class space,
 /// malloc arenas).

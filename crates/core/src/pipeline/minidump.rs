@@ -14,10 +14,10 @@ use crate::error::Error;
 use crate::locate::{self, JVM_DLL};
 use crate::memory::MemoryError;
 use crate::perfdata;
-use crate::read::{MinidumpMemory, dump_type_name};
+use crate::read::{DumpModule, MinidumpMemory, dump_type_name};
 
-/// How to write a dump that holds the PerfData region (for the errors of other kinds).
-pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minidump with full memory (MiniDumpWithFullMemory): write one with `procdump -ma <pid>`, with Task Manager (Details, right-click java.exe, \"Create dump file\"), or let HotSpot write hs_err_pid<pid>.mdmp when the JVM crashes (always with full memory: by default on Windows Server editions, elsewhere with -XX:+CreateCoredumpOnCrash); Windows Error Reporting's LocalDumps need DumpType 2";
+/// How to write a dump with full memory (for the errors of other kinds).
+pub(crate) const FULL_DUMP_HOWTO: &str = "write one with `procdump -ma <pid>`, with Task Manager (Details, right-click java.exe, \"Create dump file\"), or let HotSpot write hs_err_pid<pid>.mdmp when the JVM crashes (always with full memory: by default on Windows Server editions, elsewhere with -XX:+CreateCoredumpOnCrash); Windows Error Reporting's LocalDumps need DumpType 2";
 
 /// Reads the PerfData region out of a Windows minidump (`inspect --core <file>` when the file
 /// starts with `MDMP`).
@@ -30,23 +30,10 @@ pub(crate) const FULL_DUMP_HOWTO: &str = "the PerfData region is only in a minid
 /// malformed.
 pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
     let dump = MinidumpMemory::open(path)?;
-    let who = match (dump.process_id(), dump.executable()) {
-        (Some(pid), Some(exe)) => format!("process {pid} ({exe})"),
-        (Some(pid), None) => format!("process {pid}"),
-        (None, Some(exe)) => format!("a process of {exe}"),
-        (None, None) => "an unknown process".into(),
-    };
-    let Some(module) = dump.module(JVM_DLL).cloned() else {
-        return Err(Error::core(
-            path,
-            format!(
-                "the dump of {who} has no {JVM_DLL} in its module list ({} modules): not a HotSpot JVM's dump",
-                dump.modules().len()
-            ),
-        ));
-    };
+    let who = who(&dump);
+    let module = jvm_dll(&dump)?;
     let located = locate::pe::locate_jvm_dll(&dump, &module.path, module.base, module.size)
-        .map_err(|e| explain(&dump, e, &format!("{JVM_DLL}'s image")))?;
+        .map_err(|e| explain(&dump, e, &format!("{JVM_DLL}'s image"), PERFDATA))?;
     let mut details = vec![
         Detail::Path(ReadPath::Minidump {
             path: path.to_owned(),
@@ -68,7 +55,7 @@ pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
         },
     ];
     let region = read_region(&located.vars, &dump, None)
-        .map_err(|e| explain(&dump, e, "the PerfData region"))?;
+        .map_err(|e| explain(&dump, e, "the PerfData region", PERFDATA))?;
     let Some(bytes) = region.bytes else {
         return Err(Error::core(
             path,
@@ -96,9 +83,40 @@ pub fn read_minidump(path: &Path) -> Result<Reading, Error> {
     })
 }
 
+/// Which process the dump is of, for messages: `process 4242 (java.exe)`.
+pub(super) fn who(dump: &MinidumpMemory) -> String {
+    match (dump.process_id(), dump.executable()) {
+        (Some(pid), Some(exe)) => format!("process {pid} ({exe})"),
+        (Some(pid), None) => format!("process {pid}"),
+        (None, Some(exe)) => format!("a process of {exe}"),
+        (None, None) => "an unknown process".into(),
+    }
+}
+
+/// `jvm.dll` in the dump's module list.
+///
+/// # Errors
+/// [`Error::Core`] when the dumped process has none (not a HotSpot JVM).
+pub(super) fn jvm_dll(dump: &MinidumpMemory) -> Result<DumpModule, Error> {
+    dump.module(JVM_DLL).cloned().ok_or_else(|| {
+        Error::core(
+            dump.path(),
+            format!(
+                "the dump of {} has no {JVM_DLL} in its module list ({} modules): not a HotSpot JVM's dump",
+                who(dump),
+                dump.modules().len()
+            ),
+        )
+    })
+}
+
+/// What the counters need that only a dump with full memory holds (for [`explain`]).
+const PERFDATA: &str = "the PerfData region is";
+
 /// A read of the dump's memory that failed because the dump lacks the bytes becomes an error that
-/// says what kind of dump this is and which kind would hold them; other errors pass unchanged.
-fn explain(dump: &MinidumpMemory, e: Error, what: &str) -> Error {
+/// says what kind of dump this is and that `needs` (`"the PerfData region is"`) only in one with
+/// full memory, and how to write one; other errors pass unchanged.
+pub(super) fn explain(dump: &MinidumpMemory, e: Error, what: &str, needs: &str) -> Error {
     let Error::Memory {
         what: item,
         source: source @ (MemoryError::NotDumped { .. } | MemoryError::Unmapped { .. }),
@@ -124,7 +142,7 @@ fn explain(dump: &MinidumpMemory, e: Error, what: &str) -> Error {
     Error::core(
         dump.path(),
         format!(
-            "{what} is not in the dump ({item} at {:#x}): it was written without full memory ({}; streams: {}) and {memory}; {FULL_DUMP_HOWTO}",
+            "{what} is not in the dump ({item} at {:#x}): it was written without full memory ({}; streams: {}) and {memory}; {needs} only in a minidump with full memory (MiniDumpWithFullMemory): {FULL_DUMP_HOWTO}",
             match source {
                 MemoryError::NotDumped { addr, .. } | MemoryError::Unmapped { addr, .. } => *addr,
                 _ => 0,

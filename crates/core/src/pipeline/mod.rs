@@ -24,7 +24,9 @@ pub use self::hsperfdata::read_hsperfdata;
 pub use self::minidump::read_minidump;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use self::threads::dump_threads;
-pub use self::threads::{StatesSampler, ThreadDump, ThreadsOptions, dump_threads_core};
+pub use self::threads::{
+    StatesSampler, ThreadDump, ThreadsOptions, dump_threads_core, dump_threads_minidump,
+};
 use crate::error::Error;
 use crate::error::MemoryItem;
 use crate::locate;

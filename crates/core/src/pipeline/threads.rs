@@ -1,5 +1,5 @@
-//! The thread-dump pipeline (`inspect threads <pid>`, `inspect threads --core <core>`): target →
-//! VM model → stop → threads → frames → release → format.
+//! The thread-dump pipeline (`inspect threads <pid>`, `inspect threads --core <core>`, also a
+//! Windows minidump): target → VM model → stop → threads → frames → release → format.
 //!
 //! Everything that needs no stop runs first with the JVM running: libjvm's exported symbols
 //! (its `_DYNAMIC` read from the target's memory, `elf/dynamic.rs`) and the VM model
@@ -116,9 +116,12 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
 /// as there), the bytes the core lacks of libjvm read from a file of the same build, then the
 /// model and the walk as for a live process.
 ///
+/// A Windows minidump (a file that starts with `MDMP`) is read by [`dump_threads_minidump`].
+///
 /// # Errors
-/// [`Error::Core`] when the file is not a usable core of a JVM; [`Error::VmStructs`] or
-/// [`Error::Memory`] when the model cannot be read from it.
+/// [`Error::Core`] when the file is not a usable core of a JVM, or is a minidump and `exe` or
+/// `sysroot` is given; [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read
+/// from it; for a minidump, [`dump_threads_minidump`]'s errors.
 pub fn dump_threads_core(
     core_path: &std::path::Path,
     exe: Option<&std::path::Path>,
@@ -126,6 +129,16 @@ pub fn dump_threads_core(
 ) -> Result<ThreadDump, Error> {
     use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
     use crate::read::CoreMemory;
+    // An unreadable file is left to `CoreMemory::open`, which says why.
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        if exe.is_some() || sysroot.is_some() {
+            return Err(Error::core(
+                core_path,
+                "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
+            ));
+        }
+        return dump_threads_minidump(core_path);
+    }
     let began = Instant::now();
     let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
@@ -156,6 +169,63 @@ pub fn dump_threads_core(
         dump,
         details,
         warnings,
+    })
+}
+
+/// A thread dump of a Windows JVM's full-memory minidump (`inspect threads --core <dump>` when
+/// the file starts with `MDMP`), read on any OS: `jvm.dll` from the dump's module list, its PE
+/// headers and export table (`gHotSpotVMStructs` and the other vmStructs tables are exported,
+/// `locate/pe.rs`) read from the dump's memory, then the model and the walk as for an ELF core;
+/// a thread that was running Java code is walked from its `CONTEXT` in the dump's
+/// `ThreadListStream` (`MinidumpMemory::thread_registers`, by `OSThread::_thread_id`, the
+/// Windows thread id). The frame layouts are the target's own
+/// (`frame::entry_frame_call_wrapper_offset` is 2 words on Windows x64, -6 on Linux).
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable minidump, its process has no `jvm.dll`, or it
+/// lacks the memory the model needs (a dump without full memory: said so, with how to write
+/// one); [`Error::Pe`] when `jvm.dll`'s headers or exports are not as expected;
+/// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read.
+pub fn dump_threads_minidump(path: &std::path::Path) -> Result<ThreadDump, Error> {
+    use crate::locate::pe::{Exports, ImageHeaders};
+    use crate::read::MinidumpMemory;
+    let began = Instant::now();
+    let mdmp = MinidumpMemory::open(path)?;
+    let module = super::minidump::jvm_dll(&mdmp)?;
+    let name = module.path.display().to_string();
+    let needs = "jvm.dll's image, the VM's tables and the Java threads' memory are";
+    let explain = |e, what: &str| super::minidump::explain(&mdmp, e, what, needs);
+    let headers =
+        ImageHeaders::read(&mdmp, module.base, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
+    let exports =
+        Exports::read(&mdmp, &headers, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
+    let vm = VmModel::read(&Paged::new(&mdmp), &|s| exports.address(s))
+        .map_err(|e| explain(e, "the VM model (vmStructs)"))?;
+    let modelled = began.elapsed();
+    let walk_began = Instant::now();
+    let paged = Paged::new(&mdmp);
+    let dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
+        .map_err(|e| explain(e, "the thread list"))?;
+    let details = vec![
+        Detail::Path(ReadPath::Minidump {
+            path: path.to_owned(),
+            pid: mdmp.process_id(),
+            executable: mdmp.executable(),
+        }),
+        Detail::MinidumpContents {
+            flags: mdmp.flags(),
+            streams: mdmp.streams().to_vec(),
+            memory: mdmp
+                .memory_list()
+                .map(|(list, n, bytes)| (list.to_string(), n, bytes)),
+        },
+        model_detail(&vm, modelled),
+        walk_detail(&dump, walk_began.elapsed(), paged.reads()),
+    ];
+    Ok(ThreadDump {
+        dump,
+        details,
+        warnings: Vec::new(),
     })
 }
 

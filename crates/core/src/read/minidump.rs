@@ -12,7 +12,10 @@
 //!   `jvm.dll` image among them) or, in dumps without full memory, `MemoryListStream`
 //!   (`MINIDUMP_MEMORY_LIST`: thread stacks and a few small ranges, never the region);
 //! * `SystemInfoStream` (the processor architecture: only x86-64 dumps are read) and
-//!   `MiscInfoStream` (the process id).
+//!   `MiscInfoStream` (the process id);
+//! * `ThreadListStream` (`MINIDUMP_THREAD`): each thread's id and its `CONTEXT` (the x64
+//!   `CONTEXT` of `winnt.h`, as `GetThreadContext` gave it when the dump was written), for the
+//!   thread dump's walk of a thread that was running Java code ([`MinidumpMemory::thread_registers`]).
 //!
 //! The file is mapped (memmap2), never read whole: the crate parses the stream directory and
 //! lists once at open, the file offset of each memory range is kept, and a read is a binary
@@ -27,12 +30,18 @@ use minidump::format::MINIDUMP_STREAM_TYPE;
 use minidump::system_info::Cpu;
 use minidump::{
     Minidump, MinidumpMemory64List, MinidumpMemoryList, MinidumpMiscInfo, MinidumpModuleList,
-    MinidumpSystemInfo, Module,
+    MinidumpRawContext, MinidumpSystemInfo, MinidumpThreadList, Module,
 };
 use num_traits::FromPrimitive;
 
 use crate::error::Error;
 use crate::memory::{MemoryError, ReadMemory};
+use crate::pid::Pid;
+use crate::registers::ThreadRegisters;
+
+/// The most threads whose registers are kept (a JVM with more is read, the rest without
+/// registers: their walk needs none unless they were running Java code).
+pub const MAX_DUMP_THREADS: usize = 1 << 16;
 
 /// The first four bytes of every minidump (`MINIDUMP_SIGNATURE`, `'PMDM'` read as a
 /// little-endian `u32`).
@@ -157,6 +166,9 @@ pub struct MinidumpMemory {
     memory_problem: Option<String>,
     modules: Vec<DumpModule>,
     process_id: Option<u32>,
+    /// `(thread id, registers)` of the `ThreadListStream`, sorted by id; at most
+    /// [`MAX_DUMP_THREADS`].
+    threads: Vec<(u32, Option<ThreadRegisters>)>,
 }
 
 impl MinidumpMemory {
@@ -209,10 +221,9 @@ impl MinidumpMemory {
                 size: m.size(),
             })
             .collect();
-        let process_id = dump
-            .get_stream::<MinidumpMiscInfo>()
-            .ok()
-            .and_then(|m| m.raw.process_id().copied());
+        let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+        let process_id = misc.as_ref().and_then(|m| m.raw.process_id().copied());
+        let threads = threads(&dump, misc.as_ref());
         let base = map.as_ptr() as usize;
         // The crate's slices point into `map`: their distance from its start is the file offset.
         let offset_of = |bytes: &[u8]| -> Option<u64> {
@@ -278,7 +289,20 @@ impl MinidumpMemory {
             memory_problem,
             modules,
             process_id,
+            threads,
         })
+    }
+
+    /// The registers of thread `tid` (a Windows thread id: HotSpot's `OSThread::_thread_id`) as
+    /// its `CONTEXT` in the `ThreadListStream` holds them; `None` when the dump lists no such
+    /// thread or its context lacks the control and integer registers.
+    pub fn thread_registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        let tid = u32::try_from(tid).ok()?;
+        let i = self
+            .threads
+            .binary_search_by_key(&tid, |(id, _)| *id)
+            .ok()?;
+        self.threads[i].1
     }
 
     /// The dump file's path.
@@ -376,6 +400,36 @@ impl MinidumpMemory {
     }
 }
 
+/// Each thread of the dump's `ThreadListStream` with its x64 registers, sorted by thread id (at
+/// most [`MAX_DUMP_THREADS`]; none without a thread list or a `SystemInfoStream`, which the
+/// crate needs to know the context's layout).
+fn threads(
+    dump: &Minidump<'_, &[u8]>,
+    misc: Option<&MinidumpMiscInfo>,
+) -> Vec<(u32, Option<ThreadRegisters>)> {
+    let (Ok(list), Ok(system)) = (
+        dump.get_stream::<MinidumpThreadList>(),
+        dump.get_stream::<MinidumpSystemInfo>(),
+    ) else {
+        return Vec::new();
+    };
+    let mut threads: Vec<(u32, Option<ThreadRegisters>)> = list
+        .threads
+        .iter()
+        .take(MAX_DUMP_THREADS)
+        .map(|t| {
+            let registers = t.context(&system, misc).and_then(|c| match &c.raw {
+                MinidumpRawContext::Amd64(ctx) => ThreadRegisters::from_amd64_context(ctx),
+                _ => None,
+            });
+            (t.raw.thread_id, registers)
+        })
+        .collect();
+    threads.sort_by_key(|(id, _)| *id);
+    threads.dedup_by_key(|(id, _)| *id);
+    threads
+}
+
 impl ReadMemory for MinidumpMemory {
     /// 4 KiB: the page size of x86-64 Windows, the only kind of dump read.
     fn page_size(&self) -> u64 {
@@ -469,6 +523,86 @@ mod tests {
             data.extend((base..base + size).map(|a| a as u8));
         }
         dump(0x2, &[(4, 4, modules_at), (9, list_len, list_at)], &data)
+    }
+
+    /// A dump with an empty module list, an x86-64 `SystemInfoStream` and a `ThreadListStream`
+    /// of `threads`: `(thread id, ContextFlags, rip)`, each with an x64 `CONTEXT` (1232 bytes,
+    /// `winnt.h`) whose rsp, rbp and r13 are rip + 1, 2, 3.
+    fn with_threads(threads: &[(u32, u32, u64)]) -> Vec<u8> {
+        const CONTEXT_SIZE: usize = 1232;
+        let dir_end = 32 + 12 * 3;
+        let modules_at = dir_end as u32;
+        let system_at = modules_at + 4;
+        let list_at = system_at + 56;
+        let list_len = 4 + 48 * threads.len() as u32;
+        let contexts_at = list_at + list_len;
+        let mut data = Vec::new();
+        data.extend(0u32.to_le_bytes()); // NumberOfModules
+        let mut system = vec![0u8; 56];
+        system[..2].copy_from_slice(&9u16.to_le_bytes()); // PROCESSOR_ARCHITECTURE_AMD64
+        data.extend(system);
+        data.extend((threads.len() as u32).to_le_bytes());
+        for (i, (id, _, _)) in threads.iter().enumerate() {
+            data.extend(id.to_le_bytes());
+            data.extend([0u8; 12 + 8 + 16]); // suspend count, priorities, TEB, no stack
+            data.extend((CONTEXT_SIZE as u32).to_le_bytes());
+            data.extend((contexts_at + (i * CONTEXT_SIZE) as u32).to_le_bytes());
+        }
+        for (_, flags, rip) in threads {
+            let mut ctx = vec![0u8; CONTEXT_SIZE];
+            ctx[48..52].copy_from_slice(&flags.to_le_bytes());
+            for (at, v) in [(248, *rip), (152, rip + 1), (160, rip + 2), (224, rip + 3)] {
+                ctx[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            data.extend(ctx);
+        }
+        dump(
+            0x2,
+            &[
+                (4, 4, modules_at),
+                (7, 56, system_at),
+                (3, list_len, list_at),
+            ],
+            &data,
+        )
+    }
+
+    #[test]
+    fn thread_registers_come_from_each_threads_context() {
+        let (_dir, mem) = open(&with_threads(&[
+            (9, 0x0010_000b, 0x9000),
+            (7, 0x0010_0003, 0x7000),
+            (5, 0x0010_0001, 0x5000), // CONTEXT_CONTROL only: no rbp, no r13
+        ]))
+        .unwrap();
+        let r = mem.thread_registers(7).unwrap();
+        assert_eq!(
+            (r.pc, r.sp, r.fp, r.bcp, r.lr),
+            (0x7000, 0x7001, 0x7002, 0x7003, None)
+        );
+        assert_eq!(mem.thread_registers(9).unwrap().pc, 0x9000);
+        assert_eq!(mem.thread_registers(5), None);
+        assert_eq!(mem.thread_registers(8), None);
+        assert_eq!(mem.thread_registers(-7), None);
+        // Without a thread list: no registers, and the dump still opens.
+        let (_dir, mem) = open(&with_memory64()).unwrap();
+        assert_eq!(mem.thread_registers(7), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_cut_or_damaged_thread_list_never_panics(cut in 0usize..4000, at in 0usize..4000, byte: u8) {
+            let mut b = with_threads(&[(7, 0x0010_0003, 0x7000), (8, 0x0010_0003, 0x8000)]);
+            if at < b.len() {
+                b[at] = byte;
+            }
+            b.truncate(cut.min(b.len()));
+            if let Ok((_dir, mem)) = open(&b) {
+                for tid in [7, 8, 0, -1] {
+                    let _ = mem.thread_registers(tid);
+                }
+            }
+        }
     }
 
     #[test]

@@ -26,5 +26,5 @@ pub(crate) mod os;
 pub(crate) mod os;
 
 pub use coredump::{CoreMemory, machine_name};
-pub use minidump::{MinidumpMemory, dump_type_name, is_minidump};
+pub use minidump::{DumpModule, MinidumpMemory, dump_type_name, is_minidump};
 pub(crate) use os::ProcessMemory;

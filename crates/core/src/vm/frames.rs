@@ -23,6 +23,10 @@
 //! * **Entry frames**: the return pc is `StubRoutines::_call_stub_return_address`; the
 //!   `JavaCallWrapper*` is at `fp + frame::entry_frame_call_wrapper_offset` words (int constant),
 //!   and its `_anchor` gives the previous chunk of Java frames (0 sp: the first entry frame).
+//!   The offset is the target's: -6 on Linux x86_64, 2 on Windows x64 (`frame_x86.hpp` under
+//!   `_WIN64`, whose call stub saves more registers), so a Windows JVM's minidump walks with the
+//!   same code; the other layouts above are the same under `_WIN64`, and the interpreter keeps
+//!   its bcp in `r13` there too (tests/integration/minidump_threads.rs).
 //! * **Method** (`oops/method.hpp`, `constMethod.hpp`, `constantPool.hpp`, `symbol.hpp`):
 //!   `Method::_constMethod`, `_access_flags` (`JVM_ACC_NATIVE` 0x0100); `ConstMethod::_constants`,
 //!   `_code_size`, `_name_index`, `_signature_index`, `_flags` (`_flags._flags` in 21+) with

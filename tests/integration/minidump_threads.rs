@@ -1,0 +1,86 @@
+//! `inspect threads --core <minidump>` on Linux against a full-memory minidump of a real Windows
+//! JDK 21 JVM run under Wine: tests/java/ThreadsTarget.java (named threads in known states, two
+//! deadlocks, a thread spinning in Java code), dumped with `MiniDumpWriteDump` between two
+//! `jcmd.exe <pid> Thread.print -l`. Ours must agree with both as a live dump does
+//! (`crate::threads_field::agree`: same threads, ids, nids, states, top 10 frames where jcmd's
+//! two dumps agree; `crate::threads::agree_locks`: lock lines, ownable synchronizers, the
+//! deadlock section), and the spinning thread, which has no frame anchor, must be walked from
+//! its registers (its `CONTEXT` in the dump's `ThreadListStream`). A dump without full memory
+//! (`scripts/windows/minidump.py`'s `normal.mdmp`) is refused with how to write one.
+//!
+//! The dump is made once and cached by `scripts/windows/threads_minidump.py` (Wine, the Windows
+//! JDK and mingw-w64, installed by `scripts/windows/setup.sh`; under a minute cold, then
+//! instant).
+
+use crate::support::*;
+
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
+    let dir = threads_minidump();
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let (before, after) = (
+        read("threads-jcmd-before.txt"),
+        read("threads-jcmd-after.txt"),
+    );
+    let dump = dir.join("threads.mdmp");
+    let ours = crate::threads_field::threads_ok(&["--core", dump.to_str().unwrap()]);
+    let compared = crate::threads_field::agree(&before, &ours, &after, crate::threads::NAMED);
+    // As many as the JDK 8 kernel core test requires.
+    assert!(
+        compared >= 12,
+        "Windows minidump: only {compared} threads compared\n{ours}"
+    );
+    let locks = crate::threads::agree_locks(&before, &ours, &after);
+    // The thread running Java code at dump time: walked from its registers, down to its start.
+    let spin = crate::threads::parse(&ours);
+    let frames = &spin["t-spin"].frames;
+    assert!(
+        frames
+            .first()
+            .is_some_and(|f| f.starts_with("ThreadsTarget.spin("))
+            && frames
+                .last()
+                .is_some_and(|f| f.starts_with("java.lang.Thread.run(")),
+        "t-spin not walked from its registers: {frames:?}\n{ours}"
+    );
+    // -v names the dump and its streams.
+    let out = inspect(&["threads", "-v", "--core", dump.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for says in [
+        "path: minidump ",
+        "(java.exe)",
+        "ThreadListStream",
+        "Memory64ListStream",
+        "VM model: 21.",
+    ] {
+        assert!(stderr.contains(says), "-v lacks {says:?}: {stderr}");
+    }
+    // --exe and --sysroot are for ELF cores.
+    let out = inspect(&[
+        "threads",
+        "--core",
+        dump.to_str().unwrap(),
+        "--sysroot",
+        "/",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--exe and --sysroot are for ELF cores"));
+    // A MiniDumpNormal dump (stacks only) is refused with the kind that would do and how to write it.
+    let normal = minidumps().join("normal.mdmp");
+    let out = inspect(&["threads", "--core", normal.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for says in [
+        "written without full memory (MiniDumpNormal",
+        "only in a minidump with full memory",
+        "procdump -ma",
+    ] {
+        assert!(stderr.contains(says), "{says:?} not in {stderr}");
+    }
+    println!(
+        "{compared} threads' frames and {} threads' lock lines agree with jcmd.exe",
+        locks.len()
+    );
+}
