@@ -16,7 +16,10 @@
 # still until the kill),
 # NAME.jstat1, NAME.jstat2 (`jstat -gc`), NAME.filter (/proc/<pid>/coredump_filter),
 # NAME.pagesize (the kernel's); sysroot/ (the two libjvm.so files at the paths the JVMs mapped:
-# what `--sysroot` needs; and JDK 17's bin/java, for `--exe`).
+# what `--sysroot` needs; and JDK 17's bin/java, for `--exe`). And for the thread dumps (issue
+# 29): `threads.core` of tests/java/ThreadsTarget.java on JDK 17, after `jcmd <pid> Thread.print
+# -l` twice (`threads.jcmd1`, `threads.jcmd2`; a stopped JVM cannot answer jcmd, so the JVM runs
+# until its SIGABRT).
 #
 # Usage: scripts/aarch64/cores.sh   (prints the cache directory as its last line; exit 0)
 # Needs what scripts/aarch64/setup.sh installs (run it first, as root); a cold run ~1.5-2 min.
@@ -42,7 +45,7 @@ echo "aarch64/cores: making the cores in the VM (cache $OUT)" >&2
 rm -rf "$CACHE/cores"; mkdir -p "$OUT.part"
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/classes"
-javac --release 11 -d "$W/classes" tests/java/Target.java
+javac --release 11 -d "$W/classes" tests/java/Target.java tests/java/ThreadsTarget.java
 cat > "$W/run.sh" <<'RUN'
 #!/bin/bash
 # PID 1 in the aarch64 VM: the root (snapshot), this payload at /mnt, /tmp tmpfs.
@@ -91,6 +94,21 @@ while read -r n _; do
   say "$n: exit status $? after SIGABRT, filter $(cat $n.filter), $(ls -s --block-size=1M *-$P.core 2>&1)"
   mv ./*-$P.core $n.core || { say "$n: no core"; finish; }
 done < /mnt/jvms
+if [ -s /mnt/threads ]; then
+  # ThreadsTarget (named threads in known states, a deadlock): two thread dumps, then its core.
+  mkfifo /tmp/threads.in
+  MALLOC_ARENA_MAX=2 $JH/bin/java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -XX:ReservedCodeCacheSize=16m -XX:CompressedClassSpaceSize=32m -cp /mnt/classes ThreadsTarget \
+    < /tmp/threads.in > /tmp/threads.log 2>&1 &
+  echo $! > /tmp/threads.pid; exec 9>/tmp/threads.in
+  ready threads; P=$(cat /tmp/threads.pid)
+  say "threads: JVM $P ready at $(cut -d' ' -f1 /proc/uptime) s"
+  { $JH/bin/jcmd $P Thread.print -l > threads.jcmd1 && $JH/bin/jcmd $P Thread.print -l > threads.jcmd2; } < /dev/null ||
+    { say "threads: jcmd failed"; finish; }
+  kill -ABRT $P; wait $P
+  say "threads: exit status $? after SIGABRT, $(ls -s --block-size=1M *-$P.core 2>&1)"
+  mv ./*-$P.core threads.core || { say "threads: no core"; finish; }
+fi
 say "OK"
 finish
 RUN
@@ -98,7 +116,9 @@ chmod +x "$W/run.sh"
 STRIPPED_FLAGS="-XX:+UnlockDiagnosticVMOptions -XX:-DumpPrivateMappingsInCore"
 vm() { # vm KERNEL NAME JAVA_HOME FLAGS [NAME JAVA_HOME FLAGS]...: the cores of those JVMs, in $OUT.part
   local kernel=$1 PL=$W/payload-$1 n f; shift
-  mkdir -p "$PL"; cp -r "$W/classes" "$W/run.sh" "$PL/"; : > "$PL/jvms"
+  mkdir -p "$PL"; cp -r "$W/classes" "$W/run.sh" "$PL/"; : > "$PL/jvms"; : > "$PL/threads"
+  # `threads` first: also the ThreadsTarget JVM (its dumps and core)
+  if [ "$1" = threads ]; then echo yes > "$PL/threads"; shift; fi
   while [ $# -gt 0 ]; do echo "$1 $2 $3" >> "$PL/jvms"; shift 3; done
   mke2fs -q -F -t ext4 -L a64payload -d "$PL" "$W/payload.img" 4G
   echo "aarch64/cores: qemu-system-aarch64 on $kernel (boot, $(wc -l < "$PL/jvms") JVMs, their cores, power off)" >&2
@@ -119,9 +139,16 @@ vm() { # vm KERNEL NAME JAVA_HOME FLAGS [NAME JAVA_HOME FLAGS]...: the cores of 
     # debugfs writes the holes of the sparse core out as zeros: make them holes again
     fallocate --dig-holes "$OUT.part/$n.core"
   done < "$PL/jvms"
+  if [ -s "$PL/threads" ]; then
+    for f in core jcmd1 jcmd2; do
+      debugfs -R "dump /out/threads.$f $OUT.part/threads.$f" "$W/payload.img" < /dev/null 2>/dev/null
+      [ -s "$OUT.part/threads.$f" ] || die "threads.$f was not written in the VM"
+    done
+    fallocate --dig-holes "$OUT.part/threads.core"
+  fi
   rm -f "$W/payload.img"
 }
-vm kernel jdk17 $JH "" stripped $SJ "$STRIPPED_FLAGS"
+vm kernel threads jdk17 $JH "" stripped $SJ "$STRIPPED_FLAGS"
 vm kernel16k stripped16k $SJ "$STRIPPED_FLAGS"
 [ "$(cat "$OUT.part/stripped16k.pagesize")" = 16384 ] || die "the 16k kernel ran with $(cat "$OUT.part/stripped16k.pagesize")-byte pages"
 for lib in $JH $SJ; do

@@ -498,3 +498,76 @@ fn x86_64_cores_read_by_the_aarch64_build() {
         drop(jvm);
     }
 }
+
+/// The thread dump of an aarch64 JVM's kernel core (ThreadsTarget on Debian's arm64 JDK 17 in the
+/// VM of scripts/aarch64/cores.sh), read on x86_64: the same threads, states, top 10 frames,
+/// lock lines and deadlocks as the JVM's own `jcmd Thread.print -l` taken twice before the
+/// SIGABRT (AArch64's interpreter frame layout and its entry frames' `JavaCallWrapper` offset,
+/// which its tables do not export); and the aarch64 build under qemu-user prints the same bytes.
+#[test]
+#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh and the static aarch64 build: run scripts/test.sh"]
+fn aarch64_thread_dump_core_read_on_x86_64_matches_jcmd() {
+    let dir = aarch64_cores();
+    let sysroot = dir.join("sysroot");
+    let core = dir.join("threads.core");
+    let args = [
+        "--core",
+        core.to_str().unwrap(),
+        "--sysroot",
+        sysroot.to_str().unwrap(),
+    ];
+    let ours = crate::threads_field::threads_ok(&args);
+    let (first, second) = (
+        read(&dir.join("threads.jcmd1")),
+        read(&dir.join("threads.jcmd2")),
+    );
+    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
+    let locked = crate::threads::agree_locks(&first, &ours, &second);
+    assert!(
+        locked.len() >= 12,
+        "only {} threads' lock lines compared",
+        locked.len()
+    );
+    let mut a64_args = vec!["threads"];
+    a64_args.extend_from_slice(&args);
+    let a64 = inspect_a64(&aarch64_bin(), &a64_args);
+    assert!(a64.status.success(), "{}", stderr_of(&a64));
+    assert_eq!(
+        String::from_utf8_lossy(&a64.stdout),
+        ours,
+        "the aarch64 build's dump differs from the x86_64 build's"
+    );
+}
+
+/// An x86_64 JVM's thread dump read from its gcore by the aarch64 build (under qemu-user): the
+/// same bytes as the x86_64 build, which agrees with jcmd before and after the core.
+#[test]
+#[ignore = "needs root, gdb, JDK 17, qemu-user and the static aarch64 build: run scripts/test.sh"]
+fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
+    let tmp = scratch_dir("foreign-threads-x86");
+    let home = jdk17();
+    let jvm = crate::threads::start_target(&home, &[]);
+    let jcmd = |pid: i32| {
+        let out = Command::new(home.join("bin/jcmd"))
+            .args([&pid.to_string(), "Thread.print", "-l"])
+            .output()
+            .expect("running jcmd");
+        assert!(out.status.success(), "jcmd Thread.print failed");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = jcmd(jvm.pid);
+    let core = gcore(jvm.pid, tmp.path());
+    let second = jcmd(jvm.pid);
+    let args = ["threads", "--core", core.to_str().unwrap()];
+    let ours = crate::threads_field::threads_ok(&args[1..]);
+    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
+    let a64 = inspect_a64(&aarch64_bin(), &args);
+    assert!(a64.status.success(), "{}", stderr_of(&a64));
+    assert_eq!(
+        String::from_utf8_lossy(&a64.stdout),
+        ours,
+        "the aarch64 build's dump differs from the x86_64 build's"
+    );
+}

@@ -21,6 +21,38 @@
 
 use goblin::elf::header::{EM_AARCH64, EM_X86_64};
 
+/// The target's CPU architecture: it decides the registers' names and the frame layouts
+/// HotSpot's tables do not export (`cpu/x86/frame_x86.hpp`, `cpu/aarch64/frame_aarch64.hpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Arch {
+    /// x86-64 (Linux, Windows).
+    X86_64,
+    /// AArch64 (Linux).
+    Aarch64,
+}
+
+impl Arch {
+    /// The architecture this build runs on: a live target's (`None` on another CPU).
+    pub fn host() -> Option<Arch> {
+        if cfg!(target_arch = "x86_64") {
+            Some(Arch::X86_64)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Arch::Aarch64)
+        } else {
+            None
+        }
+    }
+
+    /// The architecture of an ELF `e_machine` (`EM_X86_64`, `EM_AARCH64`); `None` for others.
+    pub fn from_elf_machine(machine: u16) -> Option<Arch> {
+        match machine {
+            EM_X86_64 => Some(Arch::X86_64),
+            EM_AARCH64 => Some(Arch::Aarch64),
+            _ => None,
+        }
+    }
+}
+
 /// The registers of one stopped thread that a Java stack walk uses. Addresses in the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct ThreadRegisters {

@@ -151,7 +151,16 @@ pub fn dump_threads_core(
     };
     super::coredump::back_with_library(&mut core, &module);
     let core = core;
-    let vm = model(&module, &core)?;
+    let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
+        Error::core(
+            core_path,
+            format!(
+                "a core of a {} process: thread dumps are read from x86_64 and aarch64 cores",
+                crate::read::machine_name(core.machine())
+            ),
+        )
+    })?;
+    let vm = model(&module, &core)?.with_arch(arch);
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&core);

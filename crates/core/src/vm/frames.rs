@@ -51,7 +51,7 @@ use super::codec::unsigned5::Variant;
 use super::threads::Anchor;
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
-use crate::registers::ThreadRegisters;
+use crate::registers::{Arch, ThreadRegisters};
 
 /// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
 pub const MAX_FRAMES: usize = 4096;
@@ -59,9 +59,20 @@ pub const MAX_FRAMES: usize = 4096;
 const MAX_HEAPS: u64 = 16;
 /// The longest symbol read (class and method names).
 const MAX_SYMBOL: usize = 65_535;
-/// `rbp` as a `VMReg` (`as_VMReg`: encoding 5 × 2 slots), the one register a callee saves in a
-/// known place (its frame's link).
-const RBP_VMREG: u32 = 10;
+/// The frame pointer as a `VMReg` (`as_VMReg`: the register's encoding × 2 slots), the one
+/// register a callee saves in a known place (its frame's link): `rbp` (5) on x86_64, `r29` on
+/// AArch64.
+fn fp_vmreg(arch: Arch) -> u32 {
+    match arch {
+        Arch::X86_64 => 10,
+        Arch::Aarch64 => 58,
+    }
+}
+
+/// `frame::entry_frame_call_wrapper_offset` (words from an entry frame's fp to its
+/// `JavaCallWrapper*`) where the tables do not export it: -8 on AArch64
+/// (`cpu/aarch64/frame_aarch64.hpp`; x86's tables export theirs: -6 on Linux, 2 on Windows).
+const AARCH64_CALL_WRAPPER_OFFSET: i64 = -8;
 /// The most monitors read per frame.
 const MAX_MONITORS: usize = 256;
 /// An interpreter frame is at most this many bytes (`fp - sp`), as SA's `X86Frame` checks.
@@ -154,8 +165,11 @@ pub enum Receiver {
     Value(u64),
 }
 
-/// Bytes below an interpreter frame's fp of the slots the walk reads (`cpu/x86/frame_x86.hpp`):
-/// JDK 9 added the mirror slot at `fp[-4]` (JDK-8154580), moving the later ones down a word.
+/// Bytes below an interpreter frame's fp of the slots the walk reads (`cpu/x86/frame_x86.hpp`,
+/// `cpu/aarch64/frame_aarch64.hpp`): JDK 9 added the mirror slot at `fp[-4]` (JDK-8154580),
+/// moving the later ones down a word; AArch64 has one more slot before the mirror from JDK 9
+/// (`interpreter_frame_padding_offset`, `_extended_sp_offset` from JDK 20), so its bcp is at
+/// `fp[-9]`. `Method*` is at `fp[-3]` on both.
 #[derive(Debug, Clone, Copy)]
 struct InterpreterSlots {
     /// `interpreter_frame_bcp_offset` (`bcx` in JDK 8): -7 words in JDK 8, -8 from 9.
@@ -168,8 +182,12 @@ struct InterpreterSlots {
 }
 
 impl InterpreterSlots {
-    fn for_jdk(major: u32) -> Self {
-        let shift = if major >= 9 { 8 } else { 0 };
+    fn for_jdk(major: u32, arch: Arch) -> Self {
+        let shift = match (major >= 9, arch) {
+            (false, _) => 0,
+            (true, Arch::X86_64) => 8,
+            (true, Arch::Aarch64) => 16,
+        };
         InterpreterSlots {
             bcp: 56 + shift,
             locals: 48 + shift,
@@ -424,6 +442,8 @@ pub struct Walker<'a> {
     basic_object_lock: (u64, u64),
     /// Where the interpreter frame's slots are below its fp.
     slots: InterpreterSlots,
+    /// The frame pointer's `VMReg` number.
+    fp_vmreg: u32,
     /// `interpreter_frame_locals_offset` holds an fp-relative word offset (JDK 21+,
     /// JDK-8299795) rather than an address.
     relative_locals: bool,
@@ -617,7 +637,15 @@ impl<'a> Walker<'a> {
             scopes_format: DebugInfoFormat::for_jdk(vm.major),
             nmethods: HashMap::new(),
             call_stub_return,
-            call_wrapper_offset: vm.int("frame::entry_frame_call_wrapper_offset")?,
+            call_wrapper_offset: match (
+                vm.int_opt("frame::entry_frame_call_wrapper_offset"),
+                vm.arch,
+            ) {
+                (Some(o), _) => o,
+                (None, Arch::Aarch64) => AARCH64_CALL_WRAPPER_OFFSET,
+                (None, Arch::X86_64) => vm.int("frame::entry_frame_call_wrapper_offset")?,
+            },
+            fp_vmreg: fp_vmreg(vm.arch),
             wrapper_anchor: vm.offset("JavaCallWrapper", "_anchor")?,
             anchor_sp: vm.offset("JavaFrameAnchor", "_last_Java_sp")?,
             anchor_fp: vm.offset("JavaFrameAnchor", "_last_Java_fp")?,
@@ -651,7 +679,7 @@ impl<'a> Walker<'a> {
                 vm.size_of("BasicObjectLock")?,
                 vm.offset("BasicObjectLock", "_obj")?,
             ),
-            slots: InterpreterSlots::for_jdk(vm.major),
+            slots: InterpreterSlots::for_jdk(vm.major, vm.arch),
             relative_locals: vm.major >= 21,
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
@@ -1056,9 +1084,9 @@ impl<'a> Walker<'a> {
                     ScopeValue::Location(loc) => {
                         let at = match (loc.stack_offset_bytes(), loc.register_number()) {
                             (Some(off), _) => Some(sp + u64::from(off)),
-                            // rbp (VMReg 10: encoding 5, two slots a register): its value in
-                            // this frame is what the callee saved (`update_map_with_saved_link`).
-                            (None, Some(RBP_VMREG)) => None,
+                            // The frame pointer: its value in this frame is what the callee
+                            // saved (`update_map_with_saved_link`).
+                            (None, Some(r)) if r == self.fp_vmreg => None,
                             _ => return FrameMonitor::InRegister,
                         };
                         let object = match (loc.location_type(has_vector), at) {

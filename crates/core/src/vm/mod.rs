@@ -132,6 +132,9 @@ pub struct VmModel {
     pub major: u32,
     /// The object layout flags.
     pub layout: Layout,
+    /// The target's CPU (the frame layouts the tables do not export): this build's own by
+    /// default; a core's from its ELF header ([`VmModel::with_arch`]).
+    pub arch: crate::registers::Arch,
 }
 
 /// The most `JVMFlag` entries read (JDK 21 has about 1 300 in a product build).
@@ -146,6 +149,13 @@ fn missing(what: String) -> Error {
 }
 
 impl VmModel {
+    /// The same model of a target of CPU `arch` (a core of another architecture than this
+    /// build's).
+    pub fn with_arch(mut self, arch: crate::registers::Arch) -> Self {
+        self.arch = arch;
+        self
+    }
+
     /// Reads the four tables through `mem`; `resolve` gives the run-time address of an exported
     /// symbol ([`tables::all_symbols`]). Then the version, the layout flags and the
     /// compressed-pointer parameters.
@@ -199,6 +209,7 @@ impl VmModel {
             release: None,
             major: 0,
             layout: Layout::default(),
+            arch: crate::registers::Arch::host().unwrap_or(crate::registers::Arch::X86_64),
         };
         model.read_version(mem)?;
         model.read_layout(mem)?;
