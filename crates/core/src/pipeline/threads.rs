@@ -118,7 +118,7 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
 /// attach's breakpoint event is pending, released on every path, the JVM never killed with the
 /// debugger), a thread that was running Java code is walked from its registers
 /// (`GetThreadContext` on the thread handle of the attach's debug events,
-/// [`crate::process::Stopped::registers`], by `OSThread::_thread_id`, the Windows thread id),
+/// `process::Stopped::registers`, by `OSThread::_thread_id`, the Windows thread id),
 /// the process released and checked to be the same one.
 ///
 /// # Errors
