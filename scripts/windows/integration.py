@@ -795,7 +795,7 @@ def normalize_frame(line):
 
 def parse_thread_dump(text):
     """The Java threads (those with `#<id>`) of a `Thread.print` dump, jcmd's or ours, by name:
-    id, nid, `java.lang.Thread.State`, frames, cpu= (ms) (tests/integration/threads.rs parse)."""
+    id, nid, os_prio=, `java.lang.Thread.State`, frames, cpu= (ms) (tests/integration/threads.rs parse)."""
     out, current = {}, None
     for line in text.splitlines():
         if line.startswith('"'):
@@ -809,6 +809,7 @@ def parse_thread_dump(text):
                 continue  # the VM's own threads have no Java id
             current = {"id": int(words[0][1:]), "state": None, "frames": [],
                        "nid": next((w[4:] for w in words if w.startswith("nid=")), None),
+                       "os_prio": next((w[8:] for w in words if w.startswith("os_prio=")), None),
                        "cpu": next((float(w[4:-2]) for w in words if w.startswith("cpu=") and w.endswith("ms")), None)}
             out[name] = current
         elif current is not None:
@@ -828,7 +829,7 @@ def top_frames(name, t):
 
 def threads_agree(first, ours_text, second):
     """tests/integration/threads_field.rs agree: every Java thread in both of jcmd's dumps is in
-    ours with the same id and nid; its state where jcmd's two agree; its top 10 frames where
+    ours with the same id and nid; its state and os_prio= where jcmd's two agree; its top 10 frames where
     jcmd's two agree (counted). Returns how many threads' frames were compared."""
     a, b, ours = parse_thread_dump(first), parse_thread_dump(second), parse_thread_dump(ours_text)
     for name in THREADS_NAMED:
@@ -844,6 +845,8 @@ def threads_agree(first, ours_text, second):
             fail(f"thread {name} in both jcmd.exe dumps, not in ours:\n{ours_text}")
         if (o["id"], o["nid"]) != (x["id"], x["nid"]):
             fail(f"{name}: id/nid ours {o['id']}/{o['nid']}, jcmd.exe {x['id']}/{x['nid']}\n{ours_text}")
+        if x["os_prio"] == y["os_prio"] and o["os_prio"] != x["os_prio"]:
+            fail(f"{name}: os_prio ours {o['os_prio']}, jcmd.exe {x['os_prio']}\n{ours_text}")
         if x["state"] == y["state"] and o["state"] != x["state"]:
             fail(f"{name}: java.lang.Thread.State ours {o['state']}, jcmd.exe {x['state']}\n{ours_text}")
         if top_frames(name, x) != top_frames(name, y):
@@ -892,7 +895,8 @@ def test_threads_live_matches_jcmd_exe():
     `-F` uses; t-spin, running Java code, walked from its `GetThreadContext` registers) agrees
     with `jcmd.exe <pid> Thread.print -l` taken before and after, as the Linux agreement tests
     require (same threads, ids, nids; states and top 10 frames where jcmd's two dumps agree; at
-    least 12 threads compared); the JVM runs on afterwards (t-spin's CPU time grows, jcmd.exe
+    least 12 threads compared); t-spin's cpu= (GetThreadTimes while held) is between jcmd.exe's
+    two; the JVM runs on afterwards (t-spin's CPU time grows, jcmd.exe
     answers, a second stopping dump works)."""
     j = threads_target()
     try:
@@ -910,6 +914,10 @@ def test_threads_live_matches_jcmd_exe():
         spin = parse_thread_dump(ours)["t-spin"]["frames"]
         if not (spin and spin[0].startswith("ThreadsTarget.spin(") and spin[-1].startswith("java.lang.Thread.run(")):
             fail(f"t-spin not walked from its registers: {spin}\n{ours}")
+        # cpu= read while held (GetThreadTimes): between jcmd.exe's before and after.
+        cpu = [parse_thread_dump(t)["t-spin"]["cpu"] for t in (before, ours, after)]
+        if None in cpu or not cpu[0] <= cpu[1] <= cpu[2]:
+            fail(f"t-spin cpu= (ms) jcmd.exe before, ours, jcmd.exe after: {cpu}")
         stop = next((l for l in err.splitlines() if "debug attach" in l), None)
         if stop is None:
             fail(f"inspect.exe threads -v names no debug attach:\n{err}")
@@ -923,9 +931,10 @@ def test_threads_live_matches_jcmd_exe():
         code, again, err = inspect("threads", j.pid, timeout=120)
         if code != 0 or "t-spin" not in again:
             fail(f"a second inspect.exe threads {j.pid}: exit {code}: {err}")
+        walk = next((l for l in err.splitlines() if "walk: " in l), "").strip()
         print(f"    {compared} threads agree with jcmd.exe; inspect.exe threads took {took:.2f} s under Wine; "
-              f"t-spin cpu {spun[0]:.0f} -> {spun[1]:.0f} ms after it")
-        print(f"    {stop.strip()}")
+              f"t-spin cpu= {cpu[0]:.0f} <= {cpu[1]:.0f} <= {cpu[2]:.0f} ms, then {spun[1]:.0f} ms 0.5 s later")
+        print(f"    {stop.strip()}; {walk}")
     finally:
         j.close()
 

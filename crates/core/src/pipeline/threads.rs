@@ -166,8 +166,15 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     let walk_began = Instant::now();
     let paged = Paged::new(&mem);
     let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
-    let walked = dump::walk(&vm, &paged, &registers);
+    let mut walked = dump::walk(&vm, &paged, &registers);
     let walk_time = walk_began.elapsed();
+    // CPU times (jcmd.exe's `cpu=`, `os_prio=`) read with the threads held; without a stop, now.
+    if let Ok(dump) = &mut walked {
+        match &stopped {
+            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
+            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+        }
+    }
     let report = stopped.map(|s| s.release());
     process.check_same()?;
     let dump = walked?;

@@ -42,7 +42,7 @@ use windows_sys::Win32::System::Threading::{
 use crate::error::Error;
 use crate::perfdata::MAX_REGION;
 use crate::pid::Pid;
-use crate::process::{StopMethod, StopReport};
+use crate::process::{StopMethod, StopReport, TaskStat};
 use crate::registers::ThreadRegisters;
 
 /// HotSpot's name prefix for the PerfData file and mapping (`PERFDATA_NAME`, `perfMemory.cpp`).
@@ -460,6 +460,14 @@ impl Stopped {
         thread_registers(h)
     }
 
+    /// Thread `tid`'s CPU time and priority read while the process is held ([`task_stat`]);
+    /// `None` once released.
+    pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
+        self.pending
+            .is_some()
+            .then(|| task_stat(self.pid as Pid, tid))?
+    }
+
     /// Lets the JVM run again and detaches.
     pub fn release(mut self) -> StopReport {
         let stopped_for = self.stopped_at.elapsed();
@@ -491,6 +499,54 @@ impl Drop for Stopped {
     fn drop(&mut self) {
         self.detach();
     }
+}
+
+/// What jcmd.exe prints of thread `tid` of process `pid` as `cpu=` and `os_prio=`, as HotSpot
+/// reads them on Windows (`os_windows.cpp`: `os::thread_cpu_time` is `GetThreadTimes`' kernel
+/// plus user time, `os::get_native_priority` is `GetThreadPriority`), from a handle opened with
+/// `THREAD_QUERY_LIMITED_INFORMATION` that must belong to `pid` (`GetProcessIdOfThread`: the id
+/// comes from the target's memory). `state` is `b'T'`: the fields of Linux's `stat` that
+/// Windows has no word for are not filled. `None` when the thread cannot be opened or read.
+pub fn task_stat(pid: Pid, tid: Pid) -> Option<TaskStat> {
+    use windows_sys::Win32::System::Threading::{
+        GetProcessIdOfThread, GetThreadPriority, GetThreadTimes, OpenThread,
+        THREAD_QUERY_LIMITED_INFORMATION,
+    };
+    /// `GetThreadPriority`'s failure value (`winbase.h`: `MAXLONG`).
+    const THREAD_PRIORITY_ERROR_RETURN: i32 = i32::MAX;
+    let (pid, tid) = (u32::try_from(pid).ok()?, u32::try_from(tid).ok()?);
+    // SAFETY: plain call; a non-null result is a handle we own.
+    let h = unsafe { OpenThread(THREAD_QUERY_LIMITED_INFORMATION, 0, tid) };
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: a valid handle nothing else owns.
+    let owned = unsafe { OwnedHandle::from_raw_handle(h as _) };
+    let h = owned.as_raw_handle() as HANDLE;
+    // SAFETY: plain call on an open handle.
+    if unsafe { GetProcessIdOfThread(h) } != pid {
+        return None;
+    }
+    let mut t = [FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    }; 4];
+    let [created, exited, kernel, user] = &mut t;
+    // SAFETY: four valid out-pointers, an open handle.
+    if unsafe { GetThreadTimes(h, created, exited, kernel, user) } == 0 {
+        return None;
+    }
+    // SAFETY: plain call on an open handle.
+    let priority = unsafe { GetThreadPriority(h) };
+    if priority == THREAD_PRIORITY_ERROR_RETURN {
+        return None;
+    }
+    Some(TaskStat {
+        state: b'T',
+        // 100 ns units.
+        cpu_ms: (filetime(t[2]) + filetime(t[3])) as f64 / 1e4,
+        nice: i64::from(priority),
+    })
 }
 
 /// Most thread handles kept from the attach's events (a JVM has hundreds to a few thousand).
