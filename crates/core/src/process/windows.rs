@@ -430,9 +430,8 @@ impl Stopped {
     /// let us read, or a non-x64 build.
     pub fn registers(&self, tid: Pid) -> Option<ThreadRegisters> {
         let tid = u32::try_from(tid).ok().filter(|&t| t != 0)?;
-        if self.pending.is_none() {
-            return None;
-        }
+        // Only while held.
+        self.pending?;
         if let Some(&h) = self.threads.get(&tid) {
             return thread_registers(h as HANDLE);
         }
@@ -463,9 +462,8 @@ impl Stopped {
     /// Thread `tid`'s CPU time and priority read while the process is held ([`task_stat`]);
     /// `None` once released.
     pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
-        self.pending
-            .is_some()
-            .then(|| task_stat(self.pid as Pid, tid))?
+        self.pending?;
+        task_stat(self.pid as Pid, tid)
     }
 
     /// Lets the JVM run again and detaches.
