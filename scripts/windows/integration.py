@@ -928,9 +928,9 @@ def test_threads_live_matches_jcmd_exe():
         if None in spun or spun[1] <= spun[0]:
             fail(f"t-spin's cpu= did not grow after the dump (jcmd.exe after, 0.5 s later): {spun}")
         # No debugger left attached: a second stopping dump works.
-        code, again, err = inspect("threads", j.pid, timeout=120)
+        code, again, err2 = inspect("threads", j.pid, timeout=120)
         if code != 0 or "t-spin" not in again:
-            fail(f"a second inspect.exe threads {j.pid}: exit {code}: {err}")
+            fail(f"a second inspect.exe threads {j.pid}: exit {code}: {err2}")
         walk = next((l for l in err.splitlines() if "walk: " in l), "").strip()
         print(f"    {compared} threads agree with jcmd.exe; inspect.exe threads took {took:.2f} s under Wine; "
               f"t-spin cpu= {cpu[0]:.0f} <= {cpu[1]:.0f} <= {cpu[2]:.0f} ms, then {spun[1]:.0f} ms 0.5 s later")
