@@ -81,7 +81,7 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[cfg(all(target_os = "linux", feature = "live"))]
+#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
     let opts = hsinspect::pipeline::ThreadsOptions {
         stop: !args.no_stop,
@@ -91,7 +91,7 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
         .with_context(|| format!("thread dump of process {pid}"))
 }
 
-#[cfg(not(all(target_os = "linux", feature = "live")))]
+#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
 fn live(pid: i32, _args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
     let _ = Duration::ZERO;
     Err(hsinspect::Error::Unsupported {

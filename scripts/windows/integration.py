@@ -59,13 +59,13 @@ class WinProcess:
     """A Windows program under Wine whose stdout is collected by a thread; its first `PID <n>` line
     gives its Windows pid. Stdin stays open until close(); closing it ends WinTarget and sleeper."""
 
-    def __init__(self, argv, ready="PID "):
+    def __init__(self, argv, ready="PID ", pid_line=True, wait_s=90):
         self.proc = subprocess.Popen(["wine", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         self.lines = []
         self.lock = threading.Lock()
         threading.Thread(target=self._pump, daemon=True).start()
-        deadline = time.time() + 90
+        deadline = time.time() + wait_s
         while time.time() < deadline:
             with self.lock:
                 if any(l.startswith(ready) for l in self.lines):
@@ -74,9 +74,9 @@ class WinProcess:
                 fail(f"{argv} exited with {self.proc.returncode} before printing {ready!r}: {self.lines}")
             time.sleep(0.05)
         else:
-            fail(f"{argv} did not print {ready!r} within 90 s")
-        pid_line = next(l for l in self.lines if l.startswith("PID "))
-        self.pid = int(pid_line.split()[1])
+            fail(f"{argv} did not print {ready!r} within {wait_s} s")
+        if pid_line:
+            self.pid = int(next(l for l in self.lines if l.startswith("PID ")).split()[1])
 
     def _pump(self):
         for raw in self.proc.stdout:
@@ -767,6 +767,176 @@ def test_threads_minidump_read_by_inspect_exe_matches_linux_build():
     timeless = lambda s: re.sub(r"in [0-9.]+ ms", "in _ ms", s.replace(winpath(path), path))
     if code != 0 or timeless(err) != timeless(ref.stderr):
         fail(f"inspect.exe threads -v: exit {code}\n{err}\nLinux:\n{ref.stderr}")
+
+
+# ---- inspect.exe threads <pid> against jcmd.exe Thread.print -l --------------------------------
+
+# The named threads of tests/java/ThreadsTarget.java that every dump must hold
+# (tests/integration/threads.rs NAMED).
+THREADS_NAMED = ["main", "t-object-wait", "t-deadlock-1", "t-deadlock-2", "t-juc-deadlock-1",
+                 "t-juc-deadlock-2", "t-sleep", "t-park", "t-accept", "t-clinit-owner",
+                 "t-clinit-waiter", "t-reflective", "t-recursion", "t-spin"]
+# Threads running Java code (no frame anchor): walked from their registers; their top frame is
+# compared without its line (tests/integration/threads.rs RUNNING_JAVA).
+THREADS_RUNNING_JAVA = ["t-spin"]
+
+
+def normalize_frame(line):
+    """`at java.lang.Object.wait(java.base@21.0.8/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`
+    (tests/integration/threads.rs normalize_frame)."""
+    body = line.strip()
+    while body.startswith("at "):
+        body = body[3:]
+    opening, closing = body.find("("), body.rfind(")")
+    if opening >= 0 and closing > opening:
+        return f"{body[:opening]}({body[opening + 1:closing].rsplit('/', 1)[-1]})"
+    return body
+
+
+def parse_thread_dump(text):
+    """The Java threads (those with `#<id>`) of a `Thread.print` dump, jcmd's or ours, by name:
+    id, nid, os_prio=, `java.lang.Thread.State`, frames, cpu= (ms) (tests/integration/threads.rs parse)."""
+    out, current = {}, None
+    for line in text.splitlines():
+        if line.startswith('"'):
+            current = None
+            end = line.find('" ', 1)
+            if end < 0:
+                continue
+            name, after = line[1:end], line[end + 2:]
+            words = after.split()
+            if not words or not words[0].startswith("#") or not words[0][1:].isdigit():
+                continue  # the VM's own threads have no Java id
+            current = {"id": int(words[0][1:]), "state": None, "frames": [],
+                       "nid": next((w[4:] for w in words if w.startswith("nid=")), None),
+                       "os_prio": next((w[8:] for w in words if w.startswith("os_prio=")), None),
+                       "cpu": next((float(w[4:-2]) for w in words if w.startswith("cpu=") and w.endswith("ms")), None)}
+            out[name] = current
+        elif current is not None:
+            if line.startswith("   java.lang.Thread.State: "):
+                current["state"] = line[len("   java.lang.Thread.State: "):]
+            elif line.startswith("\tat "):
+                current["frames"].append(normalize_frame(line))
+    return out
+
+
+def top_frames(name, t):
+    top = t["frames"][:10]
+    if name in THREADS_RUNNING_JAVA and top and "(" in top[0]:
+        top[0] = top[0][:top[0].index("(")]
+    return top
+
+
+def threads_agree(first, ours_text, second):
+    """tests/integration/threads_field.rs agree: every Java thread in both of jcmd's dumps is in
+    ours with the same id and nid; its state and os_prio= where jcmd's two agree; its top 10 frames where
+    jcmd's two agree (counted). Returns how many threads' frames were compared."""
+    a, b, ours = parse_thread_dump(first), parse_thread_dump(second), parse_thread_dump(ours_text)
+    for name in THREADS_NAMED:
+        if name not in ours:
+            fail(f"{name} missing from ours:\n{ours_text}")
+    compared = 0
+    for name, x in a.items():
+        y = b.get(name)
+        if y is None or name == "Attach Listener":  # started by jcmd itself
+            continue
+        o = ours.get(name)
+        if o is None:
+            fail(f"thread {name} in both jcmd.exe dumps, not in ours:\n{ours_text}")
+        if (o["id"], o["nid"]) != (x["id"], x["nid"]):
+            fail(f"{name}: id/nid ours {o['id']}/{o['nid']}, jcmd.exe {x['id']}/{x['nid']}\n{ours_text}")
+        if x["os_prio"] == y["os_prio"] and o["os_prio"] != x["os_prio"]:
+            fail(f"{name}: os_prio ours {o['os_prio']}, jcmd.exe {x['os_prio']}\n{ours_text}")
+        if x["state"] == y["state"] and o["state"] != x["state"]:
+            fail(f"{name}: java.lang.Thread.State ours {o['state']}, jcmd.exe {x['state']}\n{ours_text}")
+        if top_frames(name, x) != top_frames(name, y):
+            continue
+        if top_frames(name, o) != top_frames(name, x):
+            fail(f"{name}: top 10 frames ours {top_frames(name, o)}, jcmd.exe {top_frames(name, x)}\n{ours_text}")
+        compared += 1
+    return compared
+
+
+def jcmd_thread_print(pid):
+    code, out, err = run([JCMD, str(pid), "Thread.print", "-l"], timeout=120)
+    if code != 0 or not out.startswith(f"{pid}:\n") or "Full thread dump" not in out:
+        fail(f"jcmd.exe {pid} Thread.print -l failed ({code}): {out[:2000]} {err[:2000]}")
+    return out
+
+
+def threads_target():
+    """tests/java/ThreadsTarget.java on the Windows JDK 21, started and READY; its pid is the
+    ThreadsTarget JVM that `jcmd.exe -l` lists and did not list before (it prints none)."""
+    javac = os.environ.get("HOST_JAVAC", "/usr/lib/jvm/java-17-openjdk-amd64/bin/javac")
+    classes = os.path.join(WORK, "threads")
+    subprocess.run([javac, "--release", "11", "-nowarn", "-XDsuppressNotes", "-d", classes,
+                    os.path.join(HERE, "..", "..", "tests", "java", "ThreadsTarget.java")],
+                   check=True, capture_output=True)
+
+    def listed():
+        code, out, err = run([JCMD, "-l"], timeout=120)
+        if code != 0:
+            fail(f"jcmd.exe -l failed ({code}): {out} {err}")
+        return {int(l.split()[0]) for l in out.splitlines() if l.split()[1:2] == ["ThreadsTarget"]}
+
+    others = listed()
+    target = WinProcess([JAVA, "-Xmx64m", "-cp", winpath(classes), "ThreadsTarget"], ready="READY",
+                        pid_line=False, wait_s=180)
+    ours = listed() - others
+    if len(ours) != 1:
+        target.close()
+        fail(f"not one new ThreadsTarget JVM in jcmd.exe -l: {ours} (before: {others})")
+    target.pid = ours.pop()
+    return target
+
+
+def test_threads_live_matches_jcmd_exe():
+    """`inspect.exe threads <pid>` of a Windows JDK 21 ThreadsTarget JVM (held by the debug attach
+    `-F` uses; t-spin, running Java code, walked from its `GetThreadContext` registers) agrees
+    with `jcmd.exe <pid> Thread.print -l` taken before and after, as the Linux agreement tests
+    require (same threads, ids, nids; states and top 10 frames where jcmd's two dumps agree; at
+    least 12 threads compared); t-spin's cpu= (GetThreadTimes while held) is between jcmd.exe's
+    two; the JVM runs on afterwards (t-spin's CPU time grows, jcmd.exe
+    answers, a second stopping dump works)."""
+    j = threads_target()
+    try:
+        jcmd_thread_print(j.pid)  # the first attach starts the Attach Listener: then in both dumps
+        before = jcmd_thread_print(j.pid)
+        t0 = time.time()
+        code, ours, err = inspect("threads", "-v", j.pid, timeout=120)
+        took = time.time() - t0
+        if code != 0:
+            fail(f"inspect.exe threads {j.pid}: exit {code}: {err}")
+        after = jcmd_thread_print(j.pid)
+        compared = threads_agree(before, ours, after)
+        if compared < 12:
+            fail(f"only {compared} threads were stable enough to compare\n{ours}")
+        spin = parse_thread_dump(ours)["t-spin"]["frames"]
+        if not (spin and spin[0].startswith("ThreadsTarget.spin(") and spin[-1].startswith("java.lang.Thread.run(")):
+            fail(f"t-spin not walked from its registers: {spin}\n{ours}")
+        # cpu= read while held (GetThreadTimes): between jcmd.exe's before and after.
+        cpu = [parse_thread_dump(t)["t-spin"]["cpu"] for t in (before, ours, after)]
+        if None in cpu or not cpu[0] <= cpu[1] <= cpu[2]:
+            fail(f"t-spin cpu= (ms) jcmd.exe before, ours, jcmd.exe after: {cpu}")
+        stop = next((l for l in err.splitlines() if "debug attach" in l), None)
+        if stop is None:
+            fail(f"inspect.exe threads -v names no debug attach:\n{err}")
+        # Not left suspended: the spinning thread's CPU time grows after the dump.
+        time.sleep(0.5)
+        later = jcmd_thread_print(j.pid)
+        spun = (parse_thread_dump(after)["t-spin"]["cpu"], parse_thread_dump(later)["t-spin"]["cpu"])
+        if None in spun or spun[1] <= spun[0]:
+            fail(f"t-spin's cpu= did not grow after the dump (jcmd.exe after, 0.5 s later): {spun}")
+        # No debugger left attached: a second stopping dump works.
+        code, again, err2 = inspect("threads", j.pid, timeout=120)
+        if code != 0 or "t-spin" not in again:
+            fail(f"a second inspect.exe threads {j.pid}: exit {code}: {err2}")
+        walk = next((l for l in err.splitlines() if "walk: " in l), "").strip()
+        print(f"    {compared} threads agree with jcmd.exe; inspect.exe threads took {took:.2f} s under Wine; "
+              f"t-spin cpu= {cpu[0]:.0f} <= {cpu[1]:.0f} <= {cpu[2]:.0f} ms, then {spun[1]:.0f} ms 0.5 s later")
+        print(f"    {stop.strip()}; {walk}")
+    finally:
+        j.close()
 
 
 def main():

@@ -22,7 +22,7 @@ use self::forced::ForcedReader;
 pub use self::forced::read_forced;
 pub use self::hsperfdata::read_hsperfdata;
 pub use self::minidump::read_minidump;
-#[cfg(all(feature = "live", target_os = "linux"))]
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub use self::threads::dump_threads;
 pub use self::threads::{
     StatesSampler, ThreadDump, ThreadsOptions, dump_threads_core, dump_threads_minidump,

@@ -111,6 +111,86 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     })
 }
 
+/// A thread dump of live Windows process `pid` (`inspect.exe threads <pid>`): `jvm.dll` from the
+/// process's module list, its PE headers and exports (`gHotSpotVMStructs` and the other tables,
+/// `locate/pe.rs`) and the VM model read with the JVM running; then the process is held by the
+/// debug attach `-F` uses (`process::stop`: every thread suspended by the system while the
+/// attach's breakpoint event is pending, released on every path, the JVM never killed with the
+/// debugger), a thread that was running Java code is walked from its registers
+/// (`GetThreadContext` on the thread handle of the attach's debug events,
+/// `process::Stopped::registers`, by `OSThread::_thread_id`, the Windows thread id),
+/// the process released and checked to be the same one.
+///
+/// # Errors
+/// [`Error::NotAJvm`] (no `jvm.dll` loaded), [`Error::Os`] for a 32-bit (WOW64) process or a
+/// failed attach, [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
+/// [`Error::ProcessExited`], [`Error::PidReused`], [`Error::Pe`], [`Error::VmStructs`] when the
+/// model cannot be read.
+#[cfg(all(feature = "live", windows))]
+pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
+    use crate::locate::JVM_DLL;
+    use crate::locate::pe::{Exports, ImageHeaders};
+    use crate::process::{self, Process};
+    use crate::read::ProcessMemory;
+    let began = Instant::now();
+    let process = Process::open(pid)?;
+    if process.is_wow64() {
+        return Err(Error::Os {
+            what: format!(
+                "process {pid} is a 32-bit process (WOW64): only 64-bit JVMs can be read; use that JDK's jcmd"
+            ),
+            source: std::io::Error::from(std::io::ErrorKind::Unsupported),
+        });
+    }
+    let mem = ProcessMemory::open(&process)?;
+    let Some(module) = crate::locate::os::find_module(&process, JVM_DLL)? else {
+        return Err(Error::NotAJvm {
+            pid,
+            comm: process.image_name(),
+        });
+    };
+    let name = module.path.display().to_string();
+    let headers = ImageHeaders::read(&mem, module.base, &name)?;
+    let exports = Exports::read(&mem, &headers, &name)?;
+    let vm = VmModel::read(&Paged::new(&mem), &|s| exports.address(s))?;
+    let modelled = began.elapsed();
+    let mut details = vec![Detail::Path(ReadPath::Forced {
+        pid,
+        name: process.name(),
+    })];
+    let stopped = if opts.stop {
+        Some(process::stop(&process, opts.stop_timeout)?)
+    } else {
+        None
+    };
+    let walk_began = Instant::now();
+    let paged = Paged::new(&mem);
+    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
+    let mut walked = dump::walk(&vm, &paged, &registers);
+    let walk_time = walk_began.elapsed();
+    // CPU times (jcmd.exe's `cpu=`, `os_prio=`) read with the threads held; without a stop, now.
+    if let Ok(dump) = &mut walked {
+        match &stopped {
+            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
+            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+        }
+    }
+    let report = stopped.map(|s| s.release());
+    process.check_same()?;
+    let dump = walked?;
+    let mut warnings = Vec::new();
+    details.push(model_detail(&vm, modelled));
+    details.push(walk_detail(&dump, walk_time, paged.reads()));
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok(ThreadDump {
+        dump,
+        details,
+        warnings,
+    })
+}
+
 /// A thread dump of an ELF core (`inspect threads --core <core>`): libjvm found as for
 /// [`super::read_core`] (the core's `NT_FILE` note or the `link_map` walk, `exe` and `sysroot`
 /// as there), the bytes the core lacks of libjvm read from a file of the same build, then the

@@ -19,7 +19,7 @@
 //! | `not_a_jvm(pid)` | `Some(Error::NotAJvm)` when the process surely maps no JVM (so a missing hsperfdata file is not blamed on `-XX:+PerfDisableSharedMem`) |
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
-//! | `task_stat(pid, tid)` (Linux) | one thread's [`TaskStat`] (state, CPU time, nice); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
+//! | `task_stat(pid, tid)` (Linux, Windows) | one thread's [`TaskStat`] (state, CPU time, nice; Windows: `GetThreadTimes`, `GetThreadPriority`); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
 //!
 //! A new OS is one more module here (and one in `read/` and `locate/`).
 
@@ -37,8 +37,9 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
-/// A thread's `/proc/<pid>/task/<tid>/stat` (Linux only: the thread-dump pipeline's `cpu=`).
-#[cfg(all(feature = "live", target_os = "linux"))]
+/// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
+/// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub(crate) use os::task_stat;
 pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,

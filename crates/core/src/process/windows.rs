@@ -24,9 +24,10 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_TYPE_DISK, GetFileInformationByHandle, GetFileType, GetTempPathW,
 };
 use windows_sys::Win32::System::Diagnostics::Debug::{
-    CREATE_PROCESS_DEBUG_EVENT, CheckRemoteDebuggerPresent, ContinueDebugEvent, DEBUG_EVENT,
-    DebugActiveProcess, DebugActiveProcessStop, DebugSetProcessKillOnExit, EXCEPTION_DEBUG_EVENT,
-    EXIT_PROCESS_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
+    CREATE_PROCESS_DEBUG_EVENT, CREATE_THREAD_DEBUG_EVENT, CheckRemoteDebuggerPresent,
+    ContinueDebugEvent, DEBUG_EVENT, DebugActiveProcess, DebugActiveProcessStop,
+    DebugSetProcessKillOnExit, EXCEPTION_DEBUG_EVENT, EXIT_PROCESS_DEBUG_EVENT,
+    EXIT_THREAD_DEBUG_EVENT, LOAD_DLL_DEBUG_EVENT, WaitForDebugEvent,
 };
 use windows_sys::Win32::System::Memory::{
     FILE_MAP_READ, MEMORY_BASIC_INFORMATION, MEMORY_MAPPED_VIEW_ADDRESS, MapViewOfFile,
@@ -41,7 +42,8 @@ use windows_sys::Win32::System::Threading::{
 use crate::error::Error;
 use crate::perfdata::MAX_REGION;
 use crate::pid::Pid;
-use crate::process::{StopMethod, StopReport};
+use crate::process::{StopMethod, StopReport, TaskStat};
+use crate::registers::ThreadRegisters;
 
 /// HotSpot's name prefix for the PerfData file and mapping (`PERFDATA_NAME`, `perfMemory.cpp`).
 const PERFDATA_NAME: &str = "hsperfdata";
@@ -279,6 +281,11 @@ pub struct Stopped {
     pid: u32,
     /// The thread of the pending breakpoint event.
     pending: Option<u32>,
+    /// Each thread's handle as the attach's debug events gave it (`CREATE_PROCESS_DEBUG_EVENT`'s
+    /// first thread, one `CREATE_THREAD_DEBUG_EVENT` per other thread), by thread id: owned by
+    /// the debug session (closed by the system at `DebugActiveProcessStop`), never closed here,
+    /// used only while the process is held.
+    threads: std::collections::HashMap<u32, usize>,
     attached: bool,
     events: usize,
     to_stop: Duration,
@@ -339,6 +346,7 @@ impl Stopped {
         let mut stop = Stopped {
             pid,
             pending: None,
+            threads: std::collections::HashMap::new(),
             attached: true,
             events: 0,
             to_stop: Duration::ZERO,
@@ -376,7 +384,16 @@ impl Stopped {
             // the events carry are ours to close.
             unsafe {
                 match ev.dwDebugEventCode {
-                    CREATE_PROCESS_DEBUG_EVENT => close(ev.u.CreateProcessInfo.hFile),
+                    CREATE_PROCESS_DEBUG_EVENT => {
+                        close(ev.u.CreateProcessInfo.hFile);
+                        stop.keep_thread(ev.dwThreadId, ev.u.CreateProcessInfo.hThread);
+                    }
+                    CREATE_THREAD_DEBUG_EVENT => {
+                        stop.keep_thread(ev.dwThreadId, ev.u.CreateThread.hThread);
+                    }
+                    EXIT_THREAD_DEBUG_EVENT => {
+                        stop.threads.remove(&ev.dwThreadId);
+                    }
                     LOAD_DLL_DEBUG_EVENT => close(ev.u.LoadDll.hFile),
                     EXCEPTION_DEBUG_EVENT => {
                         if ev.u.Exception.ExceptionRecord.ExceptionCode == EXCEPTION_BREAKPOINT {
@@ -396,6 +413,57 @@ impl Stopped {
                 ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
             }
         }
+    }
+
+    fn keep_thread(&mut self, tid: u32, h: HANDLE) {
+        if !h.is_null() && h != INVALID_HANDLE_VALUE && self.threads.len() < MAX_THREADS {
+            self.threads.insert(tid, h as usize);
+        }
+    }
+
+    /// The registers of thread `tid` of the held process (`GetThreadContext` with
+    /// `CONTEXT_CONTROL | CONTEXT_INTEGER`, decoded by
+    /// [`ThreadRegisters::from_amd64_context`]): through the handle the attach's debug events
+    /// gave, else a handle opened by id (`THREAD_GET_CONTEXT | THREAD_QUERY_LIMITED_INFORMATION`)
+    /// that must belong to this process (`GetProcessIdOfThread`: a thread id read from the
+    /// target is untrusted). `None` for a thread not of this process, one the system does not
+    /// let us read, or a non-x64 build.
+    pub fn registers(&self, tid: Pid) -> Option<ThreadRegisters> {
+        let tid = u32::try_from(tid).ok().filter(|&t| t != 0)?;
+        // Only while held.
+        self.pending?;
+        if let Some(&h) = self.threads.get(&tid) {
+            return thread_registers(h as HANDLE);
+        }
+        use windows_sys::Win32::System::Threading::{
+            GetProcessIdOfThread, OpenThread, THREAD_GET_CONTEXT, THREAD_QUERY_LIMITED_INFORMATION,
+        };
+        // SAFETY: plain call; a non-null result is a handle we own.
+        let h = unsafe {
+            OpenThread(
+                THREAD_GET_CONTEXT | THREAD_QUERY_LIMITED_INFORMATION,
+                0,
+                tid,
+            )
+        };
+        if h.is_null() {
+            return None;
+        }
+        // SAFETY: a valid handle nothing else owns.
+        let owned = unsafe { OwnedHandle::from_raw_handle(h as _) };
+        let h = owned.as_raw_handle() as HANDLE;
+        // SAFETY: plain call on an open handle.
+        if unsafe { GetProcessIdOfThread(h) } != self.pid {
+            return None;
+        }
+        thread_registers(h)
+    }
+
+    /// Thread `tid`'s CPU time and priority read while the process is held ([`task_stat`]);
+    /// `None` once released.
+    pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
+        self.pending?;
+        task_stat(self.pid as Pid, tid)
     }
 
     /// Lets the JVM run again and detaches.
@@ -429,6 +497,94 @@ impl Drop for Stopped {
     fn drop(&mut self) {
         self.detach();
     }
+}
+
+/// What jcmd.exe prints of thread `tid` of process `pid` as `cpu=` and `os_prio=`, as HotSpot
+/// reads them on Windows (`os_windows.cpp`: `os::thread_cpu_time` is `GetThreadTimes`' kernel
+/// plus user time, `os::get_native_priority` is `GetThreadPriority`), from a handle opened with
+/// `THREAD_QUERY_LIMITED_INFORMATION` that must belong to `pid` (`GetProcessIdOfThread`: the id
+/// comes from the target's memory). `state` is `b'T'`: the fields of Linux's `stat` that
+/// Windows has no word for are not filled. `None` when the thread cannot be opened or read.
+pub fn task_stat(pid: Pid, tid: Pid) -> Option<TaskStat> {
+    use windows_sys::Win32::System::Threading::{
+        GetProcessIdOfThread, GetThreadPriority, GetThreadTimes, OpenThread,
+        THREAD_QUERY_LIMITED_INFORMATION,
+    };
+    /// `GetThreadPriority`'s failure value (`winbase.h`: `MAXLONG`).
+    const THREAD_PRIORITY_ERROR_RETURN: i32 = i32::MAX;
+    let (pid, tid) = (u32::try_from(pid).ok()?, u32::try_from(tid).ok()?);
+    // SAFETY: plain call; a non-null result is a handle we own.
+    let h = unsafe { OpenThread(THREAD_QUERY_LIMITED_INFORMATION, 0, tid) };
+    if h.is_null() {
+        return None;
+    }
+    // SAFETY: a valid handle nothing else owns.
+    let owned = unsafe { OwnedHandle::from_raw_handle(h as _) };
+    let h = owned.as_raw_handle() as HANDLE;
+    // SAFETY: plain call on an open handle.
+    if unsafe { GetProcessIdOfThread(h) } != pid {
+        return None;
+    }
+    let mut t = [FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    }; 4];
+    let [created, exited, kernel, user] = &mut t;
+    // SAFETY: four valid out-pointers, an open handle.
+    if unsafe { GetThreadTimes(h, created, exited, kernel, user) } == 0 {
+        return None;
+    }
+    // SAFETY: plain call on an open handle.
+    let priority = unsafe { GetThreadPriority(h) };
+    if priority == THREAD_PRIORITY_ERROR_RETURN {
+        return None;
+    }
+    Some(TaskStat {
+        state: b'T',
+        // 100 ns units.
+        cpu_ms: (filetime(t[2]) + filetime(t[3])) as f64 / 1e4,
+        nice: i64::from(priority),
+    })
+}
+
+/// Most thread handles kept from the attach's events (a JVM has hundreds to a few thousand).
+const MAX_THREADS: usize = 1 << 16;
+
+/// A `CONTEXT` as `GetThreadContext` needs it: 16-byte aligned (`winnt.h` declares it
+/// `DECLSPEC_ALIGN(16)`; windows-sys' struct is only `repr(C)`).
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(16))]
+struct AlignedContext(windows_sys::Win32::System::Diagnostics::Debug::CONTEXT);
+
+/// Thread `h`'s control and integer registers (`GetThreadContext`), decoded; `None` when the
+/// call fails.
+#[cfg(target_arch = "x86_64")]
+fn thread_registers(h: HANDLE) -> Option<ThreadRegisters> {
+    use windows_sys::Win32::System::Diagnostics::Debug::{
+        CONTEXT_CONTROL_AMD64, CONTEXT_INTEGER_AMD64, GetThreadContext,
+    };
+    // SAFETY: CONTEXT is plain data; zero is a valid value.
+    let mut ctx: AlignedContext = unsafe { std::mem::zeroed() };
+    ctx.0.ContextFlags = CONTEXT_CONTROL_AMD64 | CONTEXT_INTEGER_AMD64;
+    // SAFETY: a 16-byte aligned CONTEXT with its flags set; `h` is an open thread handle.
+    if unsafe { GetThreadContext(h, &mut ctx.0) } == 0 {
+        return None;
+    }
+    let c = &ctx.0;
+    ThreadRegisters::from_amd64_context(&minidump::format::CONTEXT_AMD64 {
+        context_flags: c.ContextFlags,
+        rip: c.Rip,
+        rsp: c.Rsp,
+        rbp: c.Rbp,
+        r13: c.R13,
+        ..Default::default()
+    })
+}
+
+/// Only x64 JVMs are read (a WOW64 process is refused).
+#[cfg(not(target_arch = "x86_64"))]
+fn thread_registers(_h: HANDLE) -> Option<ThreadRegisters> {
+    None
 }
 
 unsafe fn close(h: HANDLE) {
