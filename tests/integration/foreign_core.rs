@@ -571,3 +571,49 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
         "the aarch64 build's dump differs from the x86_64 build's"
     );
 }
+
+/// `inspect threads <pid>` live inside the aarch64 VM (qemu-system-aarch64; the static aarch64
+/// build, ThreadsTarget on Debian's arm64 JDK 17, run by scripts/aarch64/threads-live.sh, cached
+/// per build): it exits 0 and agrees with the JVM's own `jcmd Thread.print -l` before and after
+/// it (threads, states, top 10 frames, lock lines and deadlocks), and leaves the JVM running.
+#[test]
+#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh and the static aarch64 build: run scripts/test.sh"]
+fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/aarch64/threads-live.sh");
+    let out = Command::new(&script)
+        .arg(aarch64_bin())
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{} failed ({}): it needs qemu-system-aarch64 and the arm64 root of \
+         scripts/aarch64/setup.sh (run that as root, or scripts/test.sh); see its messages above",
+        script.display(),
+        out.status
+    );
+    let dir = PathBuf::from(stdout.lines().last().unwrap_or_default());
+    let ours = read(&dir.join("ours"));
+    assert_eq!(
+        read(&dir.join("ours.rc")).trim(),
+        "0",
+        "inspect threads in the VM failed: {}",
+        read(&dir.join("ours.err"))
+    );
+    let state = read(&dir.join("state"));
+    let letter = state.split_whitespace().nth(1).unwrap_or("?");
+    assert!(
+        !matches!(letter, "T" | "t" | "?"),
+        "the JVM was left stopped: {state}"
+    );
+    let (first, second) = (read(&dir.join("jcmd1")), read(&dir.join("jcmd2")));
+    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
+    let locked = crate::threads::agree_locks(&first, &ours, &second);
+    assert!(
+        locked.len() >= 12,
+        "only {} threads' lock lines compared",
+        locked.len()
+    );
+}
