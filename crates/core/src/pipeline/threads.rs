@@ -65,7 +65,7 @@ impl Default for ThreadsOptions {
 /// backend.
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
-    use crate::process::{self, Process};
+    use crate::process::Process;
     use crate::read::ProcessMemory;
     let began = Instant::now();
     let process = Process::open(pid)?;
@@ -73,22 +73,38 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     let module = crate::locate::os::find_in_process(pid)?;
     let vm = model(&module, &mem)?;
     let modelled = began.elapsed();
+    held_walk(&process, &mem, &vm, modelled, opts)
+}
+
+/// The live dump's stop, walk and release, the same on every OS with a live backend: the
+/// threads held (`process::stop`, unless `--no-stop`), walked, given their CPU times and
+/// priorities as the stop read them (Linux: each thread's `stat` before its interrupt; Windows:
+/// `GetThreadTimes`, `GetThreadPriority`), released, and the process checked to be the same one.
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
+fn held_walk(
+    process: &crate::process::Process,
+    mem: &crate::read::ProcessMemory,
+    vm: &VmModel,
+    modelled: Duration,
+    opts: &ThreadsOptions,
+) -> Result<ThreadDump, Error> {
+    use crate::process;
+    let pid = process.pid();
     let mut details = vec![Detail::Path(ReadPath::Forced {
         pid,
         name: process.name().to_string(),
     })];
     let stopped = if opts.stop {
-        Some(process::stop(&process, opts.stop_timeout)?)
+        Some(process::stop(process, opts.stop_timeout)?)
     } else {
         None
     };
     let walk_began = Instant::now();
-    let paged = Paged::new(&mem);
+    let paged = Paged::new(mem);
     let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
-    let mut walked = dump::walk(&vm, &paged, &registers);
+    let mut walked = dump::walk(vm, &paged, &registers);
     let walk_time = walk_began.elapsed();
-    // CPU times as the stop read them (each thread's stat, before its interrupt); without a
-    // stop, read now.
+    // CPU times as the stop read them; without a stop, read now.
     if let Ok(dump) = &mut walked {
         match &stopped {
             Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
@@ -99,7 +115,7 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     process.check_same()?;
     let dump = walked?;
     let mut warnings = Vec::new();
-    details.push(model_detail(&vm, modelled));
+    details.push(model_detail(vm, modelled));
     details.push(walk_detail(&dump, walk_time, paged.reads()));
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
@@ -130,7 +146,7 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     use crate::locate::JVM_DLL;
     use crate::locate::pe::{Exports, ImageHeaders};
-    use crate::process::{self, Process};
+    use crate::process::Process;
     use crate::read::ProcessMemory;
     let began = Instant::now();
     let process = Process::open(pid)?;
@@ -154,41 +170,7 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     let exports = Exports::read(&mem, &headers, &name)?;
     let vm = VmModel::read(&Paged::new(&mem), &|s| exports.address(s))?;
     let modelled = began.elapsed();
-    let mut details = vec![Detail::Path(ReadPath::Forced {
-        pid,
-        name: process.name(),
-    })];
-    let stopped = if opts.stop {
-        Some(process::stop(&process, opts.stop_timeout)?)
-    } else {
-        None
-    };
-    let walk_began = Instant::now();
-    let paged = Paged::new(&mem);
-    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
-    let mut walked = dump::walk(&vm, &paged, &registers);
-    let walk_time = walk_began.elapsed();
-    // CPU times (jcmd.exe's `cpu=`, `os_prio=`) read with the threads held; without a stop, now.
-    if let Ok(dump) = &mut walked {
-        match &stopped {
-            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
-            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
-        }
-    }
-    let report = stopped.map(|s| s.release());
-    process.check_same()?;
-    let dump = walked?;
-    let mut warnings = Vec::new();
-    details.push(model_detail(&vm, modelled));
-    details.push(walk_detail(&dump, walk_time, paged.reads()));
-    if let Some(r) = report {
-        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
-    }
-    Ok(ThreadDump {
-        dump,
-        details,
-        warnings,
-    })
+    held_walk(&process, &mem, &vm, modelled, opts)
 }
 
 /// A thread dump of an ELF core (`inspect threads --core <core>`): libjvm found as for
