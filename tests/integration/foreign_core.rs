@@ -19,7 +19,7 @@
 //! architecture, once its build-id matches).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::support::*;
 
@@ -36,27 +36,12 @@ const A64_JDKS: [(&str, &str); 3] = [
 /// The cached aarch64 cores and their references: runs `scripts/aarch64/cores.sh` (which makes
 /// them in the VM when the cache does not have them) and returns its directory.
 fn aarch64_cores() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/aarch64/cores.sh");
-    let out = Command::new(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{} failed ({}): it needs qemu-system-aarch64 and the arm64 root of \
-         scripts/aarch64/setup.sh (run that as root, or scripts/test.sh); see its messages above",
-        script.display(),
-        out.status
-    );
-    let dir = PathBuf::from(stdout.lines().last().unwrap_or_default());
-    assert!(
-        dir.join(".done").exists(),
-        "{} printed no cache directory: {stdout}",
-        script.display()
-    );
-    dir
+    cached_by_script("", "scripts/aarch64/cores.sh", &[], A64_NEEDS, &[".done"])
 }
+
+/// What the aarch64 VM's scripts need.
+const A64_NEEDS: &str = "it needs qemu-system-aarch64 and the arm64 root of scripts/aarch64/setup.sh \
+                         (run that as root, or scripts/test.sh)";
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
@@ -579,21 +564,14 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
 #[test]
 #[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh and the static aarch64 build: run scripts/test.sh"]
 fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/aarch64/threads-live.sh");
-    let out = Command::new(&script)
-        .arg(aarch64_bin())
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{} failed ({}): it needs qemu-system-aarch64 and the arm64 root of \
-         scripts/aarch64/setup.sh (run that as root, or scripts/test.sh); see its messages above",
-        script.display(),
-        out.status
+    let bin = aarch64_bin();
+    let dir = cached_by_script(
+        "",
+        "scripts/aarch64/threads-live.sh",
+        &[bin.as_os_str()],
+        A64_NEEDS,
+        &[".done"],
     );
-    let dir = PathBuf::from(stdout.lines().last().unwrap_or_default());
     let ours = read(&dir.join("ours"));
     assert_eq!(
         read(&dir.join("ours.rc")).trim(),

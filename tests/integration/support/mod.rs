@@ -753,36 +753,73 @@ pub fn static_bin() -> PathBuf {
     path
 }
 
+/// The directory a caching script of the project prints as its last line (`scripts/windows/
+/// minidump.py`, `scripts/aarch64/cores.sh`, ...), run as `program script args` (`program`
+/// empty: the script itself); panics with the script's words and `needs` (what it needs and how
+/// to get it) when it fails, or when the directory lacks one of `files`.
+pub fn cached_by_script(
+    program: &str,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    needs: &str,
+    files: &[&str],
+) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let mut cmd = if program.is_empty() {
+        Command::new(&script)
+    } else {
+        let mut c = Command::new(program);
+        c.arg(&script);
+        c
+    };
+    let out = cmd
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(
+        out.status.success(),
+        "{} failed ({}): {}\n{needs}",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let dir = PathBuf::from(stdout.lines().last().unwrap_or_default().trim());
+    for f in files {
+        assert!(
+            dir.join(f).exists(),
+            "{} printed {}, which has no {f}",
+            script.display(),
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// What the Windows dumps need.
+const WINE_NEEDS: &str =
+    "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh";
+
 /// The directory of the cached Windows minidumps (`full.mdmp`, `normal.mdmp`,
 /// `hs_err_pid<pid>.mdmp`, the `jcmd.exe` references, `info.json`), made by
 /// `scripts/windows/minidump.py` under Wine if missing (tests/integration/minidump.rs, tests/integration/portable.rs).
 pub fn minidumps() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/minidump.py");
-        let out = Command::new("python3")
-            .arg(&script)
-            .output()
-            .expect("running python3");
-        assert!(
-            out.status.success(),
-            "{} failed ({}): {}\nneeds Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        for f in [
-            "full.mdmp",
-            "normal.mdmp",
-            "jcmd-before.txt",
-            "jcmd-after.txt",
-            "jcmd-before-crash.txt",
-            "info.json",
-        ] {
-            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
-        }
-        dir
+        cached_by_script(
+            "python3",
+            "scripts/windows/minidump.py",
+            &[],
+            WINE_NEEDS,
+            &[
+                "full.mdmp",
+                "normal.mdmp",
+                "jcmd-before.txt",
+                "jcmd-after.txt",
+                "jcmd-before-crash.txt",
+                "info.json",
+            ],
+        )
     })
 }
 
@@ -792,29 +829,18 @@ pub fn minidumps() -> &'static Path {
 pub fn threads_minidump() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/windows/threads_minidump.py");
-        let out = Command::new("python3")
-            .arg(&script)
-            .output()
-            .expect("running python3");
-        assert!(
-            out.status.success(),
-            "{} failed ({}): {}\nneeds Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh",
-            script.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-        for f in [
-            "threads.mdmp",
-            "threads-jcmd-before.txt",
-            "threads-jcmd-after.txt",
-            "info.json",
-        ] {
-            assert!(dir.join(f).is_file(), "{} has no {f}", dir.display());
-        }
-        dir
+        cached_by_script(
+            "python3",
+            "scripts/windows/threads_minidump.py",
+            &[],
+            WINE_NEEDS,
+            &[
+                "threads.mdmp",
+                "threads-jcmd-before.txt",
+                "threads-jcmd-after.txt",
+                "info.json",
+            ],
+        )
     })
 }
 
