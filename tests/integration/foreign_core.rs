@@ -516,12 +516,17 @@ fn aarch64_thread_dump_core_read_on_x86_64_matches_jcmd() {
     );
     let mut a64_args = vec!["threads"];
     a64_args.extend_from_slice(&args);
-    let a64 = inspect_a64(&aarch64_bin(), &a64_args);
+    assert_a64_prints(&a64_args, &ours);
+}
+
+/// The aarch64 build (under qemu-user) run with `args` exits 0 and prints `ours`, byte for byte.
+fn assert_a64_prints(args: &[&str], ours: &str) {
+    let a64 = inspect_a64(&aarch64_bin(), args);
     assert!(a64.status.success(), "{}", stderr_of(&a64));
     assert_eq!(
         String::from_utf8_lossy(&a64.stdout),
         ours,
-        "the aarch64 build's dump differs from the x86_64 build's"
+        "the aarch64 build's output differs from the x86_64 build's"
     );
 }
 
@@ -548,13 +553,7 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
     let ours = crate::threads_field::threads_ok(&args[1..]);
     let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
     assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
-    let a64 = inspect_a64(&aarch64_bin(), &args);
-    assert!(a64.status.success(), "{}", stderr_of(&a64));
-    assert_eq!(
-        String::from_utf8_lossy(&a64.stdout),
-        ours,
-        "the aarch64 build's dump differs from the x86_64 build's"
-    );
+    assert_a64_prints(&args, &ours);
 }
 
 /// `inspect threads <pid>` live inside the aarch64 VM (qemu-system-aarch64; the static aarch64
