@@ -39,6 +39,9 @@ done
 key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel*/boot/vmlinuz-*; cat "$0"; } | md5sum | cut -c1-8)-$(
   cat "$R$JH/lib/server/libjvm.so" "$R$SJ/lib/server/libjvm.so" | md5sum | cut -c1-8)
 OUT=$CACHE/cores/$key
+# One run at a time (two would remove each other's half-made cores): the later one waits, then
+# finds them made.
+exec 8>"$CACHE/cores.lock"; flock 8
 if [ -f "$OUT/.done" ]; then echo "$OUT"; exit 0; fi
 t0=$(date +%s)
 echo "aarch64/cores: making the cores in the VM (cache $OUT)" >&2

@@ -26,6 +26,7 @@ for t in qemu-system-aarch64 debugfs mke2fs javac; do
 done
 key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel/boot/vmlinuz-*; cat "$0" tests/java/ThreadsTarget.java "$BIN"; } | md5sum | cut -c1-12)
 OUT=$CACHE/threads-live/$key
+exec 8>"$CACHE/threads-live.lock"; flock 8   # one run at a time
 if [ -f "$OUT/.done" ]; then echo "$OUT"; exit 0; fi
 t0=$(date +%s)
 echo "aarch64/threads-live: a live thread dump in the VM (cache $OUT)" >&2

@@ -35,8 +35,12 @@ const A64_JDKS: [(&str, &str); 3] = [
 
 /// The cached aarch64 cores and their references: runs `scripts/aarch64/cores.sh` (which makes
 /// them in the VM when the cache does not have them) and returns its directory.
+/// Made once per test binary: the tests that read the cores run in parallel, and two runs of
+/// the script at once would remove each other's half-made cores.
 fn aarch64_cores() -> PathBuf {
-    cached_by_script("", "scripts/aarch64/cores.sh", &[], A64_NEEDS, &[".done"])
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| cached_by_script("", "scripts/aarch64/cores.sh", &[], A64_NEEDS, &[".done"]))
+        .clone()
 }
 
 /// What the aarch64 VM's scripts need.
