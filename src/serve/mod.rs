@@ -55,7 +55,7 @@ pub struct ServeArgs {
     /// its memory without stopping it, and export them as each dialect's thread-state family
     /// (hotspot_threads_state, Micrometer's jvm_threads_states_threads, client_java's
     /// jvm_threads_state, OpenTelemetry's jvm_thread_count with jvm_thread_state). Needs the
-    /// right to read the JVMs' memory (root, or CAP_SYS_PTRACE); costs about 0.2 ms a JVM a
+    /// right to read the JVMs' memory (root, or CAP_SYS_PTRACE); costs about 0.1 ms a JVM a
     /// scrape (see the README).
     #[arg(long)]
     pub thread_states: bool,

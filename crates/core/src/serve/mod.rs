@@ -19,7 +19,7 @@
 //!
 //! With [`Exporter::with_thread_states`] (`--thread-states`), each JVM read also gets its Java
 //! threads counted by state, without a stop ([`crate::pipeline::StatesSampler`]: the VM model
-//! is read once per JVM and kept); the dialects write them as their thread-state families, the
+//! is read once per JVM, and only the offsets the counts need are kept); the dialects write them as their thread-state families, the
 //! `hotspot` dialect as `hotspot_threads_state{state,daemon}`. A JVM whose states cannot be
 //! read is still exported, without them, and counted in
 //! `hsinspect_thread_states_failures_total{cause}`.
