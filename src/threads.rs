@@ -31,6 +31,11 @@ pub struct ThreadsArgs {
     /// by then are walked running, with a warning).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     stop_timeout: u64,
+    /// Also list the virtual threads no carrier runs (JDK 21+): those of the JVM's thread
+    /// containers (as `jcmd <pid> Thread.dump_to_file` finds them), with their frames read from
+    /// their stack chunks in the heap. Costs a read per thread: seconds for 100,000.
+    #[arg(long = "virtual")]
+    virtual_threads: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: ThreadsFormat,
@@ -57,6 +62,7 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
             core,
             args.exe.as_deref(),
             args.sysroot.as_deref(),
+            args.virtual_threads,
         )
         .with_context(|| format!("thread dump of core {}", core.display()))?,
         (None, Some(pid)) => live(pid, args)?,
@@ -78,6 +84,10 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    if let Some(e) = &taken.dump.virtual_threads_error {
+        eprintln!("error: virtual threads not read: {e}");
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -86,6 +96,7 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
     let opts = hsinspect::pipeline::ThreadsOptions {
         stop: !args.no_stop,
         stop_timeout: Duration::from_millis(args.stop_timeout),
+        virtual_threads: args.virtual_threads,
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))

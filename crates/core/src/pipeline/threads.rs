@@ -44,6 +44,9 @@ pub struct ThreadsOptions {
     pub stop: bool,
     /// How long to wait for every thread to stop.
     pub stop_timeout: Duration,
+    /// Also read the virtual threads no carrier runs (`--virtual`, JDK 21+), while the
+    /// threads are held ([`Dump::read_virtual_threads`]).
+    pub virtual_threads: bool,
 }
 
 impl Default for ThreadsOptions {
@@ -51,6 +54,7 @@ impl Default for ThreadsOptions {
         ThreadsOptions {
             stop: true,
             stop_timeout: Duration::from_millis(100),
+            virtual_threads: false,
         }
     }
 }
@@ -103,6 +107,11 @@ fn held_walk(
     let paged = Paged::new(mem);
     let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
     let mut walked = dump::walk(vm, &paged, &registers);
+    if opts.virtual_threads
+        && let Ok(dump) = &mut walked
+    {
+        dump.read_virtual_threads(vm, &paged);
+    }
     let walk_time = walk_began.elapsed();
     // CPU times as the stop read them; without a stop, read now.
     if let Ok(dump) = &mut walked {
@@ -188,6 +197,7 @@ pub fn dump_threads_core(
     core_path: &std::path::Path,
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
+    virtual_threads: bool,
 ) -> Result<ThreadDump, Error> {
     use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
     use crate::read::CoreMemory;
@@ -199,7 +209,7 @@ pub fn dump_threads_core(
                 "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
             ));
         }
-        return dump_threads_minidump(core_path);
+        return dump_threads_minidump(core_path, virtual_threads);
     }
     let began = Instant::now();
     let mut core = CoreMemory::open(core_path)?;
@@ -226,7 +236,10 @@ pub fn dump_threads_core(
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
-    let dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
+    let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
+    if virtual_threads {
+        dump.read_virtual_threads(&vm, &paged);
+    }
     let mut details = vec![Detail::Path(ReadPath::Core {
         path: core_path.to_owned(),
         process: core.process().map(|p| (p.pid, p.command.clone())),
@@ -257,7 +270,10 @@ pub fn dump_threads_core(
 /// lacks the memory the model needs (a dump without full memory: said so, with how to write
 /// one); [`Error::Pe`] when `jvm.dll`'s headers or exports are not as expected;
 /// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read.
-pub fn dump_threads_minidump(path: &std::path::Path) -> Result<ThreadDump, Error> {
+pub fn dump_threads_minidump(
+    path: &std::path::Path,
+    virtual_threads: bool,
+) -> Result<ThreadDump, Error> {
     use crate::locate::pe::{Exports, ImageHeaders};
     use crate::read::MinidumpMemory;
     let began = Instant::now();
@@ -275,8 +291,11 @@ pub fn dump_threads_minidump(path: &std::path::Path) -> Result<ThreadDump, Error
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&mdmp);
-    let dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
+    let mut dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
         .map_err(|e| explain(e, "the thread list"))?;
+    if virtual_threads {
+        dump.read_virtual_threads(&vm, &paged);
+    }
     let details = vec![
         Detail::Path(ReadPath::Minidump {
             path: path.to_owned(),

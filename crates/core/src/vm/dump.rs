@@ -14,6 +14,7 @@ use super::locks::LockReader;
 use super::paged::Paged;
 pub use super::thread::{DeadlockLink, DumpThread, MountedVirtualThread, ThreadLocks, Waits};
 use super::threads::{ThreadLayout, VmThread, os_state_word};
+use super::vthreads::{UnmountedVirtualThread, VirtualThreads};
 use crate::error::Error;
 use crate::pid::Pid;
 use crate::process::TaskStat;
@@ -54,6 +55,13 @@ pub struct Dump {
     pub threads: Vec<DumpThread>,
     /// The Java-level deadlocks found, each a cycle of threads (indices into `threads`).
     pub deadlocks: Vec<Vec<DeadlockLink>>,
+    /// The virtual threads no carrier runs, when asked for (`--virtual`,
+    /// [`Dump::read_virtual_threads`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub virtual_threads: Option<VirtualThreads>,
+    /// Why they could not be read, when asked for and they could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub virtual_threads_error: Option<String>,
 }
 
 /// The used part of a thread's stack, read in one piece for its walk: from a little below `sp`
@@ -248,10 +256,27 @@ pub fn walk(
         thread_list: list,
         threads,
         deadlocks,
+        virtual_threads: None,
+        virtual_threads_error: None,
     })
 }
 
 impl Dump {
+    /// Reads the virtual threads no carrier runs ([`super::vthreads::unmounted`]) through
+    /// `mem`, the same (held) target as the dump's: the ones this dump found mounted are left
+    /// out. A failure is kept in [`Dump::virtual_threads_error`].
+    pub fn read_virtual_threads(&mut self, vm: &VmModel, mem: &dyn crate::memory::ReadMemory) {
+        let mounted = self
+            .threads
+            .iter()
+            .filter_map(|t| t.virtual_thread.as_ref().map(|v| v.tid))
+            .collect();
+        match super::vthreads::unmounted(vm, mem, &mounted) {
+            Ok(v) => self.virtual_threads = Some(v),
+            Err(e) => self.virtual_threads_error = Some(e.to_string()),
+        }
+    }
+
     /// Fills each thread's CPU time and nice value (jcmd's `cpu=`, `os_prio=`) from `stat`,
     /// what the OS says of an OS thread id (`/proc/<pid>/task/<tid>/stat` on Linux, read as the
     /// thread was stopped).
@@ -327,7 +352,32 @@ impl Dump {
             out.clear();
         }
         self.deadlocks_text(&mut out);
-        w.write_all(out.as_bytes())
+        w.write_all(out.as_bytes())?;
+        out.clear();
+        if let Some(v) = &self.virtual_threads {
+            let _ = writeln!(
+                out,
+                "\nVirtual threads not mounted: {} ({} mounted, printed with their carriers; {} thread containers read):\n",
+                v.threads.len(),
+                v.mounted,
+                v.containers
+            );
+            for note in &v.notes {
+                let _ = writeln!(out, "<inspect: {note}>");
+            }
+            w.write_all(out.as_bytes())?;
+            for t in &v.threads {
+                out.clear();
+                virtual_thread_text(t, &mut out);
+                w.write_all(out.as_bytes())?;
+            }
+        }
+        if let Some(e) = &self.virtual_threads_error {
+            out.clear();
+            let _ = writeln!(out, "\n<inspect: virtual threads not read: {e}>");
+            w.write_all(out.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// The deadlocks as `DeadlockCycle::print_on_with` prints them (after jcmd's JNI refs line),
@@ -487,6 +537,18 @@ impl Dump {
 }
 
 /// Frames and their lock lines (`JavaThread::print_stack_on`).
+/// An unmounted virtual thread as `Thread.print` would print a thread: `"name" #tid virtual`
+/// and its `VirtualThread` state, the `java.lang.Thread.State` line, its frames.
+fn virtual_thread_text(t: &UnmountedVirtualThread, out: &mut String) {
+    let _ = writeln!(out, "\"{}\" #{} virtual {}", t.name, t.tid, t.vthread_state);
+    let _ = writeln!(out, "   java.lang.Thread.State: {}", t.thread_state);
+    stack_text(&t.frames, out);
+    if let Some(note) = &t.note {
+        let _ = writeln!(out, "\t<inspect: {note}>");
+    }
+    out.push('\n');
+}
+
 fn stack_text(frames: &[Frame], out: &mut String) {
     for f in frames {
         let _ = write!(out, "\tat {}.{}(", f.class, f.method);

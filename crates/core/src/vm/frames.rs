@@ -1449,4 +1449,164 @@ impl<'a> Walker<'a> {
         }
         (frames, Some(format!("stopped after {MAX_FRAMES} frames")))
     }
+
+    /// Walks the frames frozen in a stack chunk (`jdk.internal.vm.StackChunk`, the heap copy
+    /// of an unmounted virtual thread's stack) from its top frame at `sp` down to `bottom`
+    /// (addresses), as `StackChunkFrameStream` does (`oops/stackChunkOop.hpp`,
+    /// `runtime/stackChunkFrameStream.inline.hpp`, `cpu/*/stackChunkFrameStream_*.inline.hpp`):
+    /// a frame's pc is the word below its sp; a compiled frame's caller starts `frame_size`
+    /// words above it; an interpreted frame's fp is the word two below its sp plus that word's
+    /// value in words (freezing relativizes it, `FreezeBase::relativize_interpreted_frame_metadata`),
+    /// its locals, sender sp and last sp are fp-relative, and its caller starts two words above
+    /// its fp. The walk ends when an interpreted frame's locals reach `bottom`, or a compiled
+    /// caller would start within two words of it.
+    ///
+    /// Monitors are not read: a chunk's oops may have been compressed in place by the GC.
+    pub fn walk_chunk(&mut self, sp: u64, bottom: u64) -> (Vec<Frame>, Option<String>) {
+        let mut frames = Vec::new();
+        let mut sp = sp;
+        let mut unextended_sp = sp;
+        let word = |mem: &dyn ReadMemory, a: u64| rd(mem, a);
+        while sp < bottom {
+            if frames.len() >= MAX_FRAMES {
+                return (frames, Some(format!("stopped after {MAX_FRAMES} frames")));
+            }
+            let Some(pc) = word(self.mem, sp - 8) else {
+                return (
+                    frames,
+                    Some(format!("chunk: pc at {:#x} not readable", sp - 8)),
+                );
+            };
+            let Some(blob) = self.blob(pc) else {
+                return (
+                    frames,
+                    Some(format!(
+                        "chunk: pc {pc:#x}: no code blob found in the code cache"
+                    )),
+                );
+            };
+            if blob.kind == BlobKind::Interpreter {
+                let link_at = sp - 16;
+                let Some(rel) = word(self.mem, link_at) else {
+                    return (
+                        frames,
+                        Some("chunk: interpreted frame's fp not readable".into()),
+                    );
+                };
+                let fp = link_at.wrapping_add_signed((rel as i64).wrapping_mul(8));
+                if fp < sp || fp >= bottom || fp - sp > MAX_INTERPRETER_FRAME {
+                    return (
+                        frames,
+                        Some(format!(
+                            "chunk: interpreter frame fp {fp:#x} not plausible for sp {sp:#x}"
+                        )),
+                    );
+                }
+                let rel_at = |mem: &dyn ReadMemory, slot: u64| {
+                    rd(mem, fp.wrapping_sub(slot))
+                        .map(|v| fp.wrapping_add_signed((v as i64).wrapping_mul(8)))
+                };
+                let (Some(method), Some(bcp), Some(locals), Some(sender_sp)) = (
+                    rd(self.mem, fp - 24),
+                    rd(self.mem, fp - self.slots.bcp),
+                    rel_at(self.mem, self.slots.locals),
+                    rel_at(self.mem, 8),
+                ) else {
+                    return (
+                        frames,
+                        Some("chunk: interpreter frame slots not readable".into()),
+                    );
+                };
+                let bci = self.method(method).and_then(|m| {
+                    let start = m.const_method + self.cm_size;
+                    if m.native {
+                        Some(0)
+                    } else if bcp >= start && bcp < start + m.code_size.max(1) {
+                        Some((bcp - start) as i32)
+                    } else {
+                        None
+                    }
+                });
+                match self.frame(method, bci, FrameKind::Interpreted) {
+                    Some(mut f) => {
+                        if bci.is_none() && f.kind != FrameKind::Native {
+                            f.mark = Some(format!("bcp {bcp:#x} outside the method's bytecodes"));
+                        }
+                        frames.push(f);
+                    }
+                    None => {
+                        return (
+                            frames,
+                            Some(format!(
+                                "chunk: interpreter frame: Method* {method:#x} not readable"
+                            )),
+                        );
+                    }
+                }
+                if locals + 8 >= bottom {
+                    return (frames, None);
+                }
+                unextended_sp = sender_sp;
+                sp = fp + 16;
+            } else {
+                if blob.kind == BlobKind::Nmethod {
+                    match self.compiled_frames(&blob, pc, unextended_sp, 0, false) {
+                        Some(mut c) => {
+                            for f in &mut c {
+                                f.monitors.clear();
+                            }
+                            frames.extend(c);
+                        }
+                        None => {
+                            let method =
+                                rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
+                            match self.frame(method, None, FrameKind::Compiled) {
+                                Some(mut f) => {
+                                    f.mark = Some(
+                                        "compiled frame: inlined frames and line not decoded"
+                                            .into(),
+                                    );
+                                    frames.push(f);
+                                }
+                                None => {
+                                    return (
+                                        frames,
+                                        Some(format!(
+                                            "chunk: nmethod {:#x}: Method* not readable",
+                                            blob.address
+                                        )),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                } else if blob.kind == BlobKind::NativeNmethod {
+                    let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
+                    if let Some(mut f) = self.frame(method, None, FrameKind::Native) {
+                        f.receiver = Receiver::NoLocals;
+                        frames.push(f);
+                    }
+                }
+                if blob.frame_size == 0 {
+                    return (
+                        frames,
+                        Some(format!(
+                            "chunk: code blob at {:#x} has no frame size",
+                            blob.address
+                        )),
+                    );
+                }
+                let next = unextended_sp.wrapping_add(blob.frame_size * 8);
+                if next <= sp {
+                    return (frames, Some("chunk: sp not increasing".into()));
+                }
+                if next >= bottom.saturating_sub(16) {
+                    return (frames, None);
+                }
+                sp = next;
+                unextended_sp = next;
+            }
+        }
+        (frames, None)
+    }
 }

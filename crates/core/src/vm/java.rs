@@ -82,11 +82,15 @@ const MAX_NAME_BYTES: usize = 64 * 1024;
 /// The deepest class hierarchy followed to `java.lang.Thread`.
 const MAX_SUPERS: usize = 64;
 
-/// A field's offset and signature.
+/// A field's offset and signature; a static field's offset is in the class's mirror
+/// (`java.lang.Class`), and a `static final` primitive's value may be a constant pool entry.
 #[derive(Debug, Clone)]
 struct FieldAt {
     offset: u64,
     signature: String,
+    is_static: bool,
+    /// The `ConstantValue` attribute's constant pool index (0: none).
+    initializer: u16,
 }
 
 /// The offsets and flags objects are read with, resolved once from a [`VmModel`]
@@ -107,6 +111,10 @@ pub struct JavaLayout {
     klass_shift: Option<u64>,
     major: u32,
     class_klass_offset: Option<u64>,
+    /// `Klass::_java_mirror` (an `OopHandle`: the address of the mirror's slot).
+    java_mirror: Option<u64>,
+    /// `Klass::_layout_helper` (an instance class's size in bytes).
+    layout_helper: Option<u64>,
 }
 
 impl JavaLayout {
@@ -138,6 +146,8 @@ impl JavaLayout {
             },
             major: vm.major,
             class_klass_offset: vm.static_address("java_lang_Class", "_klass_offset").ok(),
+            java_mirror: vm.offset("Klass", "_java_mirror").ok(),
+            layout_helper: vm.offset("Klass", "_layout_helper").ok(),
         })
     }
 }
@@ -146,7 +156,8 @@ impl JavaLayout {
 pub struct JavaReader<'a> {
     mem: &'a dyn ReadMemory,
     layout: JavaLayout,
-    /// Non-static fields by class (`Klass*`): name → offset and signature.
+    /// Fields by class (`Klass*`): name → offset and signature (a class declares one field
+    /// of a name).
     cache: RefCell<HashMap<u64, Rc<HashMap<String, FieldAt>>>>,
 }
 
@@ -293,7 +304,7 @@ impl<'a> JavaReader<'a> {
         };
         let mut out = HashMap::new();
         for f in decoded.fields.iter().take(decoded.java_fields as usize) {
-            let (Some(offset), false) = (f.offset, f.is_static()) else {
+            let Some(offset) = f.offset else {
                 continue;
             };
             let sym = |index: u16| -> Result<String, Error> {
@@ -308,6 +319,8 @@ impl<'a> JavaReader<'a> {
                 FieldAt {
                     offset: u64::from(offset),
                     signature: sym(f.signature_index)?,
+                    is_static: f.is_static(),
+                    initializer: f.initializer_index,
                 },
             );
         }
@@ -335,7 +348,7 @@ impl<'a> JavaReader<'a> {
 
     fn field(&self, klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
         let fields = self.fields_of(klass)?;
-        match fields.get(name) {
+        match fields.get(name).filter(|f| !f.is_static) {
             Some(f) if f.signature == sig => Ok(f.offset),
             Some(f) => Err(Error::VmStructs(format!(
                 "field {name} has signature {} (expected {sig})",
@@ -343,6 +356,22 @@ impl<'a> JavaReader<'a> {
             ))),
             None => Err(Error::VmStructs(format!("no field {name} {sig}"))),
         }
+    }
+
+    /// Where an array's length and first element are, for elements of `elem` bytes
+    /// (`arrayOopDesc`, `oops/arrayOop.hpp`): the length after the mark and klass words; the
+    /// elements after it, aligned to a word up to JDK 21 and to the element size from 22.
+    fn array_layout(&self, elem: u64) -> (u64, u64) {
+        let layout = &self.layout.oops;
+        let length_at: u64 = if layout.compact_headers {
+            8
+        } else if layout.compressed_class_pointers {
+            12
+        } else {
+            16
+        };
+        let align = if self.layout.major >= 22 { elem } else { 8 };
+        (length_at, (length_at + 4).div_ceil(align) * align)
     }
 
     /// The text of the `java.lang.String` at `oop` (`value` + `coder`, JDK 9+; `char[]` in 8).
@@ -356,19 +385,8 @@ impl<'a> JavaReader<'a> {
             Err(_) => (self.field(klass, "value", "[C")?, None),
         };
         let array = self.oop_at(oop + value_off, "String.value")?;
-        let layout = &self.layout.oops;
-        // arrayOopDesc (oops/arrayOop.hpp): the length after the mark and klass words; the
-        // elements after it, aligned to a word up to JDK 21 and to the element size from 22.
-        let length_at: u64 = if layout.compact_headers {
-            8
-        } else if layout.compressed_class_pointers {
-            12
-        } else {
-            16
-        };
         let elem: u64 = if coder.is_some() { 1 } else { 2 };
-        let align = if self.layout.major >= 22 { elem } else { 8 };
-        let base = (length_at + 4).div_ceil(align) * align;
+        let (length_at, base) = self.array_layout(elem);
         let len = u64::from(self.u32_at(array + length_at, "String.value's length")?);
         let bytes = len * elem;
         if bytes > MAX_NAME_BYTES as u64 {
@@ -449,6 +467,23 @@ impl<'a> JavaReader<'a> {
     pub fn thread_id(&self, oop: u64) -> Result<i64, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
         Ok(self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64)
+    }
+
+    /// `Thread.name` of the `java.lang.Thread` (or subclass) at `oop` (empty when null).
+    ///
+    /// # Errors
+    /// As [`JavaReader::identity`].
+    pub fn thread_name(&self, oop: u64) -> Result<String, Error> {
+        let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
+        let name_oop = self.oop_at(
+            oop + self.field(thread, "name", "Ljava/lang/String;")?,
+            "Thread.name",
+        )?;
+        if name_oop == 0 {
+            Ok(String::new())
+        } else {
+            self.string(name_oop)
+        }
     }
 
     /// Where the state and daemon flag of the thread whose `java.lang.Thread` (or subclass)
@@ -535,15 +570,7 @@ impl<'a> JavaReader<'a> {
     /// when the object cannot be read.
     pub fn identity(&self, oop: u64) -> Result<JavaIdentity, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
-        let name_oop = self.oop_at(
-            oop + self.field(thread, "name", "Ljava/lang/String;")?,
-            "Thread.name",
-        )?;
-        let name = if name_oop == 0 {
-            String::new()
-        } else {
-            self.string(name_oop)?
-        };
+        let name = self.thread_name(oop)?;
         let tid = self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64;
         // JDK 19+: daemon, priority and threadStatus moved to Thread.FieldHolder (`holder`).
         let (obj, klass) = match self.field(thread, "holder", "Ljava/lang/Thread$FieldHolder;") {
@@ -570,5 +597,166 @@ impl<'a> JavaReader<'a> {
             status,
             state: thread_status_name(status).map(str::to_string),
         })
+    }
+
+    /// The offset of instance field `name` (signature `sig`) of class `klass` or the nearest
+    /// superclass declaring it.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when no class up the hierarchy declares it; [`Error::Memory`].
+    pub fn field_in(&self, mut klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
+        for _ in 0..MAX_SUPERS {
+            if klass == 0 {
+                break;
+            }
+            if let Some(f) = self.fields_of(klass)?.get(name).filter(|f| !f.is_static) {
+                return if f.signature == sig {
+                    Ok(f.offset)
+                } else {
+                    Err(Error::VmStructs(format!(
+                        "field {name} has signature {} (expected {sig})",
+                        f.signature
+                    )))
+                };
+            }
+            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
+        }
+        Err(Error::VmStructs(format!("no field {name} {sig}")))
+    }
+
+    /// The reference at `addr` (a field or an array element: narrow with
+    /// `UseCompressedOops`, a generational ZGC pointer's colour taken off).
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub fn reference_at(&self, addr: u64, what: &str) -> Result<u64, Error> {
+        self.oop_at(addr, what)
+    }
+
+    /// The `int` at `addr`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub fn int_at(&self, addr: u64, what: &str) -> Result<i32, Error> {
+        Ok(self.u32_at(addr, what)? as i32)
+    }
+
+    /// The `java.lang.Class` mirror of `klass` (`Klass::_java_mirror`, an `OopHandle`).
+    fn mirror(&self, klass: u64) -> Result<u64, Error> {
+        let at = self
+            .layout
+            .java_mirror
+            .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
+        let handle = self.u64_at(klass + at, "Klass::_java_mirror")?;
+        let raw = self.u64_at(handle, "a class mirror's OopHandle")?;
+        Ok(self.layout.oops.heap_oop(raw))
+    }
+
+    /// Static reference field `name` (signature `sig`) of class `klass`: its value, read from
+    /// the class's mirror (static fields live in the `java.lang.Class` instance).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the class declares no such static field; [`Error::Memory`].
+    pub fn static_reference(&self, klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
+        let fields = self.fields_of(klass)?;
+        let f = fields
+            .get(name)
+            .filter(|f| f.is_static && f.signature == sig)
+            .ok_or_else(|| Error::VmStructs(format!("no static field {name} {sig}")))?;
+        let mirror = self.mirror(klass)?;
+        self.oop_at(mirror + f.offset, name)
+    }
+
+    /// The `static final int` constants class `klass` declares (their `ConstantValue`, an
+    /// `int` entry of the class's constant pool): name and value.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the field metadata cannot be decoded; [`Error::Memory`].
+    pub fn int_constants(&self, klass: u64) -> Result<Vec<(String, i32)>, Error> {
+        let cp = self.u64_at(
+            klass + self.layout.ik_constants,
+            "InstanceKlass::_constants",
+        )?;
+        let mut out = Vec::new();
+        for (name, f) in self.fields_of(klass)?.iter() {
+            if f.is_static && f.signature == "I" && f.initializer != 0 {
+                let at = cp + self.layout.cp_size + 8 * u64::from(f.initializer);
+                out.push((name.clone(), self.u32_at(at, "a constant pool int")? as i32));
+            }
+        }
+        out.sort_by_key(|(_, v)| *v);
+        Ok(out)
+    }
+
+    /// The instance size of class `klass` in bytes (`Klass::_layout_helper` of an instance
+    /// class, its slow-path bit cleared).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the layout helper is not exported or not an instance size;
+    /// [`Error::Memory`].
+    pub fn instance_size(&self, klass: u64) -> Result<u64, Error> {
+        let at = self
+            .layout
+            .layout_helper
+            .ok_or_else(|| Error::VmStructs("Klass::_layout_helper is not in vmStructs".into()))?;
+        let lh = self.u32_at(klass + at, "Klass::_layout_helper")? as i32;
+        if lh <= 0 || lh > 1 << 20 {
+            return Err(Error::VmStructs(format!(
+                "layout helper {lh:#x} is not an instance size"
+            )));
+        }
+        Ok(u64::from(lh as u32) & !7)
+    }
+
+    /// The elements of the object array at `oop` (references, nulls included), at most `max`.
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the array is longer than `max`; [`Error::Memory`].
+    pub fn object_array(&self, oop: u64, max: usize) -> Result<Vec<u64>, Error> {
+        let width: u64 = if self.layout.oops.compressed_oops {
+            4
+        } else {
+            8
+        };
+        let (length_at, base) = self.array_layout(width);
+        let len = self.u32_at(oop + length_at, "an array's length")? as usize;
+        if len > max {
+            return Err(Error::VmStructs(format!(
+                "an array of {len} elements is longer than {max}"
+            )));
+        }
+        let bytes = self
+            .mem
+            .read_vec(oop + base, len * width as usize, max * 8)
+            .map_err(|e| Error::memory("an object array", e))?;
+        Ok(bytes
+            .chunks_exact(width as usize)
+            .map(|c| {
+                if width == 4 {
+                    let n = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+                    self.layout.oops.narrow_oop.decode(n)
+                } else {
+                    let raw = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+                    self.layout.oops.heap_oop(raw)
+                }
+            })
+            .collect())
+    }
+
+    /// The internal name of the class of the object at `oop` (`java/lang/VirtualThread`).
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub fn class_of(&self, oop: u64) -> Result<(u64, String), Error> {
+        let klass = self.klass_of(oop)?;
+        Ok((klass, self.klass_name(klass)?))
+    }
+
+    /// The internal name of class `klass`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub fn name_of_klass(&self, klass: u64) -> Result<String, Error> {
+        self.klass_name(klass)
     }
 }

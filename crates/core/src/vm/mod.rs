@@ -19,6 +19,7 @@ pub mod states;
 pub mod tables;
 pub mod thread;
 pub mod threads;
+pub mod vthreads;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
