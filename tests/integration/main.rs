@@ -68,3 +68,5 @@ mod threads;
 mod threads_field;
 /// `inspect top` in a real terminal (tmux) and as a script.
 mod top;
+/// `inspect threads --virtual` against `jcmd Thread.dump_to_file` of the same JVM, live and cored.
+mod virtual_threads;

@@ -108,12 +108,33 @@ pub struct Layout {
     pub zpointer_load_shift: Option<u32>,
 }
 
+/// `ZPointerRemappedShift` (`gc/z/zAddress.hpp`, JDK 21-25): the lowest of a generational ZGC
+/// pointer's four remapped bits, above its reserved (4), remembered (2) and marked (6) bits.
+const ZPOINTER_REMAPPED_SHIFT: u32 = 12;
+
 impl Layout {
     /// The address of the object a heap field or an OopHandle holding `raw` refers to: `raw`
     /// itself, or with generational ZGC its colour taken off.
+    ///
+    /// A coloured pointer's shift is its own: it depends on which of the four remapped bits it
+    /// carries (`ZPointer::load_shift_lookup`, `ZPointerLoadShiftTable`: `ZPointerRemappedShift`
+    /// (12) plus the bit's index plus one), and `ZPointerLoadShift` is only that of the
+    /// currently good colour. A pointer coloured in an earlier GC phase (an object not touched
+    /// since) has another one. When the good shift read is not one of that layout's (13-16),
+    /// the layout is not the known one and the good shift is used for every pointer.
     pub fn heap_oop(&self, raw: u64) -> u64 {
         match self.zpointer_load_shift {
-            Some(shift) => raw.checked_shr(shift).unwrap_or(0),
+            Some(good) => {
+                let remapped = (raw >> ZPOINTER_REMAPPED_SHIFT) & 0xF;
+                let known =
+                    (ZPOINTER_REMAPPED_SHIFT + 1..=ZPOINTER_REMAPPED_SHIFT + 4).contains(&good);
+                let shift = if known && remapped != 0 {
+                    ZPOINTER_REMAPPED_SHIFT + 1 + remapped.trailing_zeros()
+                } else {
+                    good
+                };
+                raw.checked_shr(shift).unwrap_or(0)
+            }
             None => raw,
         }
     }
@@ -605,6 +626,27 @@ mod tests {
     //! (typeName 0, fieldName 8, typeString 16, isStatic 24, offset 32, address 40, stride 48).
     //! Real JVMs exercise it in the integration tests (stripped libjvm).
     use super::*;
+    #[test]
+    fn generational_zgc_pointers_are_uncoloured_by_their_own_remapped_bit() {
+        let layout = Layout {
+            zpointer_load_shift: Some(13),
+            ..Layout::default()
+        };
+        let address = 0x0000_0400_0460_d780u64;
+        for bit in 0..4u32 {
+            // The address above the remapped bit that is set, the marked bits below it.
+            let raw = (address << (13 + bit)) | (1 << (12 + bit)) | 0x3f0;
+            assert_eq!(layout.heap_oop(raw), address, "remapped bit {bit}");
+        }
+        // A good shift outside the known layout is used as it is.
+        let other = Layout {
+            zpointer_load_shift: Some(20),
+            ..Layout::default()
+        };
+        assert_eq!(other.heap_oop(address << 20), address);
+        assert_eq!(layout.heap_oop(0), 0);
+    }
+
     use crate::memory::MemoryError;
 
     struct Space {
