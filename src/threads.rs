@@ -33,7 +33,8 @@ pub struct ThreadsArgs {
     stop_timeout: u64,
     /// Also list the virtual threads no carrier runs (JDK 21+): those of the JVM's thread
     /// containers (as `jcmd <pid> Thread.dump_to_file` finds them), with their frames read from
-    /// their stack chunks in the heap. Costs a read per thread: seconds for 100,000.
+    /// their stack chunks in the heap. The JVM stays held while they are read: about 11 µs a
+    /// virtual thread (2.2 s for 200,000).
     #[arg(long = "virtual")]
     virtual_threads: bool,
     /// Output format.

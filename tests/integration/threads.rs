@@ -97,7 +97,7 @@ pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
     out
 }
 
-fn jcmd_threads(java_home: &Path, pid: i32) -> String {
+pub(crate) fn jcmd_threads(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
         .args([&pid.to_string(), "Thread.print", "-l"])
         .output()

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::{Jvm, gcore, jdk, scratch_dir, test_classes};
+use crate::threads::{jcmd_threads, parse};
 
 /// One virtual thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,14 +231,43 @@ fn agree(before_text: &str, ours_text: &str, after_text: &str, total: usize) -> 
     compared
 }
 
+/// The mounted virtual threads against `jcmd Thread.print` (JDK 21-23: the pinned ones): every
+/// carrier that carries the same virtual thread with the same frames in both of jcmd's dumps
+/// carries it in ours, with those frames (top 10). Returns how many were compared.
+fn carriers_agree(before_text: &str, ours_text: &str, after_text: &str) -> usize {
+    let platform = ours_text
+        .split_once("\nVirtual threads not mounted: ")
+        .map_or(ours_text, |(p, _)| p);
+    let (before, after, ours) = (parse(before_text), parse(after_text), parse(platform));
+    let mut compared = 0;
+    for (name, b) in &before {
+        let (Some(a), Some(vt)) = (after.get(name), b.carrying) else {
+            continue;
+        };
+        if a.carrying != Some(vt) || a.frames != b.frames {
+            continue;
+        }
+        let o = ours
+            .get(name)
+            .unwrap_or_else(|| panic!("carrier {name} not in ours"));
+        assert_eq!(o.carrying, Some(vt), "{name}: carried thread");
+        let top = |f: &[String]| f.iter().take(10).cloned().collect::<Vec<_>>();
+        assert_eq!(top(&o.frames), top(&b.frames), "{name}: carrier frames");
+        compared += 1;
+    }
+    compared
+}
+
 /// ManyVirtualThreads on JDK `major` with `flags`: live, then (`core`) from a gcore of it.
 fn virtual_threads_match_dump_to_file(major: u32, flags: &[&str], core: bool) {
     const TOTAL: usize = 10_000;
+    const PINNED: usize = 2;
     let home = jdk(major);
     let mut cmd = Command::new(home.join("bin/java"));
     cmd.args(["-Xmx256m", "-Djdk.virtualThreadScheduler.parallelism=4"])
         .args(flags)
         .arg(format!("-Dvthreads={TOTAL}"))
+        .arg(format!("-Dpinned={PINNED}"))
         .arg("-cp")
         .arg(test_classes())
         .arg("ManyVirtualThreads")
@@ -247,9 +277,18 @@ fn virtual_threads_match_dump_to_file(major: u32, flags: &[&str], core: bool) {
     let jvm = Jvm::spawn(cmd, &home);
     let dir = scratch_dir("vthreads");
     let before = dump_to_file(&home, jvm.pid, dir.path(), "before");
+    let print_before = jcmd_threads(&home, jvm.pid);
     let ours = inspect_virtual(&[&jvm.pid.to_string()]);
+    let print_after = jcmd_threads(&home, jvm.pid);
     let after = dump_to_file(&home, jvm.pid, dir.path(), "after");
     let compared = agree(&before, &ours, &after, TOTAL);
+    let carriers = carriers_agree(&print_before, &ours, &print_after);
+    if major < 24 {
+        assert!(
+            carriers >= PINNED,
+            "{carriers} carriers of pinned virtual threads compared, {PINNED} pinned"
+        );
+    }
     assert!(
         compared >= TOTAL * 9 / 10,
         "only {compared} unmounted threads' frames compared"

@@ -331,8 +331,20 @@ fn model_detail(vm: &VmModel, took: Duration) -> Detail {
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {
+    let virtual_threads = dump
+        .virtual_threads
+        .as_ref()
+        .map(|v| {
+            format!(
+                " and {} unmounted virtual threads ({} frames, {} distinct)",
+                v.threads.len(),
+                v.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
+                v.frames.len()
+            )
+        })
+        .unwrap_or_default();
     Detail::Threads(format!(
-        "walk: {} threads, {} frames in {:.2} ms, {reads} reads of the target's memory",
+        "walk: {} threads, {} frames{virtual_threads} in {:.2} ms, {reads} reads of the target's memory",
         dump.threads.len(),
         dump.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
         took.as_secs_f64() * 1e3

@@ -368,7 +368,7 @@ impl Dump {
             w.write_all(out.as_bytes())?;
             for t in &v.threads {
                 out.clear();
-                virtual_thread_text(t, &mut out);
+                virtual_thread_text(t, &v.frames, &mut out);
                 w.write_all(out.as_bytes())?;
             }
         }
@@ -539,17 +539,17 @@ impl Dump {
 /// Frames and their lock lines (`JavaThread::print_stack_on`).
 /// An unmounted virtual thread as `Thread.print` would print a thread: `"name" #tid virtual`
 /// and its `VirtualThread` state, the `java.lang.Thread.State` line, its frames.
-fn virtual_thread_text(t: &UnmountedVirtualThread, out: &mut String) {
+fn virtual_thread_text(t: &UnmountedVirtualThread, table: &[Frame], out: &mut String) {
     let _ = writeln!(out, "\"{}\" #{} virtual {}", t.name, t.tid, t.vthread_state);
     let _ = writeln!(out, "   java.lang.Thread.State: {}", t.thread_state);
-    stack_text(&t.frames, out);
+    stack_text(t.frames.iter().map(|&i| &table[i as usize]), out);
     if let Some(note) = &t.note {
         let _ = writeln!(out, "\t<inspect: {note}>");
     }
     out.push('\n');
 }
 
-fn stack_text(frames: &[Frame], out: &mut String) {
+fn stack_text<'f>(frames: impl IntoIterator<Item = &'f Frame>, out: &mut String) {
     for f in frames {
         let _ = write!(out, "\tat {}.{}(", f.class, f.method);
         match (f.kind, &f.file, f.line) {

@@ -79,7 +79,7 @@ const MAX_MONITORS: usize = 256;
 const MAX_INTERPRETER_FRAME: u64 = 4096 * 8;
 
 /// What kind of frame a [`Frame`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     /// An interpreted frame.

@@ -27,7 +27,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::VmModel;
-use super::frames::{Frame, Walker};
+use super::frames::{Frame, FrameKind, Walker};
 use super::java::JavaReader;
 use crate::error::Error;
 use crate::memory::ReadMemory;
@@ -63,8 +63,9 @@ pub struct UnmountedVirtualThread {
     /// The `VirtualThread`'s address.
     pub address: u64,
     /// Its frames, innermost first, from its stack chunks (empty: never run yet, or the walk
-    /// stopped at once; see `note`).
-    pub frames: Vec<Frame>,
+    /// stopped at once; see `note`): indices into [`VirtualThreads::frames`] (thousands of
+    /// threads share most frames; 200,000 threads' own copies took a gigabyte).
+    pub frames: Vec<u32>,
     /// Why its frames are incomplete, if they are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -73,6 +74,8 @@ pub struct UnmountedVirtualThread {
 /// The virtual threads of a JVM that no carrier runs.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct VirtualThreads {
+    /// Every distinct frame of the threads below, which refer to them by index.
+    pub frames: Vec<Frame>,
     /// The unmounted ones, by `tid`.
     pub threads: Vec<UnmountedVirtualThread>,
     /// Virtual threads found mounted (printed under their carriers).
@@ -84,6 +87,28 @@ pub struct VirtualThreads {
     /// What could not be read, each a sentence (a container of an unknown kind, a thread
     /// whose fields could not be read).
     pub notes: Vec<String>,
+}
+
+/// The distinct frames of the virtual threads, interned: a frame of a chunk is the same frame
+/// in every thread that has it when its method, bci, line, kind and mark are (its monitors are
+/// not read, [`Walker::walk_chunk`]).
+/// What makes two chunk frames the same: `Method*`, bci, line, kind, mark.
+type FrameKey = (u64, Option<i32>, Option<i32>, FrameKind, Option<String>);
+
+#[derive(Default)]
+struct FrameTable {
+    frames: Vec<Frame>,
+    index: HashMap<FrameKey, u32>,
+}
+
+impl FrameTable {
+    fn intern(&mut self, f: Frame) -> u32 {
+        let key = (f.method_address, f.bci, f.line, f.kind, f.mark.clone());
+        *self.index.entry(key).or_insert_with(|| {
+            self.frames.push(f);
+            (self.frames.len() - 1) as u32
+        })
+    }
 }
 
 /// The `Klass*`es the read starts from.
@@ -426,6 +451,7 @@ pub fn unmounted(
     let cont_at = java.field_in(vt, "cont", "Ljdk/internal/vm/Continuation;")?;
     let cont_klass = found_field_class(&java, classes.virtual_thread, cont_at, &candidates)?;
     let mut seen = HashSet::new();
+    let mut table = FrameTable::default();
     for oop in candidates {
         if !seen.insert(oop) {
             continue;
@@ -464,12 +490,14 @@ pub fn unmounted(
             cont_klass,
             chunk_stack,
             &mut t,
+            &mut table,
         ) {
             t.note = Some(format!("frames not read: {e}"));
         }
         out.threads.push(t);
     }
     out.threads.sort_by_key(|t| t.tid);
+    out.frames = table.frames;
     Ok(out)
 }
 
@@ -502,6 +530,7 @@ fn chunk_frames(
     cont_klass: Option<u64>,
     stack_offset: u64,
     t: &mut UnmountedVirtualThread,
+    table: &mut FrameTable,
 ) -> Result<(), Error> {
     let cont = java.reference_at(cont_field, "VirtualThread.cont")?;
     let Some(ck) = cont_klass.filter(|_| cont != 0) else {
@@ -541,7 +570,7 @@ fn chunk_frames(
         if sp < bottom {
             let start = chunk + stack_offset;
             let (frames, why) = walker.walk_chunk(start + 8 * sp as u64, start + 8 * bottom as u64);
-            t.frames.extend(frames);
+            t.frames.extend(frames.into_iter().map(|f| table.intern(f)));
             if let Some(why) = why {
                 t.note = Some(why);
                 return Ok(());
@@ -551,4 +580,65 @@ fn chunk_frames(
     }
     t.note = Some(format!("stopped after {MAX_CHUNKS} stack chunks"));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// JDK 25's `VirtualThread` constants (JDK 21's are a prefix of them).
+    fn constants() -> Vec<(String, i32)> {
+        [
+            ("NEW", 0),
+            ("STARTED", 1),
+            ("RUNNING", 2),
+            ("PARKING", 3),
+            ("PARKED", 4),
+            ("PINNED", 5),
+            ("TIMED_PARKING", 6),
+            ("TIMED_PARKED", 7),
+            ("TIMED_PINNED", 8),
+            ("UNPARKED", 9),
+            ("YIELDING", 10),
+            ("YIELDED", 11),
+            ("BLOCKING", 12),
+            ("BLOCKED", 13),
+            ("UNBLOCKED", 14),
+            ("WAITING", 15),
+            ("WAIT", 16),
+            ("TIMED_WAITING", 17),
+            ("TIMED_WAIT", 18),
+            ("TERMINATED", 99),
+            ("SUSPENDED", 256),
+        ]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v))
+        .collect()
+    }
+
+    #[test]
+    fn states_are_named_by_the_class_constants_and_mapped_as_thread_state_maps_them() {
+        let c = constants();
+        let name = |v| state_names(v, &c, 256);
+        assert_eq!(name(4), ("PARKED".into(), "WAITING (parking)".into()));
+        assert_eq!(
+            name(7),
+            ("TIMED_PARKED".into(), "TIMED_WAITING (parking)".into())
+        );
+        assert_eq!(name(1), ("STARTED".into(), "RUNNABLE".into()));
+        assert_eq!(
+            name(13),
+            ("BLOCKED".into(), "BLOCKED (on object monitor)".into())
+        );
+        assert_eq!(
+            name(16),
+            ("WAIT".into(), "WAITING (on object monitor)".into())
+        );
+        assert_eq!(name(99), ("TERMINATED".into(), "TERMINATED".into()));
+        assert_eq!(
+            name(4 | 256),
+            ("PARKED SUSPENDED".into(), "WAITING (parking)".into())
+        );
+        assert_eq!(name(42), ("state 42".into(), "UNKNOWN".into()));
+    }
 }
