@@ -1398,22 +1398,8 @@ impl<'a> Walker<'a> {
                         f.receiver = Receiver::NoLocals;
                         frames.push(f);
                     } else if blob.kind != BlobKind::Other {
-                        let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
-                        let kind = if blob.kind == BlobKind::NativeNmethod {
-                            FrameKind::Native
-                        } else {
-                            FrameKind::Compiled
-                        };
-                        match self.frame(method, None, kind) {
-                            Some(mut f) => {
-                                if kind == FrameKind::Compiled {
-                                    f.mark = Some(
-                                        "compiled frame: inlined frames and line not decoded"
-                                            .into(),
-                                    );
-                                }
-                                frames.push(f);
-                            }
+                        match self.undecoded_frame(&blob) {
+                            Some(f) => frames.push(f),
                             None => {
                                 return (
                                     frames,
@@ -1448,6 +1434,22 @@ impl<'a> Walker<'a> {
             }
         }
         (frames, Some(format!("stopped after {MAX_FRAMES} frames")))
+    }
+
+    /// The frame of an nmethod whose scopes were not decoded: its method, marked so when it is
+    /// compiled Java code (a native wrapper has no scopes to decode).
+    fn undecoded_frame(&mut self, blob: &Blob) -> Option<Frame> {
+        let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
+        let kind = if blob.kind == BlobKind::NativeNmethod {
+            FrameKind::Native
+        } else {
+            FrameKind::Compiled
+        };
+        let mut f = self.frame(method, None, kind)?;
+        if kind == FrameKind::Compiled {
+            f.mark = Some("compiled frame: inlined frames and line not decoded".into());
+        }
+        Some(f)
     }
 
     /// Walks the frames frozen in a stack chunk (`jdk.internal.vm.StackChunk`, the heap copy
@@ -1557,35 +1559,24 @@ impl<'a> Walker<'a> {
                             }
                             frames.extend(c);
                         }
-                        None => {
-                            let method =
-                                rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
-                            match self.frame(method, None, FrameKind::Compiled) {
-                                Some(mut f) => {
-                                    f.mark = Some(
-                                        "compiled frame: inlined frames and line not decoded"
-                                            .into(),
-                                    );
-                                    frames.push(f);
-                                }
-                                None => {
-                                    return (
-                                        frames,
-                                        Some(format!(
-                                            "chunk: nmethod {:#x}: Method* not readable",
-                                            blob.address
-                                        )),
-                                    );
-                                }
+                        None => match self.undecoded_frame(&blob) {
+                            Some(f) => frames.push(f),
+                            None => {
+                                return (
+                                    frames,
+                                    Some(format!(
+                                        "chunk: nmethod {:#x}: Method* not readable",
+                                        blob.address
+                                    )),
+                                );
                             }
-                        }
+                        },
                     }
-                } else if blob.kind == BlobKind::NativeNmethod {
-                    let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
-                    if let Some(mut f) = self.frame(method, None, FrameKind::Native) {
-                        f.receiver = Receiver::NoLocals;
-                        frames.push(f);
-                    }
+                } else if blob.kind == BlobKind::NativeNmethod
+                    && let Some(mut f) = self.undecoded_frame(&blob)
+                {
+                    f.receiver = Receiver::NoLocals;
+                    frames.push(f);
                 }
                 if blob.frame_size == 0 {
                     return (
