@@ -449,7 +449,7 @@ pub fn unmounted(
     let state_at = java.field_in(vt, "state", "I")?;
     let carrier_at = java.field_in(vt, "carrierThread", "Ljava/lang/Thread;")?;
     let cont_at = java.field_in(vt, "cont", "Ljdk/internal/vm/Continuation;")?;
-    let cont_klass = found_field_class(&java, classes.virtual_thread, cont_at, &candidates)?;
+    let cont_klass = continuation_class(&java, classes.virtual_thread, cont_at, &candidates)?;
     let mut seen = HashSet::new();
     let mut table = FrameTable::default();
     for oop in candidates {
@@ -503,7 +503,7 @@ pub fn unmounted(
 
 /// The class of the `Continuation` the virtual threads hold (for its `tail` offset): read from
 /// the first candidate that has one.
-fn found_field_class(
+fn continuation_class(
     java: &JavaReader<'_>,
     vt: u64,
     cont_at: u64,
