@@ -857,6 +857,83 @@ def threads_agree(first, ours_text, second):
     return compared
 
 
+# Threads whose lock lines must be compared (tests/integration/threads.rs LOCKING).
+THREADS_LOCKING = ["t-object-wait", "t-deadlock-1", "t-deadlock-2", "t-juc-deadlock-1",
+                   "t-juc-deadlock-2", "t-park", "t-clinit-waiter"]
+
+
+def parse_locks(text):
+    """The Java threads of a `Thread.print -l` dump by name, each its frames with the lock lines
+    under them (`- locked <...>`, ...) and its ownable synchronizers; and the deadlock section
+    (tests/integration/threads.rs parse_locks)."""
+    at = text.find("Found one Java-level deadlock:")
+    threads, deadlocks = (text, "") if at < 0 else (text[:at], text[at:])
+    out, current, synchronizers = {}, None, False
+    for line in threads.splitlines():
+        if line.startswith('"'):
+            current, synchronizers = None, False
+            end = line.find('" ', 1)
+            if end > 0 and line[end + 2:].startswith("#"):
+                current = out.setdefault(line[1:end], {"stack": [], "synchronizers": []})
+        elif current is not None:
+            if line.strip() == "Locked ownable synchronizers:":
+                synchronizers = True
+            elif line.startswith("\tat "):
+                current["stack"].append(normalize_frame(line))
+            elif line.startswith("\t- "):
+                if synchronizers:
+                    if line[3:] != "None":
+                        current["synchronizers"].append(line[3:])
+                else:
+                    current["stack"].append("- " + line[3:])
+    section = "\n".join("\tat " + normalize_frame(l) if l.startswith("\tat ") else l
+                        for l in deadlocks.splitlines())
+    return out, section.rstrip()
+
+
+def top_with_locks(stack, n=10):
+    out, frames = [], 0
+    for line in stack:
+        if not line.startswith("-"):
+            frames += 1
+            if frames > n:
+                break
+        out.append(line)
+    return out
+
+
+def locks_agree(first, ours_text, second):
+    """tests/integration/threads.rs agree_locks: every Java thread whose top 10 frames and lock
+    lines are the same in jcmd's two dumps has them in ours (THREADS_LOCKING among them); our
+    ownable synchronizers are among jcmd's; the deadlock section is jcmd's. Returns how many
+    threads were compared."""
+    (a, dl_a), (b, dl_b), (ours, dl_ours) = parse_locks(first), parse_locks(second), parse_locks(ours_text)
+    compared = []
+    for name, x in a.items():
+        y = b.get(name)
+        if y is None or name == "Attach Listener" or name in THREADS_RUNNING_JAVA:
+            continue
+        o = ours.get(name)
+        if o is None:
+            fail(f"{name} not in ours:\n{ours_text}")
+        if top_with_locks(x["stack"]) == top_with_locks(y["stack"]):
+            if top_with_locks(o["stack"]) != top_with_locks(x["stack"]):
+                fail(f"{name}: frames and lock lines ours {top_with_locks(o['stack'])}, "
+                     f"jcmd.exe {top_with_locks(x['stack'])}")
+            compared.append(name)
+        for sync in o["synchronizers"]:
+            if sync not in x["synchronizers"] and sync not in y["synchronizers"]:
+                fail(f"{name}: ownable synchronizer {sync} not in jcmd.exe's {x['synchronizers']}")
+    missing = [n for n in THREADS_LOCKING if n not in compared]
+    if missing:
+        fail(f"lock lines of {missing} not compared (not stable in jcmd.exe's dumps?)\n{first}")
+    if dl_a != dl_b or "Found 2 deadlocks." not in dl_a:
+        fail(f"jcmd.exe's deadlock sections differ or find no deadlocks:\n{dl_a}\n---\n{dl_b}")
+    if dl_ours != dl_a:
+        fail(f"deadlock section ours:\n{dl_ours}\njcmd.exe:\n{dl_a}")
+    return len(compared)
+
+
 def jcmd_thread_print(pid):
     code, out, err = run([JCMD, str(pid), "Thread.print", "-l"], timeout=120)
     if code != 0 or not out.startswith(f"{pid}:\n") or "Full thread dump" not in out:
@@ -895,7 +972,8 @@ def test_threads_live_matches_jcmd_exe():
     `-F` uses; t-spin, running Java code, walked from its `GetThreadContext` registers) agrees
     with `jcmd.exe <pid> Thread.print -l` taken before and after, as the Linux agreement tests
     require (same threads, ids, nids; states and top 10 frames where jcmd's two dumps agree; at
-    least 12 threads compared); t-spin's cpu= (GetThreadTimes while held) is between jcmd.exe's
+    least 12 threads compared; their lock lines, the ownable synchronizers and the deadlock
+    section, as `locks_agree`); t-spin's cpu= (GetThreadTimes while held) is between jcmd.exe's
     two; the JVM runs on afterwards (t-spin's CPU time grows, jcmd.exe
     answers, a second stopping dump works)."""
     j = threads_target()
@@ -911,6 +989,9 @@ def test_threads_live_matches_jcmd_exe():
         compared = threads_agree(before, ours, after)
         if compared < 12:
             fail(f"only {compared} threads were stable enough to compare\n{ours}")
+        locked = locks_agree(before, ours, after)
+        if locked < 12:
+            fail(f"only {locked} threads' lock lines were stable enough to compare\n{ours}")
         spin = parse_thread_dump(ours)["t-spin"]["frames"]
         if not (spin and spin[0].startswith("ThreadsTarget.spin(") and spin[-1].startswith("java.lang.Thread.run(")):
             fail(f"t-spin not walked from its registers: {spin}\n{ours}")
@@ -932,7 +1013,7 @@ def test_threads_live_matches_jcmd_exe():
         if code != 0 or "t-spin" not in again:
             fail(f"a second inspect.exe threads {j.pid}: exit {code}: {err2}")
         walk = next((l for l in err.splitlines() if "walk: " in l), "").strip()
-        print(f"    {compared} threads agree with jcmd.exe; inspect.exe threads took {took:.2f} s under Wine; "
+        print(f"    {compared} threads agree with jcmd.exe, {locked} with their lock lines and the deadlocks; inspect.exe threads took {took:.2f} s under Wine; "
               f"t-spin cpu= {cpu[0]:.0f} <= {cpu[1]:.0f} <= {cpu[2]:.0f} ms, then {spun[1]:.0f} ms 0.5 s later")
         print(f"    {stop.strip()}; {walk}")
     finally:
