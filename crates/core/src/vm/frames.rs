@@ -1545,7 +1545,7 @@ impl<'a> Walker<'a> {
                         );
                     }
                 }
-                if locals + 8 >= bottom {
+                if locals.saturating_add(8) >= bottom {
                     return (frames, None);
                 }
                 unextended_sp = sender_sp;

@@ -209,13 +209,13 @@ impl<'a> JavaReader<'a> {
     fn symbol(&self, sym: u64) -> Result<String, Error> {
         let len = self
             .mem
-            .read_u16(sym + self.layout.symbol_length)
+            .read_u16(sym.wrapping_add(self.layout.symbol_length))
             .map_err(|e| Error::memory("Symbol::_length", e))?;
         // A u16 length: at most 65535 bytes, HotSpot's own limit for a Symbol.
         let body = self
             .mem
             .read_vec(
-                sym + self.layout.symbol_body,
+                sym.wrapping_add(self.layout.symbol_body),
                 usize::from(len),
                 usize::from(u16::MAX),
             )
@@ -231,10 +231,10 @@ impl<'a> JavaReader<'a> {
             return Ok(layout.narrow_klass.decode((mark >> shift) as u32));
         }
         if layout.compressed_class_pointers {
-            let n = self.u32_at(oop + 8, "an object's narrow klass")?;
+            let n = self.u32_at(oop.wrapping_add(8), "an object's narrow klass")?;
             Ok(layout.narrow_klass.decode(n))
         } else {
-            self.u64_at(oop + 8, "an object's klass")
+            self.u64_at(oop.wrapping_add(8), "an object's klass")
         }
     }
 
@@ -254,11 +254,11 @@ impl<'a> JavaReader<'a> {
             return Ok(f.clone());
         }
         let cp = self.u64_at(
-            klass + self.layout.ik_constants,
+            klass.wrapping_add(self.layout.ik_constants),
             "InstanceKlass::_constants",
         )?;
         let array = |ptr_off: u64, what: &str| -> Result<Vec<u8>, Error> {
-            let arr = self.u64_at(klass + ptr_off, what)?;
+            let arr = self.u64_at(klass.wrapping_add(ptr_off), what)?;
             let len = self.u32_at(arr, what)? as usize;
             Ok((arr, len)).and_then(|(arr, len)| {
                 let (width, data) = match self.layout.fields {
@@ -271,7 +271,7 @@ impl<'a> JavaReader<'a> {
                     .ok_or_else(|| Error::VmStructs(format!("{what}: implausible length {len}")))?;
                 let mut buf = vec![0u8; bytes];
                 self.mem
-                    .read_exact_at(arr + data, &mut buf)
+                    .read_exact_at(arr.wrapping_add(data), &mut buf)
                     .map_err(|e| Error::memory(what.to_string(), e))?;
                 Ok(buf)
             })
@@ -282,7 +282,7 @@ impl<'a> JavaReader<'a> {
                 let bytes = array(fields, "InstanceKlass::_fields")?;
                 let java_fields = self
                     .mem
-                    .read_u16(klass + java_count)
+                    .read_u16(klass.wrapping_add(java_count))
                     .map_err(|e| Error::memory("InstanceKlass::_java_fields_count", e))?;
                 field_info::decode_fields_array(
                     &bytes,
@@ -309,7 +309,7 @@ impl<'a> JavaReader<'a> {
             };
             let sym = |index: u16| -> Result<String, Error> {
                 let slot = self.u64_at(
-                    cp + self.layout.cp_size + 8 * u64::from(index),
+                    cp.wrapping_add(self.layout.cp_size + 8 * u64::from(index)),
                     "a constant pool symbol",
                 )?;
                 self.symbol(slot & !1)
@@ -335,11 +335,12 @@ impl<'a> JavaReader<'a> {
             if klass == 0 {
                 break;
             }
-            let name = self.symbol(self.u64_at(klass + self.layout.klass_name, "Klass::_name")?)?;
+            let name = self
+                .symbol(self.u64_at(klass.wrapping_add(self.layout.klass_name), "Klass::_name")?)?;
             if name == holder_name {
                 return Ok(klass);
             }
-            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
+            klass = self.u64_at(klass.wrapping_add(self.layout.klass_super), "Klass::_super")?;
         }
         Err(Error::VmStructs(format!(
             "the object is not a {holder_name}"
@@ -380,14 +381,17 @@ impl<'a> JavaReader<'a> {
         let (value_off, coder) = match self.field(klass, "value", "[B") {
             Ok(v) => {
                 let coder_off = self.field(klass, "coder", "B")?;
-                (v, Some(self.u8_at(oop + coder_off, "String.coder")?))
+                (
+                    v,
+                    Some(self.u8_at(oop.wrapping_add(coder_off), "String.coder")?),
+                )
             }
             Err(_) => (self.field(klass, "value", "[C")?, None),
         };
-        let array = self.oop_at(oop + value_off, "String.value")?;
+        let array = self.oop_at(oop.wrapping_add(value_off), "String.value")?;
         let elem: u64 = if coder.is_some() { 1 } else { 2 };
         let (length_at, base) = self.array_layout(elem);
-        let len = u64::from(self.u32_at(array + length_at, "String.value's length")?);
+        let len = u64::from(self.u32_at(array.wrapping_add(length_at), "String.value's length")?);
         let bytes = len * elem;
         if bytes > MAX_NAME_BYTES as u64 {
             return Err(Error::VmStructs(format!(
@@ -396,7 +400,7 @@ impl<'a> JavaReader<'a> {
         }
         let mut buf = vec![0u8; bytes as usize];
         self.mem
-            .read_exact_at(array + base, &mut buf)
+            .read_exact_at(array.wrapping_add(base), &mut buf)
             .map_err(|e| Error::memory("String.value", e))?;
         java_string::decode_value(&buf, coder, MAX_NAME_BYTES)
             .map_err(|e| Error::VmStructs(e.to_string()))
@@ -416,7 +420,7 @@ impl<'a> JavaReader<'a> {
             && let Some(at) = self.layout.class_klass_offset
         {
             let offset = u64::from(self.u32_at(at, "java_lang_Class::_klass_offset")?);
-            let mirrored = self.u64_at(oop + offset, "a class mirror's Klass*")?;
+            let mirrored = self.u64_at(oop.wrapping_add(offset), "a class mirror's Klass*")?;
             if mirrored != 0 {
                 let of = super::frames::external_name(&self.klass_name(mirrored)?);
                 return Ok(format!("java.lang.Class for {of}"));
@@ -427,7 +431,7 @@ impl<'a> JavaReader<'a> {
 
     /// The internal name (`java/lang/Object`) of `klass` (`Klass::_name`).
     fn klass_name(&self, klass: u64) -> Result<String, Error> {
-        self.symbol(self.u64_at(klass + self.layout.klass_name, "Klass::_name")?)
+        self.symbol(self.u64_at(klass.wrapping_add(self.layout.klass_name), "Klass::_name")?)
     }
 
     /// `Thread.parkBlocker` of the `java.lang.Thread` at `thread` (0: none), as
@@ -438,7 +442,7 @@ impl<'a> JavaReader<'a> {
     pub fn park_blocker(&self, thread: u64) -> Result<u64, Error> {
         let klass = self.class_named(self.klass_of(thread)?, "java/lang/Thread")?;
         let off = self.field(klass, "parkBlocker", "Ljava/lang/Object;")?;
-        self.oop_at(thread + off, "Thread.parkBlocker")
+        self.oop_at(thread.wrapping_add(off), "Thread.parkBlocker")
     }
 
     /// The owner of `blocker` when it is a `java.util.concurrent.locks.
@@ -456,7 +460,8 @@ impl<'a> JavaReader<'a> {
             return Ok(None);
         };
         let off = self.field(aos, "exclusiveOwnerThread", "Ljava/lang/Thread;")?;
-        self.oop_at(blocker + off, "exclusiveOwnerThread").map(Some)
+        self.oop_at(blocker.wrapping_add(off), "exclusiveOwnerThread")
+            .map(Some)
     }
 
     /// `Thread.tid` of the `java.lang.Thread` (or a subclass: `java.lang.VirtualThread`) at
@@ -466,7 +471,10 @@ impl<'a> JavaReader<'a> {
     /// As [`JavaReader::identity`].
     pub fn thread_id(&self, oop: u64) -> Result<i64, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
-        Ok(self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64)
+        Ok(self.u64_at(
+            oop.wrapping_add(self.field(thread, "tid", "J")?),
+            "Thread.tid",
+        )? as i64)
     }
 
     /// `Thread.name` of the `java.lang.Thread` (or subclass) at `oop` (empty when null).
@@ -476,7 +484,7 @@ impl<'a> JavaReader<'a> {
     pub fn thread_name(&self, oop: u64) -> Result<String, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
         let name_oop = self.oop_at(
-            oop + self.field(thread, "name", "Ljava/lang/String;")?,
+            oop.wrapping_add(self.field(thread, "name", "Ljava/lang/String;")?),
             "Thread.name",
         )?;
         if name_oop == 0 {
@@ -496,7 +504,7 @@ impl<'a> JavaReader<'a> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
         let (holder, klass) = match self.field(thread, "holder", "Ljava/lang/Thread$FieldHolder;") {
             Ok(off) => {
-                let obj = self.oop_at(oop + off, "Thread.holder")?;
+                let obj = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
                 if obj == 0 {
                     return Err(Error::VmStructs("Thread.holder is null".into()));
                 }
@@ -534,7 +542,7 @@ impl<'a> JavaReader<'a> {
             if klass == 0 {
                 return Ok(false);
             }
-            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
+            klass = self.u64_at(klass.wrapping_add(self.layout.klass_super), "Klass::_super")?;
         }
         Ok(false)
     }
@@ -548,7 +556,7 @@ impl<'a> JavaReader<'a> {
     pub fn status(&self, oop: u64, fields: &StatusFields) -> Result<(i32, bool), Error> {
         let obj = match fields.holder {
             Some((off, klass)) => {
-                let holder = self.oop_at(oop + off, "Thread.holder")?;
+                let holder = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
                 if holder == 0 || self.klass_of(holder)? != klass {
                     return Err(Error::VmStructs(
                         "Thread.holder is not a Thread$FieldHolder".into(),
@@ -558,8 +566,8 @@ impl<'a> JavaReader<'a> {
             }
             None => oop,
         };
-        let status = self.u32_at(obj + fields.status, "threadStatus")? as i32;
-        let daemon = self.u8_at(obj + fields.daemon, "daemon")? != 0;
+        let status = self.u32_at(obj.wrapping_add(fields.status), "threadStatus")? as i32;
+        let daemon = self.u8_at(obj.wrapping_add(fields.daemon), "daemon")? != 0;
         Ok((status, daemon))
     }
 
@@ -571,11 +579,14 @@ impl<'a> JavaReader<'a> {
     pub fn identity(&self, oop: u64) -> Result<JavaIdentity, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
         let name = self.thread_name(oop)?;
-        let tid = self.u64_at(oop + self.field(thread, "tid", "J")?, "Thread.tid")? as i64;
+        let tid = self.u64_at(
+            oop.wrapping_add(self.field(thread, "tid", "J")?),
+            "Thread.tid",
+        )? as i64;
         // JDK 19+: daemon, priority and threadStatus moved to Thread.FieldHolder (`holder`).
         let (obj, klass) = match self.field(thread, "holder", "Ljava/lang/Thread$FieldHolder;") {
             Ok(off) => {
-                let holder = self.oop_at(oop + off, "Thread.holder")?;
+                let holder = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
                 if holder == 0 {
                     return Err(Error::VmStructs("Thread.holder is null".into()));
                 }
@@ -583,10 +594,16 @@ impl<'a> JavaReader<'a> {
             }
             Err(_) => (oop, thread),
         };
-        let daemon = self.u8_at(obj + self.field(klass, "daemon", "Z")?, "daemon")? != 0;
-        let priority = self.u32_at(obj + self.field(klass, "priority", "I")?, "priority")? as i32;
+        let daemon = self.u8_at(
+            obj.wrapping_add(self.field(klass, "daemon", "Z")?),
+            "daemon",
+        )? != 0;
+        let priority = self.u32_at(
+            obj.wrapping_add(self.field(klass, "priority", "I")?),
+            "priority",
+        )? as i32;
         let status = self.u32_at(
-            obj + self.field(klass, "threadStatus", "I")?,
+            obj.wrapping_add(self.field(klass, "threadStatus", "I")?),
             "threadStatus",
         )? as i32;
         Ok(JavaIdentity {
@@ -619,7 +636,7 @@ impl<'a> JavaReader<'a> {
                     )))
                 };
             }
-            klass = self.u64_at(klass + self.layout.klass_super, "Klass::_super")?;
+            klass = self.u64_at(klass.wrapping_add(self.layout.klass_super), "Klass::_super")?;
         }
         Err(Error::VmStructs(format!("no field {name} {sig}")))
     }
@@ -647,7 +664,7 @@ impl<'a> JavaReader<'a> {
             .layout
             .java_mirror
             .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
-        let handle = self.u64_at(klass + at, "Klass::_java_mirror")?;
+        let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
         let raw = self.u64_at(handle, "a class mirror's OopHandle")?;
         Ok(self.layout.oops.heap_oop(raw))
     }
@@ -664,7 +681,7 @@ impl<'a> JavaReader<'a> {
             .filter(|f| f.is_static && f.signature == sig)
             .ok_or_else(|| Error::VmStructs(format!("no static field {name} {sig}")))?;
         let mirror = self.mirror(klass)?;
-        self.oop_at(mirror + f.offset, name)
+        self.oop_at(mirror.wrapping_add(f.offset), name)
     }
 
     /// The `static final int` constants class `klass` declares (their `ConstantValue`, an
@@ -674,13 +691,13 @@ impl<'a> JavaReader<'a> {
     /// [`Error::VmStructs`] when the field metadata cannot be decoded; [`Error::Memory`].
     pub fn int_constants(&self, klass: u64) -> Result<Vec<(String, i32)>, Error> {
         let cp = self.u64_at(
-            klass + self.layout.ik_constants,
+            klass.wrapping_add(self.layout.ik_constants),
             "InstanceKlass::_constants",
         )?;
         let mut out = Vec::new();
         for (name, f) in self.fields_of(klass)?.iter() {
             if f.is_static && f.signature == "I" && f.initializer != 0 {
-                let at = cp + self.layout.cp_size + 8 * u64::from(f.initializer);
+                let at = cp.wrapping_add(self.layout.cp_size + 8 * u64::from(f.initializer));
                 out.push((name.clone(), self.u32_at(at, "a constant pool int")? as i32));
             }
         }
@@ -699,7 +716,7 @@ impl<'a> JavaReader<'a> {
             .layout
             .layout_helper
             .ok_or_else(|| Error::VmStructs("Klass::_layout_helper is not in vmStructs".into()))?;
-        let lh = self.u32_at(klass + at, "Klass::_layout_helper")? as i32;
+        let lh = self.u32_at(klass.wrapping_add(at), "Klass::_layout_helper")? as i32;
         if lh <= 0 || lh > 1 << 20 {
             return Err(Error::VmStructs(format!(
                 "layout helper {lh:#x} is not an instance size"
@@ -719,7 +736,7 @@ impl<'a> JavaReader<'a> {
             8
         };
         let (length_at, base) = self.array_layout(width);
-        let len = self.u32_at(oop + length_at, "an array's length")? as usize;
+        let len = self.u32_at(oop.wrapping_add(length_at), "an array's length")? as usize;
         if len > max {
             return Err(Error::VmStructs(format!(
                 "an array of {len} elements is longer than {max}"
@@ -727,7 +744,7 @@ impl<'a> JavaReader<'a> {
         }
         let bytes = self
             .mem
-            .read_vec(oop + base, len * width as usize, max * 8)
+            .read_vec(oop.wrapping_add(base), len * width as usize, max * 8)
             .map_err(|e| Error::memory("an object array", e))?;
         Ok(bytes
             .chunks_exact(width as usize)

@@ -74,8 +74,8 @@ impl<'a> LockReader<'a> {
             return false;
         };
         klass != 0
-            && self.mem.read_u8(klass + state_at).ok() == Some(being)
-            && self.mem.read_u64(klass + thread_at).ok() == Some(thread)
+            && self.mem.read_u8(klass.wrapping_add(state_at)).ok() == Some(being)
+            && self.mem.read_u64(klass.wrapping_add(thread_at)).ok() == Some(thread)
     }
 
     /// Resolves `JavaThread::_current_pending_monitor`, `_current_waiting_monitor`,
@@ -147,7 +147,11 @@ impl<'a> LockReader<'a> {
         if monitor == 0 {
             return Ok(0);
         }
-        let v = rd(self.mem, monitor + self.object, "ObjectMonitor::_object")?;
+        let v = rd(
+            self.mem,
+            monitor.wrapping_add(self.object),
+            "ObjectMonitor::_object",
+        )?;
         if self.object_is_handle && v != 0 {
             Ok(self
                 .oops
@@ -170,12 +174,12 @@ impl<'a> LockReader<'a> {
     ) -> Result<ThreadLocks, Error> {
         let pending_monitor = rd(
             self.mem,
-            thread + self.pending,
+            thread.wrapping_add(self.pending),
             "JavaThread::_current_pending_monitor",
         )?;
         let waiting_monitor = rd(
             self.mem,
-            thread + self.waiting,
+            thread.wrapping_add(self.waiting),
             "JavaThread::_current_waiting_monitor",
         )?;
         let park_blocker = match java {
@@ -186,7 +190,7 @@ impl<'a> LockReader<'a> {
         if let Some((ls, top, base)) = self.lock_stack {
             let top = u64::from(
                 self.mem
-                    .read_u32(thread + ls + top)
+                    .read_u32(thread.wrapping_add(ls).wrapping_add(top))
                     .map_err(|e| Error::memory("LockStack::_top", e))?,
             );
             // `_top` is the byte offset of the next free slot from the JavaThread.
@@ -195,13 +199,17 @@ impl<'a> LockReader<'a> {
                 let n = (top - start) / 8;
                 lock_stack = self
                     .mem
-                    .read_pointers(thread + start, n as usize, MAX_LOCK_STACK as usize)
+                    .read_pointers(
+                        thread.wrapping_add(start),
+                        n as usize,
+                        MAX_LOCK_STACK as usize,
+                    )
                     .map_err(|e| Error::memory("LockStack::_base", e))?;
             }
         }
         let pending_from_java = match self.pending_from_java {
             Some(o) if pending_monitor != 0 => {
-                self.mem.read_u8(thread + o).map_err(|e| {
+                self.mem.read_u8(thread.wrapping_add(o)).map_err(|e| {
                     Error::memory("JavaThread::_current_pending_monitor_is_from_java", e)
                 })? != 0
             }
@@ -229,7 +237,11 @@ impl<'a> LockReader<'a> {
     /// Whether `t` has entered `monitor` (`ObjectMonitor::is_entered`): it is the owner, or
     /// the owner is a `BasicLock` on its stack, or (anonymous) `object` is on its lock stack.
     fn is_entered(&self, t: &DumpThread, monitor: u64, object: u64) -> bool {
-        let Ok(raw) = rd(self.mem, monitor + self.owner, "ObjectMonitor::_owner") else {
+        let Ok(raw) = rd(
+            self.mem,
+            monitor.wrapping_add(self.owner),
+            "ObjectMonitor::_owner",
+        ) else {
             return false;
         };
         if raw == 0 {
@@ -274,7 +286,11 @@ impl<'a> LockReader<'a> {
         monitor: u64,
         object: u64,
     ) -> (Option<usize>, u64) {
-        let Ok(raw) = rd(self.mem, monitor + self.owner, "ObjectMonitor::_owner") else {
+        let Ok(raw) = rd(
+            self.mem,
+            monitor.wrapping_add(self.owner),
+            "ObjectMonitor::_owner",
+        ) else {
             return (None, 0);
         };
         let on_lock_stack = || {

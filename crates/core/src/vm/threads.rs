@@ -245,7 +245,7 @@ impl ThreadLayout {
                         )));
                     }
                     out.push(at);
-                    at = rd(mem, at + next, "JavaThread::_next")?;
+                    at = rd(mem, at.wrapping_add(next), "JavaThread::_next")?;
                 }
                 // `Threads::add` prepends to this list and appends to the SMR list that jcmd
                 // prints from (`ThreadsList::add_thread`): the SMR order is the reverse.
@@ -266,13 +266,17 @@ impl ThreadLayout {
                     .into(),
             ));
         }
-        let length = u64::from(rd32(mem, list + length_off, "ThreadsList::_length")?);
+        let length = u64::from(rd32(
+            mem,
+            list.wrapping_add(length_off),
+            "ThreadsList::_length",
+        )?);
         if length > MAX_THREADS {
             return Err(Error::VmStructs(format!(
                 "ThreadsList::_length is {length}, more than {MAX_THREADS}: the list is corrupt"
             )));
         }
-        let threads = rd(mem, list + threads_off, "ThreadsList::_threads")?;
+        let threads = rd(mem, list.wrapping_add(threads_off), "ThreadsList::_threads")?;
         let mut bytes = vec![0u8; (length * 8) as usize];
         mem.read_exact_at(threads, &mut bytes)
             .map_err(|e| Error::memory("ThreadsList::_threads", e))?;
@@ -330,33 +334,37 @@ impl ThreadLayout {
         let anchor = Anchor {
             sp: rd(
                 mem,
-                anchor + self.last_java_sp,
+                anchor.wrapping_add(self.last_java_sp),
                 "JavaFrameAnchor::_last_Java_sp",
             )?,
             fp: rd(
                 mem,
-                anchor + self.last_java_fp,
+                anchor.wrapping_add(self.last_java_fp),
                 "JavaFrameAnchor::_last_Java_fp",
             )?,
             pc: rd(
                 mem,
-                anchor + self.last_java_pc,
+                anchor.wrapping_add(self.last_java_pc),
                 "JavaFrameAnchor::_last_Java_pc",
             )?,
         };
         let vm_state = i64::from(rd32(
             mem,
-            address + self.thread_state,
+            address.wrapping_add(self.thread_state),
             "JavaThread::_thread_state",
         )? as i32);
         let osthread = f(self.osthread, "JavaThread::_osthread")?;
         let (os_tid, os_state) = if osthread == 0 {
             (None, None)
         } else {
-            let tid = rd32(mem, osthread + self.os_thread_id, "OSThread::_thread_id")? as i32;
+            let tid = rd32(
+                mem,
+                osthread.wrapping_add(self.os_thread_id),
+                "OSThread::_thread_id",
+            )? as i32;
             let state = match self.os_state {
                 Some(o) => Some(i64::from(
-                    rd32(mem, osthread + o, "OSThread::_state")? as i32
+                    rd32(mem, osthread.wrapping_add(o), "OSThread::_state")? as i32,
                 )),
                 None => None,
             };

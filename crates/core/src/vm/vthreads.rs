@@ -143,7 +143,7 @@ fn find_classes(
                 let mut out = Vec::new();
                 while cld != 0 && out.len() < MAX_LOADERS {
                     out.push(cld);
-                    cld = rd(cld + next, "ClassLoaderData::_next")?;
+                    cld = rd(cld.wrapping_add(next), "ClassLoaderData::_next")?;
                 }
                 out
             }
@@ -151,7 +151,7 @@ fn find_classes(
     let mut found = HashMap::new();
     let mut seen = 0usize;
     for cld in loaders {
-        let mut k = rd(cld + klasses, "ClassLoaderData::_klasses")?;
+        let mut k = rd(cld.wrapping_add(klasses), "ClassLoaderData::_klasses")?;
         while k != 0 {
             seen += 1;
             if seen > MAX_CLASSES {
@@ -166,7 +166,7 @@ fn find_classes(
                     return Ok(found);
                 }
             }
-            k = rd(k + next_link, "Klass::_next_link")?;
+            k = rd(k.wrapping_add(next_link), "Klass::_next_link")?;
         }
     }
     Ok(found)
@@ -181,7 +181,8 @@ fn map_keys(java: &JavaReader<'_>, map: u64, max: usize) -> Result<Vec<u64>, Err
         "table",
         "[Ljava/util/concurrent/ConcurrentHashMap$Node;",
     )?;
-    let mut tables = vec![java.reference_at(map + table_at, "ConcurrentHashMap.table")?];
+    let mut tables =
+        vec![java.reference_at(map.wrapping_add(table_at), "ConcurrentHashMap.table")?];
     let mut seen_tables = HashSet::new();
     let mut seen_nodes = HashSet::new();
     let mut keys = Vec::new();
@@ -210,7 +211,8 @@ fn map_keys(java: &JavaReader<'_>, map: u64, max: usize) -> Result<Vec<u64>, Err
                 };
                 node = match kind {
                     NodeKind::Node { key, next } => {
-                        let k = java.reference_at(node + key, "ConcurrentHashMap.Node.key")?;
+                        let k = java
+                            .reference_at(node.wrapping_add(key), "ConcurrentHashMap.Node.key")?;
                         if k != 0 {
                             if keys.len() >= max {
                                 return Err(Error::VmStructs(format!(
@@ -219,14 +221,15 @@ fn map_keys(java: &JavaReader<'_>, map: u64, max: usize) -> Result<Vec<u64>, Err
                             }
                             keys.push(k);
                         }
-                        java.reference_at(node + next, "ConcurrentHashMap.Node.next")?
+                        java.reference_at(node.wrapping_add(next), "ConcurrentHashMap.Node.next")?
                     }
-                    NodeKind::TreeBin { first } => {
-                        java.reference_at(node + first, "ConcurrentHashMap.TreeBin.first")?
-                    }
+                    NodeKind::TreeBin { first } => java.reference_at(
+                        node.wrapping_add(first),
+                        "ConcurrentHashMap.TreeBin.first",
+                    )?,
                     NodeKind::Forwarding { next_table } => {
                         tables.push(java.reference_at(
-                            node + next_table,
+                            node.wrapping_add(next_table),
                             "ConcurrentHashMap.ForwardingNode.nextTable",
                         )?);
                         0
@@ -290,7 +293,11 @@ fn set_members(java: &JavaReader<'_>, set: u64, max: usize) -> Result<Vec<u64>, 
         )));
     }
     let map = java.reference_at(
-        set + java.field_in(klass, "map", "Ljava/util/concurrent/ConcurrentHashMap;")?,
+        set.wrapping_add(java.field_in(
+            klass,
+            "map",
+            "Ljava/util/concurrent/ConcurrentHashMap;",
+        )?),
         "KeySetView.map",
     )?;
     map_keys(java, map, max)
@@ -303,17 +310,20 @@ fn container_threads(java: &JavaReader<'_>, container: u64) -> Result<Option<u64
     let (klass, _) = java.class_of(container)?;
     for field in ["threads", "virtualThreads"] {
         if let Ok(at) = java.field_in(klass, field, "Ljava/util/Set;") {
-            return Ok(Some(
-                java.reference_at(container + at, "a container's threads")?,
-            ));
+            return Ok(Some(java.reference_at(
+                container.wrapping_add(at),
+                "a container's threads",
+            )?));
         }
     }
     if let Ok(at) = java.field_in(klass, "flock", "Ljdk/internal/misc/ThreadFlock;") {
-        let flock = java.reference_at(container + at, "a container's flock")?;
+        let flock = java.reference_at(container.wrapping_add(at), "a container's flock")?;
         if flock != 0 {
             let (fk, _) = java.class_of(flock)?;
             let t = java.field_in(fk, "threads", "Ljava/util/Set;")?;
-            return Ok(Some(java.reference_at(flock + t, "ThreadFlock.threads")?));
+            return Ok(Some(
+                java.reference_at(flock.wrapping_add(t), "ThreadFlock.threads")?,
+            ));
         }
     }
     Ok(None)
@@ -411,7 +421,7 @@ pub fn unmounted(
     for weak in refs {
         let (rk, _) = java.class_of(weak)?;
         let container = java.reference_at(
-            weak + java.field_in(rk, "referent", "Ljava/lang/Object;")?,
+            weak.wrapping_add(java.field_in(rk, "referent", "Ljava/lang/Object;")?),
             "Reference.referent",
         )?;
         if container == 0 {
@@ -461,13 +471,14 @@ pub fn unmounted(
             continue; // a platform thread of an executor: in the platform dump
         }
         let tid = java.thread_id(oop)?;
-        let state = java.int_at(oop + state_at, "VirtualThread.state")?;
+        let state = java.int_at(oop.wrapping_add(state_at), "VirtualThread.state")?;
         let (vthread_state, thread_state) = state_names(state, &constants, suspended);
         if thread_state == "NEW" || thread_state == "TERMINATED" {
             out.not_alive += 1;
             continue;
         }
-        let carrier = java.reference_at(oop + carrier_at, "VirtualThread.carrierThread")?;
+        let carrier =
+            java.reference_at(oop.wrapping_add(carrier_at), "VirtualThread.carrierThread")?;
         if carrier != 0 || mounted.contains(&tid) {
             out.mounted += 1;
             continue;
@@ -486,7 +497,7 @@ pub fn unmounted(
         if let Err(e) = chunk_frames(
             &java,
             &mut walker,
-            oop + cont_at,
+            oop.wrapping_add(cont_at),
             cont_klass,
             chunk_stack,
             &mut t,
@@ -514,7 +525,7 @@ fn continuation_class(
         if !java.extends(klass, vt)? {
             continue;
         }
-        let cont = java.reference_at(oop + cont_at, "VirtualThread.cont")?;
+        let cont = java.reference_at(oop.wrapping_add(cont_at), "VirtualThread.cont")?;
         if cont != 0 {
             return Ok(Some(java.class_of(cont)?.0));
         }
@@ -537,7 +548,7 @@ fn chunk_frames(
         return Ok(());
     };
     let mut chunk = java.reference_at(
-        cont + java.field_in(ck, "tail", "Ljdk/internal/vm/StackChunk;")?,
+        cont.wrapping_add(java.field_in(ck, "tail", "Ljdk/internal/vm/StackChunk;")?),
         "Continuation.tail",
     )?;
     let mut chunk_fields: Option<(u64, u64, u64, u64)> = None;
@@ -559,24 +570,27 @@ fn chunk_frames(
                 f
             }
         };
-        let sp = java.int_at(chunk + sp_at, "StackChunk.sp")?;
-        let bottom = java.int_at(chunk + bottom_at, "StackChunk.bottom")?;
-        let size = java.int_at(chunk + size_at, "StackChunk.size")?;
+        let sp = java.int_at(chunk.wrapping_add(sp_at), "StackChunk.sp")?;
+        let bottom = java.int_at(chunk.wrapping_add(bottom_at), "StackChunk.bottom")?;
+        let size = java.int_at(chunk.wrapping_add(size_at), "StackChunk.size")?;
         if sp < 0 || bottom < sp || size < bottom || size > 1 << 24 {
             return Err(Error::VmStructs(format!(
                 "a stack chunk with sp {sp}, bottom {bottom}, size {size}: not plausible"
             )));
         }
         if sp < bottom {
-            let start = chunk + stack_offset;
-            let (frames, why) = walker.walk_chunk(start + 8 * sp as u64, start + 8 * bottom as u64);
+            let start = chunk.wrapping_add(stack_offset);
+            let (frames, why) = walker.walk_chunk(
+                start.wrapping_add(8 * sp as u64),
+                start.wrapping_add(8 * bottom as u64),
+            );
             t.frames.extend(frames.into_iter().map(|f| table.intern(f)));
             if let Some(why) = why {
                 t.note = Some(why);
                 return Ok(());
             }
         }
-        chunk = java.reference_at(chunk + parent_at, "StackChunk.parent")?;
+        chunk = java.reference_at(chunk.wrapping_add(parent_at), "StackChunk.parent")?;
     }
     t.note = Some(format!("stopped after {MAX_CHUNKS} stack chunks"));
     Ok(())
