@@ -108,13 +108,19 @@ pub(crate) fn jcmd_threads(java_home: &Path, pid: i32) -> String {
 
 /// `inspect threads <pid>`'s output; panics with its stderr when it fails.
 fn inspect_threads(pid: i32) -> String {
+    inspect_threads_with(&[&pid.to_string()])
+}
+
+/// `inspect threads <args>`'s output; panics with its stderr when it fails.
+pub(crate) fn inspect_threads_with(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", &pid.to_string()])
+        .arg("threads")
+        .args(args)
         .output()
         .expect("running inspect");
     assert!(
         out.status.success(),
-        "inspect threads failed: {}",
+        "inspect threads {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::{Jvm, gcore, jdk, scratch_dir, test_classes};
-use crate::threads::{jcmd_threads, parse};
+use crate::threads::{inspect_threads_with, jcmd_threads, parse};
 
 /// One virtual thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,20 +160,6 @@ fn dump_to_file(java_home: &Path, pid: i32, dir: &Path, label: &str) -> String {
     std::fs::read_to_string(&file).unwrap()
 }
 
-fn inspect_virtual(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(["threads", "--virtual"])
-        .args(args)
-        .output()
-        .expect("running inspect");
-    assert!(
-        out.status.success(),
-        "inspect threads --virtual failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// Compares ours with jcmd's two dumps; returns how many unmounted threads' frames were
 /// compared.
 fn agree(before_text: &str, ours_text: &str, after_text: &str, total: usize) -> usize {
@@ -278,7 +264,7 @@ fn virtual_threads_match_dump_to_file(major: u32, flags: &[&str], core: bool) {
     let dir = scratch_dir("vthreads");
     let before = dump_to_file(&home, jvm.pid, dir.path(), "before");
     let print_before = jcmd_threads(&home, jvm.pid);
-    let ours = inspect_virtual(&[&jvm.pid.to_string()]);
+    let ours = inspect_threads_with(&["--virtual", &jvm.pid.to_string()]);
     let print_after = jcmd_threads(&home, jvm.pid);
     let after = dump_to_file(&home, jvm.pid, dir.path(), "after");
     let compared = agree(&before, &ours, &after, TOTAL);
@@ -296,7 +282,7 @@ fn virtual_threads_match_dump_to_file(major: u32, flags: &[&str], core: bool) {
     if core {
         let path = gcore(jvm.pid, dir.path());
         let after_core = dump_to_file(&home, jvm.pid, dir.path(), "after-core");
-        let from_core = inspect_virtual(&["--core", path.to_str().unwrap()]);
+        let from_core = inspect_threads_with(&["--virtual", "--core", path.to_str().unwrap()]);
         let compared = agree(&after, &from_core, &after_core, TOTAL);
         assert!(
             compared >= TOTAL * 9 / 10,
