@@ -463,11 +463,16 @@ fn start_in_user_namespace(map: &[&str], passwd: Option<&Path>) -> Jvm {
     let mut cmd = Command::new("unshare");
     cmd.args(["--mount", "--propagation", "private", "--", "sh", "-c"])
         .arg(
-            "mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp \
-             && { [ -z \"$HSINSPECT_PASSWD\" ] || mount --bind \"$HSINSPECT_PASSWD\" /etc/passwd; } \
+            // The checkout (the test classes, the passwd file) may lie under /tmp (a clone
+            // there): bind the passwd file and keep the classes open as fd 3 before the private
+            // /tmp hides them; the JVM gets /proc/self/fd/3 as its class path.
+            "{ [ -z \"$HSINSPECT_PASSWD\" ] || mount --bind \"$HSINSPECT_PASSWD\" /etc/passwd; } \
+             && exec 3<\"$HSINSPECT_CLASSES\" \
+             && mount -t tmpfs -o mode=1777 hsinspect-tmp /tmp \
              && exec setpriv --reuid=\"$HSINSPECT_UID\" --regid=\"$HSINSPECT_GID\" --clear-groups -- \"$0\" \"$@\"",
         )
         .env("HSINSPECT_PASSWD", passwd.map(Path::as_os_str).unwrap_or_default())
+        .env("HSINSPECT_CLASSES", test_classes())
         // By number: the JVM's /etc/passwd may not name the user.
         .env("HSINSPECT_UID", uid.to_string())
         .env("HSINSPECT_GID", gid.to_string())
@@ -475,7 +480,7 @@ fn start_in_user_namespace(map: &[&str], passwd: Option<&Path>) -> Jvm {
         .args(map)
         .arg("--")
         .arg(jdk17().join("bin/java"))
-        .args(target_args(&[], 1))
+        .args(target_args_classes_on_fd3(&[], 1))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());

@@ -611,19 +611,43 @@ fn memory_and_fds_flat_over_10000_scrapes() {
             c.join().expect("a client failed");
         }
     };
-    // Measured once the last connections' lingering reads (100 ms) are over.
+    // Measured once the last connections' lingering reads (100 ms) are over. What a leak grows
+    // is the anonymous memory (heap, stacks): VmRSS also counts the binary's own pages
+    // (RssFile), which rise as code paths run for the first time and fall when the kernel
+    // reclaims them (14.6 of 17.6 MiB of a debug build's VmRSS here), so it is shown, not judged.
     let settle = || std::thread::sleep(Duration::from_millis(300));
-    scrape_n(1000);
+    let anon = |pid: i32| -> u64 {
+        crate::support::status_field(pid, "RssAnon")
+            .trim_end_matches(" kB")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    // Warm-up: every worker's malloc arena reaches its working size.
+    scrape_n(2000);
     settle();
-    let (rss0, fds0) = (rss_kib(serve.pid()), open_fds(serve.pid()));
-    scrape_n(9000);
-    settle();
+    let fds0 = open_fds(serve.pid());
+    let mut anons = vec![anon(serve.pid())];
+    let rss0 = rss_kib(serve.pid());
+    // Then five stretches of 2000: a leak grows in every one; a plateau does not.
+    for _ in 0..5 {
+        scrape_n(2000);
+        settle();
+        anons.push(anon(serve.pid()));
+    }
     let (rss1, fds1) = (rss_kib(serve.pid()), open_fds(serve.pid()));
     eprintln!(
-        "serve RSS after 1000 scrapes {rss0} KiB, after 10000 {rss1} KiB; fds {fds0} -> {fds1}"
+        "serve RssAnon after 2000, 4000, ... 12000 scrapes: {anons:?} KiB; \
+         VmRSS {rss0} -> {rss1} KiB; fds {fds0} -> {fds1}"
     );
     assert_eq!(fds1, fds0, "file descriptors leaked");
-    assert!(rss1 <= rss0 + 1024, "RSS grew from {rss0} to {rss1} KiB");
+    let grew_every_time = anons.windows(2).all(|w| w[1] > w[0]);
+    let first = anons[0];
+    let last = *anons.last().unwrap();
+    assert!(
+        last <= first + 512 && !(grew_every_time && last > first + 128),
+        "serve's anonymous memory grew over 10,000 scrapes after warm-up: {anons:?} KiB"
+    );
 }
 
 // ---- deploy/ ----

@@ -314,6 +314,22 @@ pub fn target_args(extra: &[&str], threads: usize) -> Vec<String> {
     args
 }
 
+/// [`target_args`] with the class path `/proc/self/fd/3`: for a JVM started behind a private
+/// `/tmp`, whose starter opened [`test_classes`] as fd 3 before the mount (the checkout may lie
+/// under `/tmp`, a clone there, which the mount hides).
+pub fn target_args_classes_on_fd3(extra: &[&str], threads: usize) -> Vec<String> {
+    target_args(extra, threads)
+        .into_iter()
+        .map(|a| {
+            if Path::new(&a) == test_classes() {
+                "/proc/self/fd/3".to_string()
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
 /// A directory under the test target dir that is removed on drop.
 pub fn scratch_dir(label: &str) -> tempfile::TempDir {
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -677,13 +693,7 @@ pub fn start_in_own_namespaces(extra: &[&str]) -> Jvm {
     ])
     .env("HSINSPECT_CLASSES", test_classes())
     .arg(jdk17().join("bin/java"))
-    .args(target_args(extra, 1).into_iter().map(|a| {
-        if Path::new(&a) == test_classes() {
-            "/proc/self/fd/3".to_string()
-        } else {
-            a
-        }
-    }))
+    .args(target_args_classes_on_fd3(extra, 1))
     .stdin(Stdio::piped())
     .stdout(Stdio::piped())
     .stderr(Stdio::inherit());
