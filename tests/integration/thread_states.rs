@@ -266,8 +266,9 @@ fn jdk21_generational_zgc_thread_states_match_jcmd() {
 
 #[test]
 #[ignore = "needs root and JDK 25: run scripts/test.sh"]
-fn jdk25_thread_states_without_compressed_oops_match_jcmd() {
+fn jdk25_thread_states_without_compressed_oops_and_with_compact_headers_match_jcmd() {
     every_dialect(&jdk(25), &["-XX:-UseCompressedOops"]);
+    every_dialect(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]

@@ -315,6 +315,14 @@ fn jdk25_default_flags_matches_jcmd() {
 
 // JDK 25 -Xcomp (JDK 23+ nmethod layout, `_immutable_data`): `jdk25_xcomp_matches_jcmd` below.
 
+/// Compact object headers (JDK 24+, a product flag in 25): the narrow klass sits in the mark
+/// word and its shift is 10, beyond any narrow oop's.
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_compact_object_headers_matches_jcmd() {
+    compare(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Locks (issue 28 item 5): the lock lines under each frame, the ownable synchronizers and the
 // Java-level deadlocks, against `jcmd <pid> Thread.print -l` taken before and after ours.
@@ -532,6 +540,12 @@ fn jdk21_lightweight_locking_lock_lines_match_jcmd() {
 #[ignore = "needs JDK 25: run scripts/test.sh"]
 fn jdk25_lock_lines_and_deadlocks_match_jcmd() {
     compare_locks(&jdk(25), &[]);
+}
+
+#[test]
+#[ignore = "needs JDK 25: run scripts/test.sh"]
+fn jdk25_compact_object_headers_lock_lines_match_jcmd() {
+    compare_locks(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]

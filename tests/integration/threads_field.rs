@@ -369,6 +369,12 @@ fn jdk25_default_gcore_and_kernel_core_match_jcmd() {
 
 #[test]
 #[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+fn jdk25_compact_object_headers_gcore_and_kernel_core_match_jcmd() {
+    cores_match_jcmd(25, &["-XX:+UseCompactObjectHeaders"]);
+}
+
+#[test]
+#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
 fn jdk25_xcomp_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &["-Xcomp"]);
 }

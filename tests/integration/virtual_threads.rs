@@ -309,6 +309,7 @@ fn jdk21_interpreted_and_compiled_stack_chunks_match_dump_to_file() {
 fn jdk25_virtual_threads_match_dump_to_file() {
     virtual_threads_match_dump_to_file(25, &[], false);
     virtual_threads_match_dump_to_file(25, &["-XX:-UseCompressedOops"], false);
+    virtual_threads_match_dump_to_file(25, &["-XX:+UseCompactObjectHeaders"], false);
 }
 
 #[test]

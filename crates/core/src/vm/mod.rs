@@ -458,6 +458,7 @@ impl VmModel {
                 ("Universe", "_narrow_oop._base", "_narrow_oop._shift"),
             ],
             layout.compressed_oops,
+            8,
         )?;
         layout.narrow_klass = self.narrow(
             mem,
@@ -471,6 +472,7 @@ impl VmModel {
                 ("Universe", "_narrow_klass._base", "_narrow_klass._shift"),
             ],
             layout.compressed_class_pointers,
+            31,
         )?;
         // Generational ZGC's load shift (the flags decide whether its colours apply).
         if use_zgc && (zgenerational || self.major >= 24) {
@@ -503,30 +505,37 @@ impl VmModel {
 
     /// The first of `names` (type, base field, shift field) the tables have, read; all zero when
     /// `used` is false.
+    ///
+    /// `max_shift` bounds the shift read: 8 for oops (`LogMinObjAlignmentInBytes`, alignment at
+    /// most 256), 31 for class pointers (with compact headers the narrow klass is 22 bits and
+    /// its shift `CompressedKlassPointers::max_shift()`, 10 in JDK 24–25).
     fn narrow(
         &self,
         mem: &dyn ReadMemory,
         names: &[(&str, &str, &str)],
         used: bool,
+        max_shift: u32,
     ) -> Result<Narrow, Error> {
         if !used {
             return Ok(Narrow::default());
         }
-        for (ty, base, shift) in names {
+        for (ty, base_field, shift_field) in names {
             let (Ok(b), Ok(s)) = (
-                self.static_address(ty, base),
-                self.static_address(ty, shift),
+                self.static_address(ty, base_field),
+                self.static_address(ty, shift_field),
             ) else {
                 continue;
             };
             let base = mem
                 .read_u64(b)
-                .map_err(|e| Error::memory(format!("{ty}::{base}"), e))?;
+                .map_err(|e| Error::memory(format!("{ty}::{base_field}"), e))?;
             let shift = mem
                 .read_u32(s)
-                .map_err(|e| Error::memory(format!("{ty}::{shift}"), e))?;
-            if shift > 8 {
-                return Err(missing(format!("implausible {ty}::{shift} = {shift}")));
+                .map_err(|e| Error::memory(format!("{ty}::{shift_field}"), e))?;
+            if shift > max_shift {
+                return Err(missing(format!(
+                    "implausible {ty}::{shift_field} = {shift} (at most {max_shift})"
+                )));
             }
             return Ok(Narrow { base, shift });
         }
