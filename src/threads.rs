@@ -31,6 +31,10 @@ pub struct ThreadsArgs {
     /// by then are walked running, with a warning).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     stop_timeout: u64,
+    /// Longest time to wait for another tracer's hold to end (another `inspect` reading the
+    /// JVM, which lasts milliseconds), in milliseconds, as for `inspect -F`.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    wait: u64,
     /// Also list the virtual threads no carrier runs (JDK 21+): those of the JVM's thread
     /// containers (as `jcmd <pid> Thread.dump_to_file` finds them), with their frames read from
     /// their stack chunks in the heap. The JVM stays held while they are read: about 11 µs a
@@ -98,6 +102,7 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
         stop: !args.no_stop,
         stop_timeout: Duration::from_millis(args.stop_timeout),
         virtual_threads: args.virtual_threads,
+        wait: Duration::from_millis(args.wait),
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))

@@ -174,19 +174,20 @@ struct PodNames {
     id: String,
 }
 
-/// A JVM in a containerd container made as the CRI plugin makes a pod's: namespace `k8s.io`,
-/// the kubelet's cgroupfs path, the CRI annotations and the kubelet's labels.
+/// A JVM in a containerd container made with `ctr run`.
 struct CtrJvm {
     child: Child,
     pid: i32,
+    /// The containerd namespace (`ctr -n`).
+    ns: String,
     names: PodNames,
     _dir: tempfile::TempDir,
 }
 
 impl CtrJvm {
+    /// As the CRI plugin makes a pod's container: namespace `k8s.io`, the kubelet's cgroupfs
+    /// path, the CRI annotations and the kubelet's labels.
     fn start(names: PodNames) -> CtrJvm {
-        let dir = scratch_dir("ctr-rootfs");
-        let rootfs = jvm_rootfs(dir.path());
         let PodNames {
             namespace,
             pod,
@@ -195,9 +196,7 @@ impl CtrJvm {
             id,
         } = &names;
         let sandbox = random_hex(64);
-        let mut cmd = Command::new("ctr");
-        cmd.args(["-n", "k8s.io", "run", "--rm", "--rootfs"])
-            .arg(format!("--cgroup=/kubepods/burstable/pod{uid}/{id}"));
+        let mut args = vec![format!("--cgroup=/kubepods/burstable/pod{uid}/{id}")];
         for a in [
             "io.kubernetes.cri.container-type=container".to_string(),
             format!("io.kubernetes.cri.container-name={container}"),
@@ -206,7 +205,7 @@ impl CtrJvm {
             format!("io.kubernetes.cri.sandbox-namespace={namespace}"),
             format!("io.kubernetes.cri.sandbox-uid={uid}"),
         ] {
-            cmd.arg("--annotation").arg(a);
+            args.extend(["--annotation".to_string(), a]);
         }
         for l in [
             format!("io.kubernetes.container.name={container}"),
@@ -215,8 +214,30 @@ impl CtrJvm {
             format!("io.kubernetes.pod.uid={uid}"),
             "io.cri-containerd.kind=container".to_string(),
         ] {
-            cmd.arg("--label").arg(l);
+            args.extend(["--label".to_string(), l]);
         }
+        Self::run("k8s.io", names, &args)
+    }
+
+    /// A plain `ctr run` in containerd namespace `ns` with no Kubernetes in sight: ctr's own
+    /// cgroup (`/<ns>/<id>`), an id its user chose.
+    fn plain(ns: &str, id: &str) -> CtrJvm {
+        let names = PodNames {
+            namespace: String::new(),
+            pod: String::new(),
+            container: String::new(),
+            uid: String::new(),
+            id: id.to_string(),
+        };
+        Self::run(ns, names, &[])
+    }
+
+    fn run(ns: &str, names: PodNames, extra: &[String]) -> CtrJvm {
+        let dir = scratch_dir("ctr-rootfs");
+        let rootfs = jvm_rootfs(dir.path());
+        let id = &names.id;
+        let mut cmd = Command::new("ctr");
+        cmd.args(["-n", ns, "run", "--rm", "--rootfs"]).args(extra);
         for (src, dst) in [
             ("/usr".to_string(), "/usr"),
             ("/etc".to_string(), "/etc"),
@@ -233,7 +254,7 @@ impl CtrJvm {
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("running ctr");
         wait_ready(&mut child, "ctr run");
-        let init = format!("/run/containerd/io.containerd.runtime.v2.task/k8s.io/{id}/init.pid");
+        let init = format!("/run/containerd/io.containerd.runtime.v2.task/{ns}/{id}/init.pid");
         let pid = std::fs::read_to_string(&init)
             .unwrap_or_else(|e| panic!("{init}: {e}"))
             .trim()
@@ -242,6 +263,7 @@ impl CtrJvm {
         CtrJvm {
             child,
             pid,
+            ns: ns.to_string(),
             names,
             _dir: dir,
         }
@@ -261,11 +283,11 @@ impl Drop for CtrJvm {
         }
         let id = &self.names.id;
         let _ = Command::new("ctr")
-            .args(["-n", "k8s.io", "task", "kill", "-s", "SIGKILL", id])
+            .args(["-n", &self.ns, "task", "kill", "-s", "SIGKILL", id])
             .output();
         let _ = self.child.wait();
         let _ = Command::new("ctr")
-            .args(["-n", "k8s.io", "container", "rm", id])
+            .args(["-n", &self.ns, "container", "rm", id])
             .output();
     }
 }
@@ -756,4 +778,29 @@ fn daemonset_names() -> String {
         .find_map(|l| l.trim().strip_prefix("- --names="))
         .expect("daemonset.yaml runs serve with --names=")
         .to_string()
+}
+
+#[test]
+#[ignore = "needs root, containerd and JDK 17: run scripts/test.sh"]
+fn a_plain_ctr_run_jvm_gets_its_container_id() {
+    // `ctr run` outside Kubernetes: cgroup `/<namespace>/<id>`, no pod, an id of the user's.
+    let _containerd = Containerd::ensure();
+    let id = format!("jvm-{}", random_hex(6));
+    let ctr = CtrJvm::plain("default", &id);
+    let cgroup = std::fs::read_to_string(format!("/proc/{}/cgroup", ctr.pid)).unwrap();
+    assert!(cgroup.contains(&format!("/default/{id}")), "{cgroup}");
+    let json: serde_json::Value =
+        serde_json::from_str(&inspect_ok(&["list", "--format", "json"])).unwrap();
+    let entry = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["pid"] == ctr.pid)
+        .unwrap_or_else(|| panic!("pid {} not listed: {json:#}", ctr.pid))
+        .clone();
+    assert_eq!(
+        entry["container"],
+        serde_json::json!({"id": id, "runtime": "containerd"}),
+        "{entry:#}"
+    );
 }

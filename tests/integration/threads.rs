@@ -167,6 +167,7 @@ pub(crate) const NAMED: &[&str] = &[
     "t-juc-deadlock-2",
     "t-sleep",
     "t-park",
+    "t-park-on-class",
     "t-accept",
     "t-clinit-owner",
     "t-clinit-waiter",
@@ -414,6 +415,8 @@ const LOCKING: &[&str] = &[
     "t-juc-deadlock-1",
     "t-juc-deadlock-2",
     "t-park",
+    // `- parking to wait for <0x…> (a java.lang.Class)`: a Class blocker is named by its klass.
+    "t-park-on-class",
     // JDK 17+: `- waiting on the Class initialization monitor for ThreadsTarget$SlowInit`.
     "t-clinit-waiter",
 ];
@@ -711,4 +714,152 @@ fn jdk25_zgc_frames_and_lock_lines_match_jcmd() {
 fn jdk21_and_25_without_compressed_oops_match_jcmd() {
     compare(&jdk(21), &["-XX:-UseCompressedOops"]);
     compare(&jdk(25), &["-XX:-UseCompressedOops"]);
+}
+
+// ---- The header lines as jcmd prints them ---------------------------------------------------
+
+/// Each thread's `os_prio=` and `cpu=` (ms) by name, from a dump's thread header lines.
+fn header_fields(dump: &str) -> BTreeMap<String, (Option<String>, Option<f64>)> {
+    let field = |line: &str, key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .map(str::to_string)
+    };
+    dump.lines()
+        .filter(|l| l.starts_with('"'))
+        .filter_map(|l| {
+            let name = l[1..].split('"').next()?.to_string();
+            let cpu = field(l, "cpu=").and_then(|c| c.trim_end_matches("ms").parse().ok());
+            Some((name, (field(l, "os_prio="), cpu)))
+        })
+        .collect()
+}
+
+/// The timestamp line and the `Full thread dump` line of a dump (jcmd's after its `<pid>:`).
+fn first_lines(dump: &str) -> (String, String) {
+    let mut lines = dump
+        .lines()
+        .skip_while(|l| l.ends_with(':') && !l.contains(' '));
+    let when = lines.next().unwrap_or_default().to_string();
+    let title = lines.next().unwrap_or_default().to_string();
+    (when, title)
+}
+
+/// jcmd before, ours, jcmd after: the timestamp line between jcmd's, the VM line equal, and every
+/// thread in all three with jcmd's `os_prio=` and a `cpu=` between jcmd's two.
+fn headers_agree(java_home: &Path, pid: i32) {
+    let before = jcmd_threads(java_home, pid);
+    let ours = inspect_threads(pid);
+    let after = jcmd_threads(java_home, pid);
+    let (when0, title0) = first_lines(&before);
+    let (when, title) = first_lines(&ours);
+    let (when1, _) = first_lines(&after);
+    assert_eq!(title, title0, "the VM line");
+    assert!(
+        when.len() == 19 && when0 <= when && when <= when1,
+        "timestamp {when:?} not between jcmd's {when0:?} and {when1:?}"
+    );
+    let (b, o, a) = (
+        header_fields(&before),
+        header_fields(&ours),
+        header_fields(&after),
+    );
+    let mut compared = 0;
+    for (name, (prio, cpu)) in &o {
+        let (Some((prio0, Some(cpu0))), Some((_, Some(cpu1)))) = (b.get(name), a.get(name)) else {
+            continue;
+        };
+        assert_eq!(prio, prio0, "{name}: os_prio");
+        let cpu = cpu.unwrap_or_else(|| panic!("{name}: no cpu= in ours"));
+        // jcmd prints two decimals: a thread that ran between the reads moves within them.
+        assert!(
+            *cpu0 - 0.01 <= cpu && cpu <= *cpu1 + 0.01,
+            "{name}: cpu={cpu}ms not between jcmd's {cpu0}ms and {cpu1}ms"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 5, "only {compared} threads compared:\n{ours}");
+}
+
+#[test]
+#[ignore = "needs JDK 17: run scripts/test.sh"]
+fn header_lines_of_a_niced_jvm_match_jcmd() {
+    // Tomcat's service runs niced: HotSpot's os_prio is 0 unless ThreadPriorityPolicy=1.
+    let mut cmd = Command::new("nice");
+    cmd.args(["-n", "19"])
+        .arg(jdk17().join("bin/java"))
+        .args(["-Xmx64m", "-cp"])
+        .arg(test_classes())
+        .arg("ThreadsTarget")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let jvm = Jvm::spawn(cmd, &jdk17());
+    headers_agree(&jdk17(), jvm.pid);
+}
+
+#[test]
+#[ignore = "needs root (unshare) and JDK 17: run scripts/test.sh"]
+fn header_lines_in_a_pid_namespace_match_jcmd() {
+    // The JVM's nids are its namespace's thread ids: cpu= and os_prio= come through NSpid.
+    let jvm = crate::support::start_in_own_namespaces(&[]);
+    headers_agree(&jdk17(), jvm.pid);
+}
+
+// ---- Readers at once ------------------------------------------------------------------------
+
+/// Runs `inspect threads <pid>` `runs` times in a row on its own thread; the failures' stderr.
+fn dump_loop(pid: i32, runs: usize) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        (0..runs)
+            .filter_map(|_| {
+                let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
+                    .args(["threads", &pid.to_string()])
+                    .output()
+                    .expect("running inspect");
+                (!out.status.success()).then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+            })
+            .collect()
+    })
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn a_dump_beside_a_second_dump_loop_and_two_forced_streams_waits_its_turn() {
+    // Every stop of a JVM waits for another reader's hold to end (`--wait`), as `-F` does:
+    // two dump loops of 250 runs each (500 dumps) beside two `-F --interval 5ms` streams.
+    let jvm = start_target(&jdk17(), &[]);
+    let pid = jvm.pid.to_string();
+    let streams: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_inspect"))
+                .args(["-F", &pid, "--interval", "5ms"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("running inspect -F --interval")
+        })
+        .collect();
+    let loops = [dump_loop(jvm.pid, 250), dump_loop(jvm.pid, 250)];
+    let failures: Vec<String> = loops
+        .into_iter()
+        .flat_map(|l| l.join().expect("a dump loop panicked"))
+        .collect();
+    for mut s in streams {
+        let still_running = s.try_wait().expect("waiting for -F").is_none();
+        let _ = s.kill();
+        let out = s.wait_with_output().unwrap();
+        assert!(
+            still_running,
+            "an -F stream ended early: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 500 dumps failed beside a second reader; first: {}",
+        failures.len(),
+        failures[0]
+    );
+    crate::support::assert_left_alone(jvm.pid, false);
 }

@@ -92,6 +92,13 @@ public class ThreadsTarget {
         }
     }
 
+    /** Parked with a class as its blocker: jcmd prints "(a java.lang.Class)", not "for ...". */
+    static void parkOnClass() {
+        while (true) {
+            LockSupport.park(SlowInit.class);
+        }
+    }
+
     static void accept(ServerSocket s) {
         try {
             s.accept();
@@ -166,6 +173,7 @@ public class ThreadsTarget {
         Thread j2 = start("t-juc-deadlock-2", () -> lockBothJuc(lockB, lockA, bothJuc));
         Thread sleeper = start("t-sleep", ThreadsTarget::sleepForever);
         Thread parker = start("t-park", ThreadsTarget::parkForever);
+        Thread classParker = start("t-park-on-class", ThreadsTarget::parkOnClass);
         ServerSocket server = new ServerSocket(0);
         Thread acceptor = start("t-accept", () -> accept(server));
         Thread initializer = start("t-clinit-owner", ThreadsTarget::touchSlowInit);
@@ -184,6 +192,7 @@ public class ThreadsTarget {
         waitFor(j2, Thread.State.WAITING);
         waitFor(sleeper, Thread.State.TIMED_WAITING);
         waitFor(parker, Thread.State.WAITING);
+        waitFor(classParker, Thread.State.WAITING);
         waitFor(acceptor, Thread.State.RUNNABLE);
         waitFor(initWaiter, Thread.State.RUNNABLE, Thread.State.WAITING);
         waitFor(reflective, Thread.State.TIMED_WAITING);

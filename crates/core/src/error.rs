@@ -121,13 +121,12 @@ pub enum Error {
     },
     /// Another process traces the target (a debugger, or another `inspect -F` whose hold outlasted
     /// the wait), so it cannot be stopped for the read.
-    #[error(
-        "process {pid} is traced by process {tracer} ({command}) and stayed so for {waited_ms} ms: it cannot be stopped for the read while another tracer holds it (a debugger, or another `inspect -F` reading it). Read it without stopping it, `inspect -F --no-stop {pid}`, or detach process {tracer} first"
-    )]
+    #[error("{}", already_traced(*pid, *tracer, command, *waited_ms))]
     AlreadyTraced {
         /// The pid.
         pid: Pid,
-        /// `TracerPid` from `/proc/<pid>/status`.
+        /// `TracerPid` from `/proc/<pid>/status`; 0 when the tracer had let go by the time it
+        /// was looked up (another reader's attach won the race and its hold was brief).
         tracer: Pid,
         /// The tracer's command line (`/proc/<tracer>/cmdline`, else its `comm`), or `?`.
         command: String,
@@ -345,4 +344,16 @@ impl Error {
             source,
         }
     }
+}
+
+/// The text of [`Error::AlreadyTraced`].
+fn already_traced(pid: Pid, tracer: Pid, command: &str, waited_ms: u64) -> String {
+    if tracer == 0 {
+        return format!(
+            "process {pid} was held by another tracer at every try for {waited_ms} ms (another reader stopping it, such as `inspect`, or a debugger attaching; it had let go when looked up): it cannot be stopped while another tracer holds it. Try again, give a longer `--wait`, or read it without stopping it (`--no-stop`)"
+        );
+    }
+    format!(
+        "process {pid} is traced by process {tracer} ({command}) and stayed so for {waited_ms} ms: it cannot be stopped for the read while another tracer holds it (a debugger, or another `inspect -F` reading it). Read it without stopping it, `inspect -F --no-stop {pid}`, or detach process {tracer} first"
+    )
 }

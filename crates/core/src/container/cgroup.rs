@@ -59,7 +59,8 @@ impl Qos {
 /// What a process's cgroup says of its container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CgroupContainer {
-    /// The container id: 64 lowercase hexadecimal digits.
+    /// The container id: 64 lowercase hexadecimal digits (a plain containerd task's: the name
+    /// its user gave, a containerd identifier).
     pub id: String,
     /// The runtime, when the path names it (`cri-containerd-`, `crio-`, `docker-`, `/docker/`,
     /// `libpod-`); `None` for a Kubernetes cgroupfs leaf (`<pod>/<id>`: containerd or
@@ -144,6 +145,8 @@ fn container_of<'a>(c: &'a str, parent: Option<&str>) -> Option<(&'a str, Option
     let unit = c.strip_suffix(".scope").unwrap_or(c);
     let named = [
         ("cri-containerd-", Runtime::Containerd),
+        // nerdctl's systemd driver (`nerdctl-<id>.scope`, containerd underneath).
+        ("nerdctl-", Runtime::Containerd),
         ("crio-", Runtime::Crio),
         ("docker-", Runtime::Docker),
         ("libpod-", Runtime::Podman),
@@ -158,6 +161,38 @@ fn container_of<'a>(c: &'a str, parent: Option<&str>) -> Option<(&'a str, Option
         return Some((c, (parent == Some("docker")).then_some(Runtime::Docker)));
     }
     None
+}
+
+/// A plain containerd task's cgroup (`ctr run`, and nerdctl's cgroupfs driver): `/<namespace>/<id>`
+/// (containerd `cmd/ctr/commands/run/run_unix.go`: `cgroupsPath` defaults to
+/// `/<namespace>/<id>`), both valid containerd identifiers (`identifiers.Validate`: letters and
+/// digits, runs of them joined by one `.`, `_` or `-`, at most 76 characters), from the v2 line
+/// or any v1 line of `text`. Only a shape: the caller confirms it by the task's bundle.
+pub fn containerd_task(text: &str) -> Option<(String, String)> {
+    text.lines().take(MAX_LINES).find_map(|line| {
+        let path = line.splitn(3, ':').nth(2)?;
+        let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+        match parts[..] {
+            [ns, id] if is_containerd_identifier(ns) && is_containerd_identifier(id) => {
+                Some((ns.to_string(), id.to_string()))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// containerd's `identifiers.Validate`: `[A-Za-z0-9]+([._-][A-Za-z0-9]+)*`, 1 to 76 characters.
+fn is_containerd_identifier(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 76
+        && b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+        && !b
+            .windows(2)
+            .any(|w| !w[0].is_ascii_alphanumeric() && !w[1].is_ascii_alphanumeric())
 }
 
 /// The pod's UID and QoS class from the components above the container's.
@@ -237,6 +272,30 @@ mod tests {
 
     /// Kubernetes, systemd driver, cgroup v2 (the kubelet's default since 1.22 on systemd
     /// hosts): one line, the unit names the runtime.
+    #[test]
+    fn plain_containerd_tasks_and_nerdctl_scopes() {
+        assert_eq!(
+            containerd_task("0::/default/jvm-1\n"),
+            Some(("default".into(), "jvm-1".into()))
+        );
+        assert_eq!(
+            containerd_task("12:memory:/k8s.io/my.app_2\n0::/\n"),
+            Some(("k8s.io".into(), "my.app_2".into()))
+        );
+        for not in [
+            "0::/\n",
+            "0::/init.scope\n",
+            "0::/system.slice/cron.service/x\n",
+            "0::/default/-x\n",
+            "0::/default/a..b\n",
+            "0::/../x\n",
+        ] {
+            assert_eq!(containerd_task(not), None, "{not}");
+        }
+        let c = parse(&format!("0::/system.slice/nerdctl-{ID}.scope\n")).unwrap();
+        assert_eq!((c.id.as_str(), c.runtime), (ID, Some(Runtime::Containerd)));
+    }
+
     #[test]
     fn kubernetes_systemd_v2() {
         use Runtime::*;

@@ -26,9 +26,35 @@ const MAX_PARENTS: usize = 16;
 
 pub(super) fn identify(pid: Pid, root: &Path) -> Option<ContainerIdentity> {
     let text = read_bounded(Path::new(&format!("/proc/{pid}/cgroup")), MAX_CGROUP)?;
-    let c = cgroup::parse(&String::from_utf8_lossy(&text))?;
+    let text = String::from_utf8_lossy(&text);
+    let Some(c) = cgroup::parse(&text) else {
+        return containerd_task(&text, root);
+    };
     let found = runtime_files(pid, &c, root);
     Some(super::combine(c, found))
+}
+
+/// A plain containerd task (`ctr run`: cgroup `/<namespace>/<id>`, any id its user chose), taken
+/// for one only when containerd has that task's bundle in that namespace.
+fn containerd_task(cgroup_text: &str, root: &Path) -> Option<ContainerIdentity> {
+    let (ns, id) = cgroup::containerd_task(cgroup_text)?;
+    let spec = read_bounded(
+        &root
+            .join("run/containerd/io.containerd.runtime.v2.task")
+            .join(&ns)
+            .join(&id)
+            .join("config.json"),
+        MAX_SPEC,
+    )?;
+    let c = CgroupContainer {
+        id,
+        runtime: Some(Runtime::Containerd),
+        pod_uid: None,
+        qos: None,
+        user: None,
+    };
+    let names = metadata::containerd_bundle(&spec);
+    Some(super::combine(c, Some((Runtime::Containerd, names))))
 }
 
 /// The runtime's file that describes container `c`: the one of the runtime its cgroup names,

@@ -55,26 +55,28 @@ fn permission(pid: Pid, e: Error) -> Error {
     }
 }
 
-/// Stops `process` for a read; while another process traces it (another `inspect -F` holding it
-/// for its own read, which lasts milliseconds, or a debugger), tries again until
-/// `opts.wait_accessible` has passed since `began`, then gives [`Error::AlreadyTraced`] with the
-/// time waited. Two readers that collide both let go and try again after a pause of their own
-/// length (from the pid and the clock), so they do not collide again in step.
-fn stop_when_free(
+/// Stops `process` for a read (within `stop_timeout`); while another process traces it (another
+/// `inspect` holding it for its own read, which lasts milliseconds, or a debugger), tries again
+/// until `wait` has passed since `began`, then gives [`Error::AlreadyTraced`] with the time
+/// waited. Two readers that collide both let go and try again after a pause of their own length
+/// (from the pid and the clock), so they do not collide again in step. Every command that stops
+/// a live JVM stops it through here.
+pub(super) fn stop_when_free(
     process: &Process,
-    opts: &ForcedOptions,
+    stop_timeout: Duration,
+    wait: Duration,
     began: Instant,
 ) -> Result<process::Stopped, Error> {
     let mut round: u64 = 0;
     loop {
-        match process::stop(process, opts.stop_timeout) {
+        match process::stop(process, stop_timeout) {
             Err(Error::AlreadyTraced {
                 pid,
                 tracer,
                 command,
                 ..
             }) => {
-                if began.elapsed() >= opts.wait_accessible {
+                if began.elapsed() >= wait {
                     return Err(Error::AlreadyTraced {
                         pid,
                         tracer,
@@ -167,7 +169,12 @@ impl ForcedReader {
         loop {
             let known = self.region_at.get();
             let stopped = if opts.stop {
-                Some(stop_when_free(&self.process, opts, began)?)
+                Some(stop_when_free(
+                    &self.process,
+                    opts.stop_timeout,
+                    opts.wait_accessible,
+                    began,
+                )?)
             } else {
                 None
             };

@@ -47,14 +47,18 @@ pub struct ThreadsOptions {
     /// Also read the virtual threads no carrier runs (`--virtual`, JDK 21+), while the
     /// threads are held ([`Dump::read_virtual_threads`]).
     pub virtual_threads: bool,
+    /// How long to wait for another tracer's hold to end (another `inspect` reading the JVM)
+    /// before giving [`Error::AlreadyTraced`] (`--wait`), as for `-F`.
+    pub wait: Duration,
 }
 
 impl Default for ThreadsOptions {
     fn default() -> Self {
         ThreadsOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(100),
+            stop_timeout: Duration::from_millis(1000),
             virtual_threads: false,
+            wait: Duration::from_secs(5),
         }
     }
 }
@@ -99,14 +103,26 @@ fn held_walk(
         name: process.name().to_string(),
     })];
     let stopped = if opts.stop {
-        Some(process::stop(process, opts.stop_timeout)?)
+        Some(super::forced::stop_when_free(
+            process,
+            opts.stop_timeout,
+            opts.wait,
+            Instant::now(),
+        )?)
     } else {
         None
     };
+    // The JVM knows its threads by its own pid namespace's ids (a container's): the host's
+    // ids the stop and /proc use are mapped from them.
+    let host_tids = process::namespace_tids(pid);
+    let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
     let walk_began = Instant::now();
     let paged = Paged::new(mem);
-    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
+    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(host(tid)));
     let mut walked = dump::walk(vm, &paged, &registers);
+    if let Ok(dump) = &mut walked {
+        dump.taken_at = Some(std::time::SystemTime::now());
+    }
     if opts.virtual_threads
         && let Ok(dump) = &mut walked
     {
@@ -115,9 +131,12 @@ fn held_walk(
     let walk_time = walk_began.elapsed();
     // CPU times as the stop read them; without a stop, read now.
     if let Ok(dump) = &mut walked {
+        // Linux: jcmd's `os_prio=` is the nice value only when the JVM uses the OS's
+        // priorities, else 0 (`os::get_native_priority`); Windows: `GetThreadPriority`.
+        let normal = (cfg!(target_os = "linux") && !vm.os_thread_priorities).then_some(0);
         match &stopped {
-            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
-            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+            Some(s) => dump.set_task_stats(&|tid| s.task_stat(host(tid)), normal),
+            None => dump.set_task_stats(&|tid| process::task_stat(pid, host(tid)), normal),
         }
     }
     let report = stopped.map(|s| s.release());
@@ -214,13 +233,26 @@ pub fn dump_threads_core(
     let began = Instant::now();
     let mut core = CoreMemory::open(core_path)?;
     let mut warnings = Vec::new();
-    if let Some((actual, needed)) = core.truncated() {
+    let truncated = core.truncated();
+    if let Some((actual, needed)) = truncated {
         warnings.push(Warning::CoreTruncated { actual, needed });
     }
-    let module = match core.files() {
-        Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
-        None => libjvm_from_link_map(&core, exe, sysroot)?,
+    // In a cut core whatever fails may be missing for that reason: say so first.
+    let cut = |e: Error| match truncated {
+        Some((actual, needed)) => Error::core(
+            core_path,
+            format!(
+                "the core file is truncated ({actual} of {needed} bytes), and {}: copy the whole core",
+                crate::error::with_causes(&e)
+            ),
+        ),
+        None => e,
     };
+    let module = match core.files() {
+        Some(_) => libjvm_from_nt_file(&core, exe, sysroot),
+        None => libjvm_from_link_map(&core, exe, sysroot),
+    }
+    .map_err(cut)?;
     super::coredump::back_with_library(&mut core, &module);
     let core = core;
     let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
@@ -232,11 +264,12 @@ pub fn dump_threads_core(
             ),
         )
     })?;
-    let vm = model(&module, &core)?.with_arch(arch);
+    let vm = model(&module, &core).map_err(cut)?.with_arch(arch);
     let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
-    let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
+    let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid)).map_err(cut)?;
+    dump.taken_at = std::fs::metadata(core_path).and_then(|m| m.modified()).ok();
     if virtual_threads {
         dump.read_virtual_threads(&vm, &paged);
     }
@@ -293,6 +326,7 @@ pub fn dump_threads_minidump(
     let paged = Paged::new(&mdmp);
     let mut dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
         .map_err(|e| explain(e, "the thread list"))?;
+    dump.taken_at = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     if virtual_threads {
         dump.read_virtual_threads(&vm, &paged);
     }

@@ -37,10 +37,25 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
+/// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
+/// `NSpid`; empty on Windows and in the reader's own namespace).
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
+pub(crate) use os::namespace_tids;
 /// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
 /// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
 #[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub(crate) use os::task_stat;
+
+/// The first field of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
+/// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds.
+pub(crate) fn schedstat_run_ns(line: &[u8]) -> Option<u64> {
+    std::str::from_utf8(line)
+        .ok()?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
 pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
     shared_bytes, stop, user_name,

@@ -128,6 +128,11 @@ fn still_active(h: HANDLE) -> bool {
 }
 
 /// Whether `pid` names no running process (gone, or exiting).
+/// Windows has no pid namespaces: a JVM's `OSThread::_thread_id` is the thread id; empty.
+pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {
+    std::collections::HashMap::new()
+}
+
 pub fn exited_or_exiting(pid: Pid) -> bool {
     match open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION) {
         Ok(h) => !still_active(h.as_raw_handle() as HANDLE),

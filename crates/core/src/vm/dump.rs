@@ -16,6 +16,7 @@ pub use super::thread::{DeadlockLink, DumpThread, MountedVirtualThread, ThreadLo
 use super::threads::{ThreadLayout, VmThread, os_state_word};
 use super::vthreads::{UnmountedVirtualThread, VirtualThreads};
 use crate::error::Error;
+use crate::memory::ReadMemory;
 use crate::pid::Pid;
 use crate::process::TaskStat;
 use crate::registers::ThreadRegisters;
@@ -47,6 +48,18 @@ impl DumpThread {
 pub struct Dump {
     /// `Abstract_VM_Version::_s_vm_release`.
     pub release: Option<String>,
+    /// The VM's name and mode as `VM_Version::vm_name()` and `vm_info_string()` give them
+    /// (`OpenJDK 64-Bit Server VM`, `mixed mode, sharing`): the `java.vm.name` and
+    /// `java.vm.info` properties HotSpot puts in its PerfData region at start-up
+    /// (`java.property.*` counters), read through `PerfMemory::_start`. `None` without PerfData
+    /// (`-XX:-UsePerfData`) or when the region is unreadable.
+    pub vm_name: Option<String>,
+    /// See [`Dump::vm_name`].
+    pub vm_info: Option<String>,
+    /// When the threads were read (a live JVM: the walk; a core: the file's modification time),
+    /// printed in local time as jcmd's first line; `None` when not known.
+    #[serde(skip)]
+    pub taken_at: Option<std::time::SystemTime>,
     /// The JDK feature release.
     pub major: u32,
     /// `ThreadsSMRSupport::_java_thread_list`.
@@ -62,6 +75,47 @@ pub struct Dump {
     /// Why they could not be read, when asked for and they could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_threads_error: Option<String>,
+}
+
+/// The most PerfData bytes read for the VM's name and mode (HotSpot's default region is 32 KiB,
+/// `-XX:PerfDataMemorySize`; the `java.property.*` counters are among its first entries).
+const MAX_PERFDATA_READ: u64 = 1 << 20;
+
+/// `java.vm.name` and `java.vm.info` from the PerfData region (`PerfMemory::_start`,
+/// `_capacity`, `runtime/perfMemory.hpp`; the counters `java.property.java.vm.name` and
+/// `java.property.java.vm.info`); `None` when the region is not there or does not parse.
+fn vm_identity(vm: &VmModel, mem: &dyn ReadMemory) -> Option<(String, String)> {
+    let start = mem
+        .read_u64(vm.static_address("PerfMemory", "_start").ok()?)
+        .ok()?;
+    let capacity = mem
+        .read_u64(vm.static_address("PerfMemory", "_capacity").ok()?)
+        .ok()?;
+    if start == 0 || capacity < crate::perfdata::PROLOGUE_SIZE as u64 {
+        return None;
+    }
+    let mut bytes = vec![0u8; capacity.min(MAX_PERFDATA_READ) as usize];
+    mem.read_exact_at(start, &mut bytes).ok()?;
+    let snapshot = crate::perfdata::parse(&bytes).ok()?;
+    let text = |name: &str| match &snapshot.get(name)?.value {
+        crate::perfdata::Value::String(s) => Some(s.clone()),
+        _ => None,
+    };
+    Some((
+        text("java.property.java.vm.name")?,
+        text("java.property.java.vm.info")?,
+    ))
+}
+
+/// `time` in this machine's time zone as HotSpot's `os::local_time_string` prints it
+/// (`YYYY-MM-DD hh:mm:ss`).
+fn local_time_string(time: std::time::SystemTime) -> Option<String> {
+    let ts = jiff::Timestamp::try_from(time).ok()?;
+    Some(
+        ts.to_zoned(jiff::tz::TimeZone::system())
+            .strftime("%Y-%m-%d %H:%M:%S")
+            .to_string(),
+    )
 }
 
 /// The used part of a thread's stack, read in one piece for its walk: from a little below `sp`
@@ -250,8 +304,12 @@ pub fn walk(
     for t in &mut threads {
         t.split_virtual_thread();
     }
+    let (vm_name, vm_info) = vm_identity(vm, mem).unzip();
     Ok(Dump {
         release: vm.release.clone(),
+        vm_name,
+        vm_info,
+        taken_at: None,
         major: vm.major,
         thread_list: list,
         threads,
@@ -277,10 +335,16 @@ impl Dump {
         }
     }
 
-    /// Fills each thread's CPU time and nice value (jcmd's `cpu=`, `os_prio=`) from `stat`,
-    /// what the OS says of an OS thread id (`/proc/<pid>/task/<tid>/stat` on Linux, read as the
-    /// thread was stopped).
-    pub fn set_task_stats(&mut self, stat: &dyn Fn(Pid) -> Option<TaskStat>) {
+    /// Fills each thread's CPU time and native priority (jcmd's `cpu=`, `os_prio=`) from
+    /// `stat`, what the OS says of a thread by the id the JVM knows it by (`OSThread::_thread_id`:
+    /// `/proc/<pid>/task/<tid>/stat` and `schedstat` on Linux, read as the thread was stopped).
+    /// `normal_priority`: the `os_prio=` of every thread when the JVM does not use the OS's
+    /// priorities (see [`super::VmModel::os_thread_priorities`]); `None` takes each thread's own.
+    pub fn set_task_stats(
+        &mut self,
+        stat: &dyn Fn(Pid) -> Option<TaskStat>,
+        normal_priority: Option<i64>,
+    ) {
         for t in &mut self.threads {
             let Some(s) =
                 t.vm.os_tid
@@ -290,7 +354,7 @@ impl Dump {
                 continue;
             };
             t.cpu_ms = Some(s.cpu_ms);
-            t.os_prio = Some(s.nice);
+            t.os_prio = Some(normal_priority.unwrap_or(s.nice));
         }
     }
 
@@ -310,14 +374,18 @@ impl Dump {
     /// Those of `w`.
     pub fn write_jcmd_text(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "Full thread dump{}:",
-            self.release
-                .as_deref()
-                .map(|r| format!(" ({r})"))
-                .unwrap_or_default()
-        );
+        // jcmd's first lines (`Threads::print_on`): the local time, then the VM's name,
+        // release and mode.
+        if let Some(when) = self.taken_at.and_then(local_time_string) {
+            let _ = writeln!(out, "{when}");
+        }
+        let _ = match (&self.vm_name, &self.release, &self.vm_info) {
+            (Some(name), Some(release), Some(info)) => {
+                writeln!(out, "Full thread dump {name} ({release} {info}):")
+            }
+            (_, Some(release), _) => writeln!(out, "Full thread dump ({release}):"),
+            _ => writeln!(out, "Full thread dump:"),
+        };
         out.push('\n');
         // The SMR section came with thread-safe memory reclamation (JDK 10, JDK-8167108).
         if self.major >= 10 {
@@ -453,9 +521,8 @@ impl Dump {
         } else {
             let _ = writeln!(out, "\nFound {} deadlocks.", self.deadlocks.len());
         }
-        if compact {
-            out.push('\n');
-        }
+        // jcmd ends the section with an empty line (`print_on_with`'s last `cr()`).
+        out.push('\n');
     }
 
     fn thread_text(&self, t: &DumpThread, out: &mut String) {

@@ -437,10 +437,18 @@ pub fn annotate(
                         _ => {}
                     }
                 } else if lk.park_blocker != 0 {
+                    // jcmd names a parking blocker by its klass alone (`(a java.lang.Class)`,
+                    // `vframe.cpp` `print_lock_info_on`); "for X" is for monitor lines only.
                     lines.push(LockLine {
                         kind: LockKind::ParkingToWaitFor,
                         object: Some(lk.park_blocker),
-                        class: class(lk.park_blocker),
+                        class: class(lk.park_blocker).map(|c| {
+                            if c.starts_with("java.lang.Class for ") {
+                                "java.lang.Class".to_string()
+                            } else {
+                                c
+                            }
+                        }),
                     });
                 } else if let Some(l) = &init_line {
                     lines.push(l.clone());

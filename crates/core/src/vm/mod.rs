@@ -154,6 +154,12 @@ pub struct VmModel {
     pub major: u32,
     /// The object layout flags.
     pub layout: Layout,
+    /// Whether a thread's native priority is the OS's (`UseThreadPriorities` and a
+    /// `ThreadPriorityPolicy` other than 0): on Linux `os::get_native_priority` then returns the
+    /// thread's nice value, and otherwise `java_to_os_priority[NormPriority]` (0), which is what
+    /// `jcmd Thread.print` prints as `os_prio=` (`os_linux.cpp`). False when the flags are not
+    /// read.
+    pub os_thread_priorities: bool,
     /// The target's CPU (the frame layouts the tables do not export): this build's own by
     /// default; a core's from its ELF header ([`VmModel::with_arch`]).
     pub arch: crate::registers::Arch,
@@ -231,6 +237,7 @@ impl VmModel {
             release: None,
             major: 0,
             layout: Layout::default(),
+            os_thread_priorities: false,
             arch: crate::registers::Arch::host().unwrap_or(crate::registers::Arch::X86_64),
         };
         model.read_version(mem)?;
@@ -409,6 +416,7 @@ impl VmModel {
             ..Layout::default()
         };
         let (mut use_zgc, mut zgenerational) = (false, false);
+        let (mut use_priorities, mut priority_policy) = (false, 0u64);
         for row in table.chunks_exact(size as usize) {
             let row = LeBytes::new(row);
             let w = |o: u64| row.u64_at(o as usize).unwrap_or(0);
@@ -431,6 +439,12 @@ impl VmModel {
                 b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
                 b"UseZGC" => use_zgc = byte()?,
                 b"ZGenerational" => zgenerational = byte()?,
+                b"UseThreadPriorities" => use_priorities = byte()?,
+                b"ThreadPriorityPolicy" => {
+                    priority_policy = mem
+                        .read_u64(addr)
+                        .map_err(|e| Error::memory("flag ThreadPriorityPolicy", e))?;
+                }
                 b"ObjectAlignmentInBytes" => {
                     layout.object_alignment = mem
                         .read_u32(addr)
@@ -500,6 +514,7 @@ impl VmModel {
             }
         }
         self.layout = layout;
+        self.os_thread_priorities = use_priorities && priority_policy != 0;
         Ok(())
     }
 

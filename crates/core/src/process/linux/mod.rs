@@ -361,13 +361,55 @@ fn open_with_stat(pid: Pid) -> Result<(ProcfsProcess, procfs::process::Stat), Er
 /// Thread `tid` of process `pid` as `/proc/<pid>/task/<tid>/stat` says (one open and one read:
 /// the line is about 300 bytes, `comm` at most 16 and 52 numbers); `None` when it is gone or
 /// unreadable.
+///
+/// The CPU time is the scheduler's own, in nanoseconds (`schedstat`'s first field,
+/// `sum_exec_runtime`: what the thread's CPU clock and so jcmd's `cpu=` read); `stat`'s user and
+/// system ticks (10 ms steps) only when `schedstat` is not there (a kernel without
+/// `CONFIG_SCHED_INFO`).
 pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
     use std::io::Read;
     let mut buf = [0u8; 1024];
     let n = std::fs::File::open(format!("/proc/{pid}/task/{tid}/stat"))
         .and_then(|mut f| f.read(&mut buf))
         .ok()?;
-    super::TaskStat::parse(&buf[..n], tick_ms())
+    let mut stat = super::TaskStat::parse(&buf[..n], tick_ms())?;
+    let mut sched = [0u8; 128];
+    if let Some(ns) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/schedstat"))
+        .and_then(|mut f| f.read(&mut sched))
+        .ok()
+        .and_then(|n| super::schedstat_run_ns(&sched[..n]))
+    {
+        stat.cpu_ms = ns as f64 / 1e6;
+    }
+    Some(stat)
+}
+
+/// The host's thread ids of `pid`'s threads, keyed by the ids their own (innermost) pid
+/// namespace gives them (the last `NSpid` of `/proc/<pid>/task/<tid>/status`): a JVM in a
+/// container records the latter as `OSThread::_thread_id` (jcmd's `nid`). Empty when the process
+/// is in this reader's pid namespace (the ids are the same) or its status is unreadable.
+pub fn namespace_tids(pid: Pid) -> std::collections::HashMap<Pid, Pid> {
+    let mut map = std::collections::HashMap::new();
+    let Ok(info) = ProcessInfo::read(pid) else {
+        return map;
+    };
+    if info.nspid == pid {
+        return map;
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return map;
+    };
+    for tid in tasks.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<Pid>().ok()) {
+        let inner = procfs::process::Process::new(pid)
+            .and_then(|p| p.task_from_tid(tid))
+            .and_then(|t| t.status())
+            .ok()
+            .and_then(|s| s.nspid?.last().copied());
+        if let Some(inner) = inner {
+            map.insert(inner, tid);
+        }
+    }
+    map
 }
 
 /// Milliseconds per clock tick (`sysconf(_SC_CLK_TCK)`), the unit of `stat`'s CPU times.

@@ -134,7 +134,7 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
                 Ok(()) => {}
                 Err(Errno::ESRCH) => continue, // the thread exited meanwhile
                 Err(Errno::EPERM) => {
-                    return Err(refused(pid, tid));
+                    return Err(refused(pid, tid, seized.len() > 1));
                 }
                 Err(e) => {
                     return Err(Error::Ptrace {
@@ -185,16 +185,30 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
     Ok(held)
 }
 
-fn refused(pid: Pid, tid: Pid) -> Error {
+/// The error of a `PTRACE_SEIZE` of thread `tid` refused with `EPERM`: another tracer's hold
+/// when the thread has one, or had one (`seized_others`: this stop already seized other threads
+/// of the process, so the permission was there; or this reader has `CAP_SYS_PTRACE`, which no
+/// ownership or Yama rule refuses), else a permission error with its hint.
+fn refused(pid: Pid, tid: Pid, seized_others: bool) -> Error {
     // The refused thread's own tracer: a debugger may trace one thread only (`strace -p <tid>`).
-    if let Ok(info) = super::ProcessInfo::read(tid)
-        && info.tracer != 0
-        && info.tracer != std::process::id() as Pid
-    {
+    let tracer = super::ProcessInfo::read(tid)
+        .map(|info| info.tracer)
+        .unwrap_or(0);
+    if tracer != 0 && tracer != std::process::id() as Pid {
         return Error::AlreadyTraced {
             pid,
-            tracer: info.tracer,
-            command: command_of(info.tracer),
+            tracer,
+            command: command_of(tracer),
+            waited_ms: 0,
+        };
+    }
+    // A tracer that attached and let go between the seize and the look (another reader's hold of
+    // a few milliseconds): the race was lost, not the permission.
+    if seized_others || has_cap_sys_ptrace() {
+        return Error::AlreadyTraced {
+            pid,
+            tracer: 0,
+            command: String::new(),
             waited_ms: 0,
         };
     }
@@ -202,6 +216,14 @@ fn refused(pid: Pid, tid: Pid) -> Error {
         what: format!("ptrace(PTRACE_SEIZE) of thread {tid} of process {pid}"),
         hint: super::permission_hint(pid),
     }
+}
+
+/// Whether this process has `CAP_SYS_PTRACE` in its effective set (`CapEff` of
+/// `/proc/self/status`, bit 19).
+fn has_cap_sys_ptrace() -> bool {
+    procfs::process::Process::myself()
+        .and_then(|p| p.status())
+        .is_ok_and(|s| s.capeff & (1 << 19) != 0)
 }
 
 /// Process `pid`'s command line (`/proc/<pid>/cmdline`, arguments joined by spaces, at most 200
