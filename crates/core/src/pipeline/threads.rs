@@ -269,7 +269,6 @@ pub fn dump_threads_core(
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
     let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid)).map_err(cut)?;
-    dump.taken_at = std::fs::metadata(core_path).and_then(|m| m.modified()).ok();
     if virtual_threads {
         dump.read_virtual_threads(&vm, &paged);
     }
@@ -326,7 +325,6 @@ pub fn dump_threads_minidump(
     let paged = Paged::new(&mdmp);
     let mut dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
         .map_err(|e| explain(e, "the thread list"))?;
-    dump.taken_at = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     if virtual_threads {
         dump.read_virtual_threads(&vm, &paged);
     }

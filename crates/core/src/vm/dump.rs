@@ -56,8 +56,9 @@ pub struct Dump {
     pub vm_name: Option<String>,
     /// See [`Dump::vm_name`].
     pub vm_info: Option<String>,
-    /// When the threads were read (a live JVM: the walk; a core: the file's modification time),
-    /// printed in local time as jcmd's first line; `None` when not known.
+    /// When the threads were read (a live JVM: the walk), printed in local time as jcmd's first
+    /// line; `None` when not known (a core holds no time of its own, and its file's time is a
+    /// copy's as often as the dump's).
     #[serde(skip)]
     pub taken_at: Option<std::time::SystemTime>,
     /// The JDK feature release.
