@@ -178,29 +178,10 @@ fn batch(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCode>
     }
 }
 
-/// The local time of day, `HH:MM:SS` (Windows: `GetLocalTime`).
-#[cfg(windows)]
+/// The local time of day, `HH:MM:SS` (jiff: the system's time zone, `TZ` or `/etc/localtime`;
+/// Windows' own zone there).
 fn clock() -> String {
-    // SAFETY: zero is a valid SYSTEMTIME; GetLocalTime fills it.
-    let mut t: windows_sys::Win32::Foundation::SYSTEMTIME = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid out-pointer.
-    unsafe { windows_sys::Win32::System::SystemInformation::GetLocalTime(&mut t) };
-    format!("{:02}:{:02}:{:02}", t.wHour, t.wMinute, t.wSecond)
-}
-
-/// The local time of day, `HH:MM:SS`.
-#[cfg(unix)]
-fn clock() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as libc::time_t;
-    // SAFETY: localtime_r writes only into `tm`, which lives on this stack.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    let ok = unsafe { !libc::localtime_r(&secs, &mut tm).is_null() };
-    if !ok {
-        return "??:??:??".into();
-    }
-    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    jiff::Zoned::now().strftime("%H:%M:%S").to_string()
 }
 
 /// The first line of a frame.
