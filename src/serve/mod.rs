@@ -1,4 +1,11 @@
 //! `inspect serve`: a Prometheus exporter for every JVM on this host ([`hsinspect::serve`]).
+//!
+//! Its memory is bounded by construction: a fixed pool of [`http::WORKERS`] threads behind a
+//! queue of 64 connections, a fixed request-head buffer, one scan at a time whose page is shared
+//! by every connection that asked during it (an `Arc`, never copied), and free heap handed back
+//! after each scan. Over 10,000 scrapes by 8 clients its anonymous memory stays within a few KiB
+//! after warm-up (about 3 MiB in all); VmRSS moves with the binary's own file pages as code runs
+//! for the first time, which is not a leak (`serve::memory_and_fds_flat_over_10000_scrapes`).
 
 pub(crate) mod http;
 mod otlp;

@@ -46,16 +46,6 @@ pub(crate) use os::namespace_tids;
 #[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub(crate) use os::task_stat;
 
-/// The first field of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
-/// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds.
-pub(crate) fn schedstat_run_ns(line: &[u8]) -> Option<u64> {
-    std::str::from_utf8(line)
-        .ok()?
-        .split_ascii_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
 pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
     shared_bytes, stop, user_name,

@@ -377,11 +377,22 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
     if let Some(ns) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/schedstat"))
         .and_then(|mut f| f.read(&mut sched))
         .ok()
-        .and_then(|n| super::schedstat_run_ns(&sched[..n]))
+        .and_then(|n| schedstat_run_ns(&sched[..n]))
     {
         stat.cpu_ms = ns as f64 / 1e6;
     }
     Some(stat)
+}
+
+/// The first field of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
+/// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds.
+fn schedstat_run_ns(line: &[u8]) -> Option<u64> {
+    std::str::from_utf8(line)
+        .ok()?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// The host's thread ids of `pid`'s threads, keyed by the ids their own (innermost) pid
@@ -478,5 +489,22 @@ mod usage_tests {
         let age = now - u.start_time_seconds;
         assert!((age - etimes).abs() <= 2.0, "age {age} vs ps {etimes}");
         assert!(super::usage(-1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod schedstat_tests {
+    #[test]
+    fn schedstat_gives_the_run_time_in_nanoseconds() {
+        assert_eq!(
+            super::schedstat_run_ns(b"86184613 1043922 57\n"),
+            Some(86_184_613)
+        );
+        assert_eq!(super::schedstat_run_ns(b""), None);
+        assert_eq!(super::schedstat_run_ns(b"x 1 2\n"), None);
+        // This thread's own: it has run to get here.
+        let me = std::process::id() as crate::pid::Pid;
+        let s = super::task_stat(me, me).expect("our own stat");
+        assert!(s.cpu_ms > 0.0, "{s:?}");
     }
 }
