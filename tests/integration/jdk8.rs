@@ -583,10 +583,9 @@ fn jdk8_cores_at_the_default_filter_read_or_say_what_to_change() {
 
 // ---- Thread dumps ----------------------------------------------------------------------------
 
-/// JDK 8's `jcmd <pid> Thread.print -l`, with its VM-anonymous classes' `/<identity hash>`
-/// suffix (`ThreadsTarget$$Lambda$3/1078694789`) taken off: JDK 8's tables say neither which
-/// classes are VM-anonymous (`InstanceKlass::_misc_flags` is not exported before JDK 9) nor
-/// the mirror's hash bits, so `inspect threads` prints the class's own name.
+/// JDK 8's `jcmd <pid> Thread.print -l`, as it prints it: a VM-anonymous class with its
+/// mirror's identity hash (`ThreadsTarget$$Lambda$3/1078694789`), which `inspect threads` reads
+/// once jcmd has installed it (every comparison runs jcmd before ours).
 fn jcmd8_threads(pid: i32) -> String {
     let out = tool8("jcmd", &[&pid.to_string(), "Thread.print", "-l"]);
     let text = String::from_utf8(out.stdout).unwrap();
@@ -595,23 +594,18 @@ fn jcmd8_threads(pid: i32) -> String {
         "JDK 8's jcmd {pid} Thread.print: {text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut clean = String::with_capacity(text.len());
-    let mut rest = text.as_str();
-    while let Some(at) = rest.find("$$Lambda$") {
-        let after = at + "$$Lambda$".len();
-        let digits = rest[after..].bytes().take_while(u8::is_ascii_digit).count();
-        let end = after + digits;
-        clean.push_str(&rest[..end]);
-        rest = &rest[end..];
-        if let Some(tail) = rest.strip_prefix('/') {
-            let hash = tail.bytes().take_while(u8::is_ascii_digit).count();
-            if hash > 0 {
-                rest = &tail[hash..];
-            }
-        }
-    }
-    clean.push_str(rest);
-    clean
+    text
+}
+
+/// The lambda proxies' frames of a dump (`ThreadsTarget$$Lambda$3/1078694789.run`), with
+/// whatever suffix they have.
+fn lambda_frames(dump: &str) -> std::collections::BTreeSet<String> {
+    dump.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("at "))
+        .filter_map(|f| f.split('(').next())
+        .filter(|f| f.contains("$$Lambda$"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The command that runs ThreadsTarget on JDK 8 inside the root with `flags`.
@@ -674,7 +668,15 @@ fn threads8_match_jcmd(flags: &[&str]) {
         all.extend(flags);
         eprintln!("JDK 8 threads, {name} {flags:?}");
         let jvm = threads_target8(&all);
+        let pid = jvm.pid.to_string();
         crate::threads::compare_with(jvm.pid, &jcmd8_threads);
+        // The lambdas' frames carry the hash jcmd installed in their mirrors, as jcmd's do.
+        let ours = lambda_frames(&crate::threads::inspect_threads_with(&[&pid]));
+        let jcmd = lambda_frames(&jcmd8_threads(jvm.pid));
+        assert!(
+            !ours.is_empty() && ours.is_subset(&jcmd),
+            "lambda frames: ours {ours:?}, jcmd's {jcmd:?}"
+        );
         crate::threads::compare_locks_with(jvm.pid, &jcmd8_threads);
         // The thread states of `serve --thread-states`, read without a stop.
         for names in ["hotspot", "otel"] {

@@ -434,6 +434,9 @@ pub struct Walker<'a> {
     /// JDK ≤ 14 VM-anonymous classes (`Unsafe.defineAnonymousClass`, lambdas in 8–14):
     /// `InstanceKlass::_misc_flags` and its `_misc_is_anonymous` bit (int constant).
     anonymous: Option<(u64, u32)>,
+    /// JDK 8's VM-anonymous classes, told from their class loader data, and their mirrors'
+    /// identity hashes.
+    anonymous8: Option<super::anonymous8::AnonymousNames>,
     symbol_length: u64,
     symbol_body: u64,
     line_variant: Variant,
@@ -671,6 +674,7 @@ impl<'a> Walker<'a> {
                         .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
                 )
                 .map(|(o, bit)| (o, bit as u32)),
+            anonymous8: super::anonymous8::AnonymousNames::new(vm),
             symbol_length: vm.offset("Symbol", "_length")?,
             symbol_body: vm.offset("Symbol", "_body")?,
             line_variant: Variant::for_compressed_stream(vm.major),
@@ -789,11 +793,16 @@ impl<'a> Walker<'a> {
             let code_size = u64::from(rd16(self.mem, cm + self.cm_code_size)?);
             let cm_flags = rd32(self.mem, cm + self.cm_flags)?;
             let mut class = external_name(&class);
-            // `Klass::external_name` of JDK ≤ 14: a VM-anonymous class is `Name/0x<Klass*>`.
+            // `Klass::external_name` of JDK 9–14: a VM-anonymous class is `Name/0x<Klass*>`;
+            // of JDK 8: `Name/<the mirror's identity hash>` (none when it has no hash yet).
             if let Some((flags_at, bit)) = self.anonymous
                 && rd16(self.mem, holder + flags_at).is_some_and(|f| u32::from(f) & bit != 0)
             {
                 class = format!("{class}/{holder:#018x}");
+            } else if let Some(names) = self.anonymous8.as_mut()
+                && let Some(hash) = names.hash(self.mem, holder)
+            {
+                class = format!("{class}/{hash}");
             }
             Some(MethodInfo {
                 holder,

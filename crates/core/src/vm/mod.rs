@@ -9,6 +9,7 @@
 //! the layouts follow each JDK build without hard-coded offsets; a missing entry is an error
 //! that names it.
 
+pub mod anonymous8;
 pub(crate) mod codec;
 pub mod dump;
 pub mod frames;
