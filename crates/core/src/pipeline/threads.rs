@@ -69,6 +69,29 @@ impl Default for ThreadsOptions {
 /// backend.
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
+    let (process, mem, vm, modelled) = open_live(pid)?;
+    held_walk(&process, &mem, &vm, modelled, opts)
+}
+
+/// Opens live process `pid` and reads its VM model with the JVM running (the first half of
+/// every live pipeline that reads the VM: threads, heap): the process, its memory, the model
+/// and how long that took.
+///
+/// # Errors
+/// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
+/// [`Error::VmStructs`] when the model cannot be read.
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(super) fn open_live(
+    pid: crate::process::Pid,
+) -> Result<
+    (
+        crate::process::Process,
+        crate::read::ProcessMemory,
+        VmModel,
+        Duration,
+    ),
+    Error,
+> {
     use crate::process::Process;
     use crate::read::ProcessMemory;
     let began = Instant::now();
@@ -76,8 +99,31 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     let mem = ProcessMemory::open(&process)?;
     let module = crate::locate::os::find_in_process(pid)?;
     let vm = model(&module, &mem)?;
-    let modelled = began.elapsed();
-    held_walk(&process, &mem, &vm, modelled, opts)
+    Ok((process, mem, vm, began.elapsed()))
+}
+
+/// Runs `read` with every thread of `process` held (`process::stop`, as `-F` holds them; with
+/// `stop` false, running), then releases them and checks the process is the same one: what
+/// `read` returned and the stop's report. The stop is released on every path.
+///
+/// # Errors
+/// Those of `process::stop`; [`Error::ProcessExited`], [`Error::PidReused`].
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
+pub(super) fn held<R>(
+    process: &crate::process::Process,
+    stop: bool,
+    timeout: Duration,
+    read: impl FnOnce(Option<&crate::process::Stopped>) -> R,
+) -> Result<(R, Option<crate::process::StopReport>), Error> {
+    let stopped = if stop {
+        Some(crate::process::stop(process, timeout)?)
+    } else {
+        None
+    };
+    let out = read(stopped.as_ref());
+    let report = stopped.map(|s| s.release());
+    process.check_same()?;
+    Ok((out, report))
 }
 
 /// The live dump's stop, walk and release, the same on every OS with a live backend: the
@@ -98,30 +144,26 @@ fn held_walk(
         pid,
         name: process.name().to_string(),
     })];
-    let stopped = if opts.stop {
-        Some(process::stop(process, opts.stop_timeout)?)
-    } else {
-        None
-    };
-    let walk_began = Instant::now();
     let paged = Paged::new(mem);
-    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(tid));
-    let mut walked = dump::walk(vm, &paged, &registers);
-    if opts.virtual_threads
-        && let Ok(dump) = &mut walked
-    {
-        dump.read_virtual_threads(vm, &paged);
-    }
-    let walk_time = walk_began.elapsed();
-    // CPU times as the stop read them; without a stop, read now.
-    if let Ok(dump) = &mut walked {
-        match &stopped {
-            Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
-            None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+    let ((walked, walk_time), report) = held(process, opts.stop, opts.stop_timeout, |stopped| {
+        let walk_began = Instant::now();
+        let registers = |tid| stopped.and_then(|s| s.registers(tid));
+        let mut walked = dump::walk(vm, &paged, &registers);
+        if opts.virtual_threads
+            && let Ok(dump) = &mut walked
+        {
+            dump.read_virtual_threads(vm, &paged);
         }
-    }
-    let report = stopped.map(|s| s.release());
-    process.check_same()?;
+        let walk_time = walk_began.elapsed();
+        // CPU times as the stop read them; without a stop, read now.
+        if let Ok(dump) = &mut walked {
+            match stopped {
+                Some(s) => dump.set_task_stats(&|tid| s.task_stat(tid)),
+                None => dump.set_task_stats(&|tid| process::task_stat(pid, tid)),
+            }
+        }
+        (walked, walk_time)
+    })?;
     let dump = walked?;
     let mut warnings = Vec::new();
     details.push(model_detail(vm, modelled));
@@ -199,8 +241,6 @@ pub fn dump_threads_core(
     sysroot: Option<&std::path::Path>,
     virtual_threads: bool,
 ) -> Result<ThreadDump, Error> {
-    use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
-    use crate::read::CoreMemory;
     // An unreadable file is left to `CoreMemory::open`, which says why.
     if crate::read::is_minidump(core_path).unwrap_or(false) {
         if exe.is_some() || sysroot.is_some() {
@@ -211,29 +251,7 @@ pub fn dump_threads_core(
         }
         return dump_threads_minidump(core_path, virtual_threads);
     }
-    let began = Instant::now();
-    let mut core = CoreMemory::open(core_path)?;
-    let mut warnings = Vec::new();
-    if let Some((actual, needed)) = core.truncated() {
-        warnings.push(Warning::CoreTruncated { actual, needed });
-    }
-    let module = match core.files() {
-        Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
-        None => libjvm_from_link_map(&core, exe, sysroot)?,
-    };
-    super::coredump::back_with_library(&mut core, &module);
-    let core = core;
-    let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
-        Error::core(
-            core_path,
-            format!(
-                "a core of a {} process: thread dumps are read from x86_64 and aarch64 cores",
-                crate::read::machine_name(core.machine())
-            ),
-        )
-    })?;
-    let vm = model(&module, &core)?.with_arch(arch);
-    let modelled = began.elapsed();
+    let (core, vm, warnings, modelled) = open_core(core_path, exe, sysroot)?;
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
     let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid))?;
@@ -254,6 +272,46 @@ pub fn dump_threads_core(
         details,
         warnings,
     })
+}
+
+/// Opens ELF core `core_path` and reads its VM model (the first half of every core pipeline
+/// that reads the VM: threads, heap): libjvm found from the core's `NT_FILE` note or its
+/// `link_map` (`exe`, `sysroot` as for [`super::read_core`]), the bytes the core lacks of it read
+/// from a file of the same build. Returns the core, the model, warnings (a truncated core) and
+/// how long it took.
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable core of an x86_64 or aarch64 JVM;
+/// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read from it.
+pub(super) fn open_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<(crate::read::CoreMemory, VmModel, Vec<Warning>, Duration), Error> {
+    use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
+    use crate::read::CoreMemory;
+    let began = Instant::now();
+    let mut core = CoreMemory::open(core_path)?;
+    let mut warnings = Vec::new();
+    if let Some((actual, needed)) = core.truncated() {
+        warnings.push(Warning::CoreTruncated { actual, needed });
+    }
+    let module = match core.files() {
+        Some(_) => libjvm_from_nt_file(&core, exe, sysroot)?,
+        None => libjvm_from_link_map(&core, exe, sysroot)?,
+    };
+    super::coredump::back_with_library(&mut core, &module);
+    let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
+        Error::core(
+            core_path,
+            format!(
+                "a core of a {} process: the VM is read from x86_64 and aarch64 cores",
+                crate::read::machine_name(core.machine())
+            ),
+        )
+    })?;
+    let vm = model(&module, &core)?.with_arch(arch);
+    Ok((core, vm, warnings, began.elapsed()))
 }
 
 /// A thread dump of a Windows JVM's full-memory minidump (`inspect threads --core <dump>` when

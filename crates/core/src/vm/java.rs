@@ -658,6 +658,31 @@ impl<'a> JavaReader<'a> {
         Ok(self.u32_at(addr, what)? as i32)
     }
 
+    /// The `java.lang.Class` mirror of `klass` (`Klass::_java_mirror`, an `OopHandle`); 0 for
+    /// a class that has none (yet).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when `Klass::_java_mirror` is not exported; [`Error::Memory`].
+    pub fn mirror_of(&self, klass: u64) -> Result<u64, Error> {
+        let at = self
+            .layout
+            .java_mirror
+            .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
+        let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
+        if handle == 0 {
+            return Ok(0);
+        }
+        self.mirror(klass)
+    }
+
+    /// The text of the `java.lang.String` at `oop` (at most 64 KiB of its `value`).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the object is not a String; [`Error::Memory`].
+    pub fn string_at(&self, oop: u64) -> Result<String, Error> {
+        self.string(oop)
+    }
+
     /// The `java.lang.Class` mirror of `klass` (`Klass::_java_mirror`, an `OopHandle`).
     fn mirror(&self, klass: u64) -> Result<u64, Error> {
         let at = self

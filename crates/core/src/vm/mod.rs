@@ -106,6 +106,25 @@ pub struct Layout {
     /// `ZGlobalsForVMStructs::_instance_p->_ZPointerLoadShift`. Stack slots and registers hold
     /// plain addresses.
     pub zpointer_load_shift: Option<u32>,
+    /// The collector the flags select (`UseSerialGC`, `UseParallelGC`, ...), when one is set.
+    pub collector: Option<Collector>,
+}
+
+/// The garbage collector a JVM runs, as its `Use*GC` flag names it (`gc/shared/gcConfig.cpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collector {
+    /// `-XX:+UseSerialGC`.
+    Serial,
+    /// `-XX:+UseParallelGC`.
+    Parallel,
+    /// `-XX:+UseG1GC`.
+    G1,
+    /// `-XX:+UseZGC`.
+    Z,
+    /// `-XX:+UseShenandoahGC`.
+    Shenandoah,
+    /// `-XX:+UseEpsilonGC`.
+    Epsilon,
 }
 
 /// `ZPointerRemappedShift` (`gc/z/zAddress.hpp`, JDK 21-25): the lowest of a generational ZGC
@@ -429,7 +448,24 @@ impl VmModel {
                 b"UseCompressedOops" => layout.compressed_oops = byte()?,
                 b"UseCompressedClassPointers" => layout.compressed_class_pointers = byte()?,
                 b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
-                b"UseZGC" => use_zgc = byte()?,
+                b"UseZGC" => {
+                    use_zgc = byte()?;
+                    if use_zgc {
+                        layout.collector = Some(Collector::Z);
+                    }
+                }
+                b"UseSerialGC" | b"UseParallelGC" | b"UseG1GC" | b"UseShenandoahGC"
+                | b"UseEpsilonGC" => {
+                    if byte()? {
+                        layout.collector = Some(match name.as_slice() {
+                            b"UseSerialGC" => Collector::Serial,
+                            b"UseParallelGC" => Collector::Parallel,
+                            b"UseG1GC" => Collector::G1,
+                            b"UseShenandoahGC" => Collector::Shenandoah,
+                            _ => Collector::Epsilon,
+                        });
+                    }
+                }
                 b"ZGenerational" => zgenerational = byte()?,
                 b"ObjectAlignmentInBytes" => {
                     layout.object_alignment = mem
