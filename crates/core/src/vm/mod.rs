@@ -558,13 +558,18 @@ impl VmModel {
             let base = mem
                 .read_u64(b)
                 .map_err(|e| Error::memory(format!("{ty}::{base}"), e))?;
-            let shift = mem
+            let value = mem
                 .read_u32(s)
                 .map_err(|e| Error::memory(format!("{ty}::{shift}"), e))?;
-            if shift > 8 {
-                return Err(missing(format!("implausible {ty}::{shift} = {shift}")));
+            // Narrow oops shift by log2(ObjectAlignmentInBytes) (at most 8); narrow klasses up
+            // to 10 (JDK 24+ with compact headers: `CompressedKlassPointers::max_shift`).
+            if value > 10 {
+                return Err(missing(format!("implausible {ty}::{shift} = {value}")));
             }
-            return Ok(Narrow { base, shift });
+            return Ok(Narrow {
+                base,
+                shift: value,
+            });
         }
         Err(missing(format!(
             "no narrow pointer base/shift among {}",
