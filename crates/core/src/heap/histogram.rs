@@ -84,7 +84,7 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
         .thread_addresses(mem)
         .map(|(_, t)| t)
         .unwrap_or_default();
-    let holes = spaces::tlab_holes(vm, mem, &threads)?;
+    let tlabs = spaces::tlabs(vm, mem, &threads)?;
     let layout = ObjectLayout::new(vm, mem)?;
     let reader = JavaReader::new(vm, mem)?;
     let lh_at = layout.layout_helper;
@@ -115,7 +115,7 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     let mut counts: HashMap<u64, (u64, u64)> = HashMap::new();
     let mut notes = Vec::new();
     for space in &spaces {
-        let note = walker.walk(space, &holes, &mut |_, klass, size| {
+        let note = walker.walk(space, &tlabs, &mut |_, klass, size| {
             let c = counts.entry(klass).or_default();
             c.0 += 1;
             c.1 += size;

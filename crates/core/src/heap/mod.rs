@@ -12,7 +12,7 @@ pub mod spaces;
 pub mod walk;
 
 pub use histogram::{Histogram, Row};
-pub use spaces::{Space, SpaceKind};
+pub use spaces::{Space, SpaceKind, Tlab};
 pub use walk::{ObjectLayout, WalkStats};
 
 /// Something the heap walk met and skipped: where, and why.

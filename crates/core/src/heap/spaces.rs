@@ -234,19 +234,26 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error
     Ok(out)
 }
 
-/// The unparsable tails `[top, end + alignment_reserve)` of the TLABs of the JavaThreads at
-/// `threads` (`Thread::_tlab`), sorted; a TLAB with a null start or a top outside
-/// `[start, end]` is left out. The reserve is `align_object_size(max(lab_alignment_reserve,
+/// A thread's TLAB: `[start, top)` holds its objects, `[top, end)` (its `_end` plus the
+/// alignment reserve: the hard end) is not parsable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Tlab {
+    /// `ThreadLocalAllocBuffer::_start`.
+    pub start: u64,
+    /// `ThreadLocalAllocBuffer::_top`.
+    pub top: u64,
+    /// `_end` + the alignment reserve.
+    pub end: u64,
+}
+
+/// The TLABs of the JavaThreads at `threads` (`Thread::_tlab`), sorted by `top`; a TLAB with a
+/// null start or a top outside `[start, end]` is left out. The reserve is `align_object_size(max(lab_alignment_reserve,
 /// _reserve_for_allocation_prefetch))` words (`ThreadLocalAllocBuffer::end_reserve`): JDK 25's
 /// static `CollectedHeap::_lab_alignment_reserve`, before it the `int[]` header in words.
 ///
 /// # Errors
 /// [`Error::VmStructs`] when the TLAB entries are missing.
-pub fn tlab_holes(
-    vm: &VmModel,
-    mem: &dyn ReadMemory,
-    threads: &[u64],
-) -> Result<Vec<(u64, u64)>, Error> {
+pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<Tlab>, Error> {
     let tlab = vm.offset("Thread", "_tlab")?;
     let start = vm.offset("ThreadLocalAllocBuffer", "_start")?;
     let top = vm.offset("ThreadLocalAllocBuffer", "_top")?;
@@ -278,9 +285,13 @@ pub fn tlab_holes(
         if s == 0 || p < s || p > e {
             continue;
         }
-        out.push((p, e.saturating_add(reserve)));
+        out.push(Tlab {
+            start: s,
+            top: p,
+            end: e.saturating_add(reserve),
+        });
     }
-    out.sort_unstable();
+    out.sort_unstable_by_key(|t| (t.top, t.end));
     Ok(out)
 }
 

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 
 use super::Note;
-use super::spaces::{Space, SpaceKind};
+use super::spaces::{Space, SpaceKind, Tlab};
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
 use crate::vm::{Layout, VmModel};
@@ -85,12 +85,13 @@ impl Sizing {
     ///
     /// # Errors
     /// A message when `lh` is neither an instance size (positive, word-aligned apart from the
-    /// slow-path bit, below [`MAX_OBJECT`]) nor an array descriptor (tag -1 or -2, header 8..=32
+    /// slow-path bit, at most 1 MiB) nor an array descriptor (tag -1 or -2, header 8..=32
     /// bytes, element size 1..=8 bytes).
     pub fn from_layout_helper(lh: i32) -> Result<Sizing, String> {
         if lh > 0 {
             let bytes = (lh & !LH_SLOW_PATH) as u64;
-            if bytes == 0 || bytes % 8 != 0 {
+            // 65535 fields of 8 bytes at most: an instance is under 1 MiB.
+            if bytes == 0 || bytes % 8 != 0 || bytes > 1 << 20 {
                 return Err(format!("layout helper {lh:#x} is not an instance size"));
             }
             return Ok(Sizing::Instance(bytes));
@@ -183,6 +184,9 @@ pub struct WalkStats {
     pub bytes: u64,
     /// Bytes skipped as TLAB tails.
     pub tlab_bytes: u64,
+    /// Objects whose header was not written yet (a thread held between bumping its TLAB's top
+    /// and storing the klass): the rest of that TLAB up to its top was skipped.
+    pub torn: u64,
     /// Reads of the target's memory.
     pub reads: u64,
     /// Bytes read from the target.
@@ -324,14 +328,24 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks `space`, calling `visit(address, klass, size)` for each object, jumping over the
-    /// `holes` (sorted `[start, end)` ranges: TLAB tails) it meets. Returns the note of why the
-    /// walk stopped early, if it did.
+    /// unused tails `[top, end)` of the `tlabs` (sorted by top) it meets. An object that cannot
+    /// be read inside a TLAB's `[start, top)` is one being allocated: the walk goes on at that
+    /// TLAB's top ([`WalkStats::torn`]). Returns the note of why the walk stopped early, if it
+    /// did.
     pub fn walk(
         &mut self,
         space: &Space,
-        holes: &[(u64, u64)],
+        tlabs: &[Tlab],
         visit: &mut dyn FnMut(u64, u64, u64),
     ) -> Option<Note> {
+        let holes: Vec<(u64, u64)> = tlabs.iter().map(|t| (t.top, t.end)).collect();
+        let holes = holes.as_slice();
+        let in_tlab = |at: u64| {
+            tlabs
+                .iter()
+                .find(|t| t.start <= at && at < t.top)
+                .map(|t| t.top)
+        };
         let note = |at: u64, reason: String| Note {
             space: space.name.clone(),
             at,
@@ -389,7 +403,14 @@ impl<'a> Walker<'a> {
             };
             let size = match self.size_of(at, klass, space.top) {
                 Ok(s) => s,
-                Err(r) => return Some(note(at, format!("klass {klass:#x}: {r}"))),
+                Err(r) => match in_tlab(at) {
+                    Some(top) => {
+                        self.stats.torn += 1;
+                        at = top;
+                        continue;
+                    }
+                    None => return Some(note(at, format!("klass {klass:#x}: {r}"))),
+                },
             };
             let end = at.saturating_add(size);
             if end > space.top {
@@ -492,13 +513,21 @@ mod tests {
         }
     }
 
-    fn walk(mem: &Flat, top: u64, holes: &[(u64, u64)]) -> (Vec<(u64, u64, u64)>, Option<Note>) {
+    fn walk(mem: &Flat, top: u64, tlabs: &[Tlab]) -> (Vec<(u64, u64, u64)>, Option<Note>) {
         let mut w = Walker::new(mem, layout(), Box::new(resolve));
         let mut seen = Vec::new();
-        let note = w.walk(&space(top), holes, &mut |a, k, s| {
+        let note = w.walk(&space(top), tlabs, &mut |a, k, s| {
             seen.push((a - BASE, k, s))
         });
         (seen, note)
+    }
+
+    fn tlab(start: u64, top: u64, end: u64) -> Tlab {
+        Tlab {
+            start: BASE + start,
+            top: BASE + top,
+            end: BASE + end,
+        }
     }
 
     #[test]
@@ -541,7 +570,7 @@ mod tests {
         bytes[80..128].fill(0xAB);
         object(&mut bytes, 128, BYTES as u32, Some(0)); // 16
         let mem = Flat { base: BASE, bytes };
-        let (seen, note) = walk(&mem, 144, &[(BASE + 80, BASE + 128)]);
+        let (seen, note) = walk(&mem, 144, &[tlab(24, 80, 128)]);
         assert_eq!(note, None);
         assert_eq!(
             seen,
@@ -552,6 +581,22 @@ mod tests {
                 (128, BYTES, 16)
             ]
         );
+    }
+
+    #[test]
+    fn an_object_being_allocated_in_a_tlab_skips_to_its_top() {
+        let mut bytes = vec![0u8; 128];
+        object(&mut bytes, 0, INSTANCE as u32, None);
+        // 24..48: a header not written yet (klass 0), the TLAB's top at 48, its tail to 64.
+        object(&mut bytes, 64, INSTANCE as u32, None);
+        let mem = Flat { base: BASE, bytes };
+        let mut w = Walker::new(&mem, layout(), Box::new(resolve));
+        let mut seen = Vec::new();
+        let note = w.walk(&space(88), &[tlab(0, 48, 64)], &mut |a, _, _| {
+            seen.push(a - BASE)
+        });
+        assert_eq!((seen, note), (vec![0, 64], None));
+        assert_eq!((w.stats.torn, w.stats.tlab_bytes), (1, 16));
     }
 
     #[test]

@@ -46,13 +46,14 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
     let took = began.elapsed();
     let s = &h.stats;
     details.push(Detail::Threads(format!(
-        "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
+        "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped, {} objects being allocated skipped; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
         h.spaces.len(),
         s.objects,
         s.bytes,
         took.as_secs_f64() * 1e3,
         s.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
         s.tlab_bytes,
+        s.torn,
         s.reads,
         s.bytes_read,
         h.dormant,

@@ -566,10 +566,7 @@ impl VmModel {
             if value > 10 {
                 return Err(missing(format!("implausible {ty}::{shift} = {value}")));
             }
-            return Ok(Narrow {
-                base,
-                shift: value,
-            });
+            return Ok(Narrow { base, shift: value });
         }
         Err(missing(format!(
             "no narrow pointer base/shift among {}",
