@@ -68,6 +68,12 @@ pub fn run(args: &HistoArgs) -> anyhow::Result<ExitCode> {
     for n in &taken.histogram.notes {
         eprintln!("warning: {n}");
     }
+    let torn = taken.histogram.stats.torn;
+    if torn > 0 {
+        eprintln!(
+            "warning: {torn} objects were being allocated (header not written yet): the rest of their threads' TLABs was skipped"
+        );
+    }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
         HistoFormat::Text => hsinspect::format::histogram::write_histogram(

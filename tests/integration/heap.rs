@@ -56,11 +56,7 @@ fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
 fn start(java_home: &Path, flags: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
-        .args([
-            "-Xmx64m",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:ReservedCodeCacheSize=16m",
-        ])
+        .args(["-Xmx64m", "-XX:ReservedCodeCacheSize=16m"])
         .args(flags)
         .arg("-cp")
         .arg(test_classes())
@@ -167,6 +163,8 @@ fn jdk17_serial_live() {
     live(17, &["-XX:+UseSerialGC"]);
 }
 
+/// Also C1 only: no C2, so no allocation-prefetch reserve (`_reserve_for_allocation_prefetch`
+/// is 0) and a TLAB's hard end is its `_end` plus room for the smallest filler.
 #[test]
 #[ignore = "needs root and JDK 17: run scripts/test.sh"]
 fn jdk17_serial_uncompressed_oops_and_class_pointers() {
@@ -174,6 +172,7 @@ fn jdk17_serial_uncompressed_oops_and_class_pointers() {
         17,
         &[
             "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
             "-XX:-UseCompressedOops",
             "-XX:-UseCompressedClassPointers",
         ],

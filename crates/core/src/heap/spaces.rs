@@ -264,13 +264,19 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
         .and_then(|a| mem.read_u32(a).ok())
         .map_or(0, u64::from)
         .min(1 << 16);
+    let align_words = u64::from(vm.layout.object_alignment / 8).max(1);
+    // Before the static (JDK 21): `CollectedHeap::tlab_alloc_reserve()`, room for the smallest
+    // filler (`min_dummy_object_size()`: an object header, 2 words), when that is more than
+    // the object alignment.
     let lab = vm
         .static_address("CollectedHeap", "_lab_alignment_reserve")
         .ok()
         .and_then(|a| mem.read_u64(a).ok())
         .filter(|&w| w < 1 << 16)
-        .unwrap_or_else(|| int_array_header_words(&vm.layout));
-    let align_words = u64::from(vm.layout.object_alignment / 8).max(1);
+        .unwrap_or_else(|| {
+            let min = if vm.layout.compact_headers { 1 } else { 2 };
+            if min > align_words { min } else { 0 }
+        });
     let reserve = prefetch.max(lab).div_ceil(align_words) * align_words * 8;
     let mut out = Vec::new();
     for &t in threads {
@@ -294,5 +300,3 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
     out.sort_unstable_by_key(|t| (t.top, t.end));
     Ok(out)
 }
-
-use super::walk::int_array_header_words;

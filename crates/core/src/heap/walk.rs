@@ -39,12 +39,6 @@ pub const MAX_OBJECT: u64 = 1 << 36;
 /// `Klass::_lh_instance_slow_path_bit`.
 const LH_SLOW_PATH: i32 = 1;
 
-/// Words of an `int[]`'s header (`arrayOopDesc::header_size(T_INT)`): the length's end
-/// rounded up to a word.
-pub fn int_array_header_words(layout: &Layout) -> u64 {
-    length_offset(layout).saturating_add(4).div_ceil(8)
-}
-
 fn length_offset(layout: &Layout) -> u64 {
     if layout.compact_headers {
         8
