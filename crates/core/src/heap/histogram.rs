@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::Note;
 use super::spaces::{self, Space};
-use super::walk::{ObjectLayout, Sizing, WalkStats, Walker};
+use super::walk::{KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
@@ -112,15 +112,29 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
         })
     };
     let mut walker = Walker::new(mem, layout, Box::new(resolve));
-    let mut counts: HashMap<u64, (u64, u64)> = HashMap::new();
+    let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
     let mut notes = Vec::new();
+    // A run of objects of one class is summed here and added to `counts` when it ends.
+    let mut run = (0u64, 0u64, 0u64);
     for space in &spaces {
         let note = walker.walk(space, &tlabs, &mut |_, klass, size| {
-            let c = counts.entry(klass).or_default();
-            c.0 += 1;
-            c.1 += size;
+            if run.0 != klass {
+                if run.1 > 0 {
+                    let c = counts.entry(run.0).or_default();
+                    c.0 += run.1;
+                    c.1 += run.2;
+                }
+                run = (klass, 0, 0);
+            }
+            run.1 += 1;
+            run.2 += size;
         });
         notes.extend(note);
+    }
+    if run.1 > 0 {
+        let c = counts.entry(run.0).or_default();
+        c.0 += run.1;
+        c.1 += run.2;
     }
     let stats = walker.stats;
     drop(walker);
@@ -235,6 +249,24 @@ mod tests {
             module: None,
             klass: 0,
         }
+    }
+
+    #[test]
+    fn names_classes_as_jcmd() {
+        let name = crate::vm::frames::external_name;
+        assert_eq!(name("[B"), "[B");
+        assert_eq!(name("[Ljava/lang/String;"), "[Ljava.lang.String;");
+        assert_eq!(name("[[Ljava/lang/Object;"), "[[Ljava.lang.Object;");
+        assert_eq!(name("java/util/HashMap$Node"), "java.util.HashMap$Node");
+        // A hidden class (a lambda proxy): `+0x<address>` printed as `/0x<address>`.
+        assert_eq!(
+            name("HeapTarget$$Lambda+0x00007f3c4c00a000"),
+            "HeapTarget$$Lambda/0x00007f3c4c00a000"
+        );
+        assert_eq!(
+            name("[Ljdk/internal/vm/FillerElement;"),
+            "[Ljdk.internal.vm.FillerElement;"
+        );
     }
 
     #[test]

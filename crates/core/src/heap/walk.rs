@@ -22,6 +22,7 @@
 //! TLAB hole, or an unreadable chunk ends the walk of that space with a [`Note`].
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Note;
 use super::spaces::{Space, SpaceKind, Tlab};
@@ -48,6 +49,31 @@ fn length_offset(layout: &Layout) -> u64 {
         16
     }
 }
+
+/// A hasher for `Klass*` keys (one multiply, high bits folded down): the walk looks a klass up
+/// per object, where SipHash's cost shows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KlassHasher(u64);
+
+impl Hasher for KlassHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// A map keyed by `Klass*`.
+pub type KlassMap<V> = HashMap<u64, V, BuildHasherDefault<KlassHasher>>;
 
 /// How an object's size follows from its klass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,7 +221,9 @@ pub struct Walker<'a> {
     mem: &'a dyn ReadMemory,
     layout: ObjectLayout,
     resolve: Box<Resolve<'a>>,
-    sizings: HashMap<u64, Result<Sizing, String>>,
+    sizings: KlassMap<Result<Sizing, String>>,
+    /// The last klass met and its sizing (objects of a class often lie together).
+    last: Option<(u64, Sizing)>,
     buf: Vec<u8>,
     buf_at: u64,
     buf_len: usize,
@@ -214,7 +242,8 @@ impl<'a> Walker<'a> {
             mem,
             layout,
             resolve,
-            sizings: HashMap::new(),
+            sizings: KlassMap::default(),
+            last: None,
             buf: Vec::new(),
             buf_at: 0,
             buf_len: 0,
@@ -250,7 +279,15 @@ impl<'a> Walker<'a> {
     }
 
     fn sizing(&mut self, klass: u64) -> Result<Sizing, String> {
+        if let Some((k, s)) = self.last
+            && k == klass
+        {
+            return Ok(s);
+        }
         if let Some(s) = self.sizings.get(&klass) {
+            if let Ok(ok) = s {
+                self.last = Some((klass, *ok));
+            }
             return s.clone();
         }
         let s = if klass == 0 || klass % 8 != 0 {
