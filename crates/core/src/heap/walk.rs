@@ -111,7 +111,7 @@ impl Sizing {
         if lh > 0 {
             let bytes = (lh & !LH_SLOW_PATH) as u64;
             // 65535 fields of 8 bytes at most: an instance is under 1 MiB.
-            if bytes == 0 || bytes % 8 != 0 || bytes > 1 << 20 {
+            if bytes == 0 || !bytes.is_multiple_of(8) || bytes > 1 << 20 {
                 return Err(format!("layout helper {lh:#x} is not an instance size"));
             }
             return Ok(Sizing::Instance(bytes));
@@ -290,7 +290,7 @@ impl<'a> Walker<'a> {
             }
             return s.clone();
         }
-        let s = if klass == 0 || klass % 8 != 0 {
+        let s = if klass == 0 || !klass.is_multiple_of(8) {
             Err(format!("{klass:#x} is not a klass pointer"))
         } else {
             (self.resolve)(klass)

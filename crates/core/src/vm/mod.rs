@@ -455,16 +455,16 @@ impl VmModel {
                     }
                 }
                 b"UseSerialGC" | b"UseParallelGC" | b"UseG1GC" | b"UseShenandoahGC"
-                | b"UseEpsilonGC" => {
-                    if byte()? {
-                        layout.collector = Some(match name.as_slice() {
-                            b"UseSerialGC" => Collector::Serial,
-                            b"UseParallelGC" => Collector::Parallel,
-                            b"UseG1GC" => Collector::G1,
-                            b"UseShenandoahGC" => Collector::Shenandoah,
-                            _ => Collector::Epsilon,
-                        });
-                    }
+                | b"UseEpsilonGC"
+                    if byte()? =>
+                {
+                    layout.collector = Some(match name.as_slice() {
+                        b"UseSerialGC" => Collector::Serial,
+                        b"UseParallelGC" => Collector::Parallel,
+                        b"UseG1GC" => Collector::G1,
+                        b"UseShenandoahGC" => Collector::Shenandoah,
+                        _ => Collector::Epsilon,
+                    });
                 }
                 b"ZGenerational" => zgenerational = byte()?,
                 b"ObjectAlignmentInBytes" => {
