@@ -45,7 +45,7 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
     let h = crate::heap::histogram::histogram(vm, mem)?;
     let took = began.elapsed();
     let s = &h.stats;
-    details.push(Detail::Threads(format!(
+    details.push(Detail::Heap(format!(
         "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped, {} objects being allocated skipped; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
         h.spaces.len(),
         s.objects,
@@ -62,7 +62,7 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
 }
 
 fn model_detail(vm: &VmModel, took: Duration) -> Detail {
-    Detail::Threads(format!(
+    Detail::Heap(format!(
         "VM model: {} (JDK {}) read in {:.1} ms; {:?}",
         vm.release.as_deref().unwrap_or("?"),
         vm.major,
