@@ -22,6 +22,7 @@
 
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::vm::threads::rd;
 use crate::vm::{Collector, VmModel};
 
 /// The most G1 regions read (a 2 TiB heap of 1 MiB regions has about two million).
@@ -48,11 +49,6 @@ pub struct Space {
     pub top: u64,
     /// How the objects are laid out.
     pub kind: SpaceKind,
-}
-
-fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
-    mem.read_u64(addr)
-        .map_err(|e| Error::memory(what.to_string(), e))
 }
 
 /// The spaces of the heap of `vm`, in address order within each generation.

@@ -40,16 +40,6 @@ pub const MAX_OBJECT: u64 = 1 << 36;
 /// `Klass::_lh_instance_slow_path_bit`.
 const LH_SLOW_PATH: i32 = 1;
 
-fn length_offset(layout: &Layout) -> u64 {
-    if layout.compact_headers {
-        8
-    } else if layout.compressed_class_pointers {
-        12
-    } else {
-        16
-    }
-}
-
 /// A hasher for `Klass*` keys (one multiply, high bits folded down): the walk looks a klass up
 /// per object, where SipHash's cost shows.
 #[derive(Debug, Default, Clone, Copy)]
@@ -177,7 +167,7 @@ impl ObjectLayout {
 
     /// The bytes of the header needed to find the klass and an array's length.
     fn header_len(&self) -> u64 {
-        length_offset(&self.oops) + 4
+        self.oops.array_length_offset() + 4
     }
 
     /// The `Klass*` in the header `h` (at least [`Self::header_len`] bytes, or fewer at a
@@ -308,7 +298,7 @@ impl<'a> Walker<'a> {
         let raw = match sizing {
             Sizing::Instance(b) => b,
             Sizing::Array { header, log2 } => {
-                let off = length_offset(&self.layout.oops);
+                let off = self.layout.oops.array_length_offset();
                 let h = self.bytes(at, off + 4, limit).map_err(|s| s.0)?;
                 let len = LeBytes::new(h)
                     .i32_at(off as usize)
@@ -470,29 +460,8 @@ impl<'a> Walker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryError;
+    use crate::memory::MemoryCopy;
     use crate::vm::Narrow;
-
-    struct Flat {
-        base: u64,
-        bytes: Vec<u8>,
-    }
-
-    impl ReadMemory for Flat {
-        fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
-            let off = addr.checked_sub(self.base).map(|o| o as usize);
-            match off.and_then(|o| self.bytes.get(o..o + buf.len())) {
-                Some(src) => {
-                    buf.copy_from_slice(src);
-                    Ok(())
-                }
-                None => Err(MemoryError::Unmapped {
-                    addr,
-                    len: buf.len(),
-                }),
-            }
-        }
-    }
 
     const BASE: u64 = 0x8_0000_0000;
     const INSTANCE: u64 = 0x1000;
@@ -544,7 +513,7 @@ mod tests {
         }
     }
 
-    fn walk(mem: &Flat, top: u64, tlabs: &[Tlab]) -> (Vec<(u64, u64, u64)>, Option<Note>) {
+    fn walk(mem: &MemoryCopy, top: u64, tlabs: &[Tlab]) -> (Vec<(u64, u64, u64)>, Option<Note>) {
         let mut w = Walker::new(mem, layout(), Box::new(resolve));
         let mut seen = Vec::new();
         let note = w.walk(&space(top), tlabs, &mut |a, k, s| {
@@ -600,7 +569,7 @@ mod tests {
         // 80..128: a TLAB's unused part (garbage).
         bytes[80..128].fill(0xAB);
         object(&mut bytes, 128, BYTES as u32, Some(0)); // 16
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         let (seen, note) = walk(&mem, 144, &[tlab(24, 80, 128)]);
         assert_eq!(note, None);
         assert_eq!(
@@ -620,7 +589,7 @@ mod tests {
         object(&mut bytes, 0, INSTANCE as u32, None);
         // 24..48: a header not written yet (klass 0), the TLAB's top at 48, its tail to 64.
         object(&mut bytes, 64, INSTANCE as u32, None);
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         let mut w = Walker::new(&mem, layout(), Box::new(resolve));
         let mut seen = Vec::new();
         let note = w.walk(&space(88), &[tlab(0, 48, 64)], &mut |a, _, _| {
@@ -635,7 +604,7 @@ mod tests {
         let mut bytes = vec![0u8; 128];
         object(&mut bytes, 0, INSTANCE as u32, None);
         object(&mut bytes, 24, 0xdead_bee8, None);
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         let (seen, note) = walk(&mem, 128, &[]);
         assert_eq!(seen, vec![(0, INSTANCE, 24)]);
         let note = note.expect("a note");
@@ -644,7 +613,7 @@ mod tests {
         // A zero klass (an object whose header is not written yet) and a huge array.
         let mut bytes = vec![0u8; 64];
         object(&mut bytes, 0, BYTES as u32, Some(0x7fff_ffff));
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         let (seen, note) = walk(&mem, 64, &[]);
         assert!(seen.is_empty());
         assert!(
@@ -652,10 +621,7 @@ mod tests {
                 .reason
                 .contains("past the space's top")
         );
-        let mem = Flat {
-            base: BASE,
-            bytes: vec![0u8; 64],
-        };
+        let mem = MemoryCopy::new(BASE, vec![0u8; 64], 4096);
         let (_, note) = walk(&mem, 64, &[]);
         assert!(note.expect("a note").reason.contains("not a klass pointer"));
     }
@@ -664,7 +630,7 @@ mod tests {
     fn unreadable_memory_and_a_short_header_end_the_space() {
         let mut bytes = vec![0u8; 40];
         object(&mut bytes, 0, INSTANCE as u32, None);
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         // The space claims more than is mapped: the chunk read fails.
         let (seen, note) = walk(&mem, 4096, &[]);
         assert!(seen.is_empty());
@@ -683,7 +649,7 @@ mod tests {
         for i in 0..n {
             object(&mut bytes, i * 16, BYTES as u32, Some(0));
         }
-        let mem = Flat { base: BASE, bytes };
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
         let mut w = Walker::new(&mem, layout(), Box::new(resolve));
         let mut count = 0;
         let note = w.walk(&space((n * 16) as u64), &[], &mut |_, _, _| count += 1);

@@ -62,13 +62,7 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
 }
 
 fn model_detail(vm: &VmModel, took: Duration) -> Detail {
-    Detail::Heap(format!(
-        "VM model: {} (JDK {}) read in {:.1} ms; {:?}",
-        vm.release.as_deref().unwrap_or("?"),
-        vm.major,
-        took.as_secs_f64() * 1e3,
-        vm.layout
-    ))
+    Detail::Heap(super::threads::model_fact(vm, took))
 }
 
 /// The class histogram of live process `pid`: the VM model read with the JVM running, then its

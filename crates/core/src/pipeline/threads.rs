@@ -378,14 +378,19 @@ pub fn dump_threads_minidump(
 }
 
 fn model_detail(vm: &VmModel, took: Duration) -> Detail {
+    Detail::Threads(model_fact(vm, took))
+}
+
+/// The `-v` line of a VM model read in `took`: release, JDK, table sizes, layout.
+pub(super) fn model_fact(vm: &VmModel, took: Duration) -> String {
     let (s, t, i, l) = vm.counts();
-    Detail::Threads(format!(
+    format!(
         "VM model: {} (JDK {}) read in {:.1} ms: vmStructs {s} fields, {t} types, {i} int and {l} long constants; {:?}",
         vm.release.as_deref().unwrap_or("?"),
         vm.major,
         took.as_secs_f64() * 1e3,
         vm.layout
-    ))
+    )
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {

@@ -363,14 +363,7 @@ impl<'a> JavaReader<'a> {
     /// (`arrayOopDesc`, `oops/arrayOop.hpp`): the length after the mark and klass words; the
     /// elements after it, aligned to a word up to JDK 21 and to the element size from 22.
     fn array_layout(&self, elem: u64) -> (u64, u64) {
-        let layout = &self.layout.oops;
-        let length_at: u64 = if layout.compact_headers {
-            8
-        } else if layout.compressed_class_pointers {
-            12
-        } else {
-            16
-        };
+        let length_at = self.layout.oops.array_length_offset();
         let align = if self.layout.major >= 22 { elem } else { 8 };
         (length_at, (length_at + 4).div_ceil(align) * align)
     }

@@ -132,6 +132,19 @@ pub enum Collector {
 const ZPOINTER_REMAPPED_SHIFT: u32 = 12;
 
 impl Layout {
+    /// Where an array's `int` length is (`arrayOopDesc::length_offset_in_bytes`,
+    /// `oops/arrayOop.hpp`): after the mark word with compact headers (8), in the klass gap
+    /// with compressed class pointers (12), after a full klass pointer otherwise (16).
+    pub fn array_length_offset(&self) -> u64 {
+        if self.compact_headers {
+            8
+        } else if self.compressed_class_pointers {
+            12
+        } else {
+            16
+        }
+    }
+
     /// The address of the object a heap field or an OopHandle holding `raw` refers to: `raw`
     /// itself, or with generational ZGC its colour taken off.
     ///
