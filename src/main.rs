@@ -5,6 +5,7 @@
 //! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
+mod heap;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod output;
@@ -121,6 +122,9 @@ enum Command {
     /// A thread dump (as `jcmd <pid> Thread.print`) read from outside: no attach, no safepoint;
     /// live (threads held briefly as with -F) or from a core.
     Threads(threads::ThreadsArgs),
+    /// A class histogram (as `jcmd <pid> GC.class_histogram -all`) read from outside: no
+    /// attach, no GC; Serial, Parallel and G1 heaps, live (threads held as with -F) or a core.
+    Histo(heap::HistoArgs),
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -163,6 +167,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve_command(args),
         Some(Command::Top(args)) => top::run(args),
         Some(Command::Threads(args)) => threads::run(args),
+        Some(Command::Histo(args)) => heap::run(args),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.target_args.core.is_none() => {

@@ -8,33 +8,73 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+/// The post-mortem flags of the commands that read the VM (`inspect threads`, `inspect histo`):
+/// a core instead of a live pid, and where its libjvm is.
+#[derive(Debug, clap::Args)]
+pub struct CoreFileArgs {
+    /// Read a core file instead of a live process: an ELF core, or (`threads` only) a Windows
+    /// JVM's full-memory minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
+    #[arg(long, value_name = "CORE")]
+    pub core: Option<PathBuf>,
+    /// With --core: the java launcher or libjvm.so the JVM ran.
+    #[arg(long, value_name = "PATH", requires = "core")]
+    pub exe: Option<PathBuf>,
+    /// With --core: a directory holding the dead process's files under their own paths.
+    #[arg(long, value_name = "DIR", requires = "core")]
+    pub sysroot: Option<PathBuf>,
+}
+
+/// What a command reads: a live JVM or a core.
+pub enum Source<'a> {
+    /// The live process.
+    Live(i32),
+    /// The core file.
+    Core(&'a std::path::Path),
+}
+
+impl CoreFileArgs {
+    /// The core to read or the live pid, refusing both or neither.
+    ///
+    /// # Errors
+    /// Both a pid and --core, or neither.
+    pub fn source(&self, pid: Option<i32>) -> anyhow::Result<Source<'_>> {
+        match (&self.core, pid) {
+            (Some(_), Some(_)) => bail!("give either a pid or --core, not both"),
+            (None, None) => bail!("give the JVM's pid, or --core <core>"),
+            (Some(core), None) => Ok(Source::Core(core)),
+            (None, Some(pid)) => Ok(Source::Live(pid)),
+        }
+    }
+}
+
+/// How the commands that read a live VM (`inspect threads`, `inspect histo`) hold it, as
+/// `inspect -F` does.
+#[derive(Debug, clap::Args)]
+pub struct HoldArgs {
+    /// Do not stop the threads while reading (frames may be torn; a heap walk may meet objects
+    /// being written and end a space early, with a note).
+    #[arg(long)]
+    pub no_stop: bool,
+    /// Longest time the stop may take, in milliseconds, as for `inspect -F` (threads not stopped
+    /// by then are read running, with a warning).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub stop_timeout: u64,
+    /// Longest time to wait for another tracer's hold to end (another `inspect` reading the
+    /// JVM, which lasts milliseconds), in milliseconds, as for `inspect -F`.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub wait: u64,
+}
+
 /// `inspect threads` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ThreadsArgs {
     /// The JVM's pid (omit with --core).
     #[arg(value_name = "PID")]
     pid: Option<i32>,
-    /// Read a core file instead of a live process: an ELF core, or a Windows JVM's full-memory
-    /// minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
-    #[arg(long, value_name = "CORE")]
-    core: Option<PathBuf>,
-    /// With --core: the java launcher or libjvm.so the JVM ran.
-    #[arg(long, value_name = "PATH", requires = "core")]
-    exe: Option<PathBuf>,
-    /// With --core: a directory holding the dead process's files under their own paths.
-    #[arg(long, value_name = "DIR", requires = "core")]
-    sysroot: Option<PathBuf>,
-    /// Do not stop the threads while reading (frames may be torn).
-    #[arg(long)]
-    no_stop: bool,
-    /// Longest time the stop may take, in milliseconds, as for `inspect -F` (threads not stopped
-    /// by then are walked running, with a warning).
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    stop_timeout: u64,
-    /// Longest time to wait for another tracer's hold to end (another `inspect` reading the
-    /// JVM, which lasts milliseconds), in milliseconds, as for `inspect -F`.
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
-    wait: u64,
+    #[command(flatten)]
+    file: CoreFileArgs,
+    #[command(flatten)]
+    hold: HoldArgs,
     /// Also list the virtual threads no carrier runs (JDK 21+): those of the JVM's thread
     /// containers (as `jcmd <pid> Thread.dump_to_file` finds them), with their frames read from
     /// their stack chunks in the heap. The JVM stays held while they are read: about 11 µs a
@@ -60,17 +100,15 @@ pub enum ThreadsFormat {
 
 /// Runs `inspect threads`.
 pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
-    let taken = match (&args.core, args.pid) {
-        (Some(_), Some(_)) => bail!("give either a pid or --core, not both"),
-        (None, None) => bail!("give the JVM's pid, or --core <core>"),
-        (Some(core), None) => hsinspect::pipeline::dump_threads_core(
+    let taken = match args.file.source(args.pid)? {
+        Source::Live(pid) => live(pid, args)?,
+        Source::Core(core) => hsinspect::pipeline::dump_threads_core(
             core,
-            args.exe.as_deref(),
-            args.sysroot.as_deref(),
+            args.file.exe.as_deref(),
+            args.file.sysroot.as_deref(),
             args.virtual_threads,
         )
         .with_context(|| format!("thread dump of core {}", core.display()))?,
-        (None, Some(pid)) => live(pid, args)?,
     };
     if args.verbose {
         for d in &taken.details {
@@ -99,10 +137,10 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
     let opts = hsinspect::pipeline::ThreadsOptions {
-        stop: !args.no_stop,
-        stop_timeout: Duration::from_millis(args.stop_timeout),
+        stop: !args.hold.no_stop,
+        stop_timeout: Duration::from_millis(args.hold.stop_timeout),
         virtual_threads: args.virtual_threads,
-        wait: Duration::from_millis(args.wait),
+        wait: Duration::from_millis(args.hold.wait),
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))

@@ -26,6 +26,7 @@ mod field;
 mod foreign_core;
 /// `--format json` and `--format prometheus` of the counter listing.
 mod formats;
+mod heap;
 /// Hostile hsperfdata files, by path and by pid: refused with a message, never followed.
 mod hostile_files;
 /// The FROM scratch image built and run with podman.

@@ -72,6 +72,7 @@ pub mod discover;
 pub(crate) mod elf;
 pub mod error;
 pub mod format;
+pub mod heap;
 pub(crate) mod locate;
 pub mod memory;
 pub mod metrics;

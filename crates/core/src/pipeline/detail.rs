@@ -137,13 +137,16 @@ pub enum Detail {
     /// A fact of a thread dump (`inspect threads -v`): the VM model read, the walk's reads and
     /// time.
     Threads(String),
+    /// A fact of a heap walk (`inspect histo -v`): the VM model read, the spaces, objects,
+    /// reads and time.
+    Heap(String),
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::Path(p) => write!(f, "path: {p}"),
-            Detail::Threads(s) => write!(f, "{s}"),
+            Detail::Threads(s) | Detail::Heap(s) => write!(f, "{s}"),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 mod coredump;
 mod detail;
 mod forced;
+mod heap;
 mod hsperfdata;
 mod minidump;
 mod threads;
@@ -20,6 +21,9 @@ pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 use self::forced::ForcedReader;
 pub use self::forced::read_forced;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use self::heap::heap_histogram;
+pub use self::heap::{HeapHistogram, HeapOptions, heap_histogram_core};
 pub use self::hsperfdata::read_hsperfdata;
 pub use self::minidump::read_minidump;
 #[cfg(all(feature = "live", any(target_os = "linux", windows)))]

@@ -73,6 +73,29 @@ impl Default for ThreadsOptions {
 /// backend.
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
+    let (process, mem, vm, modelled) = open_live(pid)?;
+    held_walk(&process, &mem, &vm, modelled, opts)
+}
+
+/// Opens live process `pid` and reads its VM model with the JVM running (the first half of
+/// every live pipeline that reads the VM: threads, heap): the process, its memory, the model
+/// and how long that took.
+///
+/// # Errors
+/// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
+/// [`Error::VmStructs`] when the model cannot be read.
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(super) fn open_live(
+    pid: crate::process::Pid,
+) -> Result<
+    (
+        crate::process::Process,
+        crate::read::ProcessMemory,
+        VmModel,
+        Duration,
+    ),
+    Error,
+> {
     use crate::process::Process;
     use crate::read::ProcessMemory;
     let began = Instant::now();
@@ -80,8 +103,47 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     let mem = ProcessMemory::open(&process)?;
     let module = crate::locate::os::find_in_process(pid)?;
     let vm = model(&module, &mem)?;
-    let modelled = began.elapsed();
-    held_walk(&process, &mem, &vm, modelled, opts)
+    Ok((process, mem, vm, began.elapsed()))
+}
+
+/// How a live read holds the JVM: whether to stop it at all (`false`: `--no-stop`), how long
+/// the stop may take (`--stop-timeout`), and how long to wait for another tracer's hold to end
+/// (`--wait`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StopOptions {
+    pub stop: bool,
+    pub timeout: Duration,
+    pub wait: Duration,
+}
+
+/// Runs `read` with every thread of `process` held (as `-F` holds them, waiting for another
+/// reader's hold to end: `forced::stop_when_free`; with `stop.stop` false, running), then
+/// releases them and checks the process is the same one: what `read` returned and the stop's
+/// report. The stop is released on every path.
+///
+/// # Errors
+/// Those of `process::stop`; [`Error::AlreadyTraced`] after `stop.wait`;
+/// [`Error::ProcessExited`], [`Error::PidReused`].
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
+pub(super) fn held<R>(
+    process: &crate::process::Process,
+    stop: &StopOptions,
+    read: impl FnOnce(Option<&crate::process::Stopped>) -> R,
+) -> Result<(R, Option<crate::process::StopReport>), Error> {
+    let stopped = if stop.stop {
+        Some(super::forced::stop_when_free(
+            process,
+            stop.timeout,
+            stop.wait,
+            Instant::now(),
+        )?)
+    } else {
+        None
+    };
+    let out = read(stopped.as_ref());
+    let report = stopped.map(|s| s.release());
+    process.check_same()?;
+    Ok((out, report))
 }
 
 /// The live dump's stop, walk and release, the same on every OS with a live backend: the
@@ -102,45 +164,41 @@ fn held_walk(
         pid,
         name: process.name().to_string(),
     })];
-    let stopped = if opts.stop {
-        Some(super::forced::stop_when_free(
-            process,
-            opts.stop_timeout,
-            opts.wait,
-            Instant::now(),
-        )?)
-    } else {
-        None
-    };
     // The JVM knows its threads by its own pid namespace's ids (a container's): the host's
     // ids the stop and /proc use are mapped from them.
     let host_tids = process::namespace_tids(pid);
     let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
-    let walk_began = Instant::now();
     let paged = Paged::new(mem);
-    let registers = |tid| stopped.as_ref().and_then(|s| s.registers(host(tid)));
-    let mut walked = dump::walk(vm, &paged, &registers);
-    if let Ok(dump) = &mut walked {
-        dump.taken_at = Some(std::time::SystemTime::now());
-    }
-    if opts.virtual_threads
-        && let Ok(dump) = &mut walked
-    {
-        dump.read_virtual_threads(vm, &paged);
-    }
-    let walk_time = walk_began.elapsed();
-    // CPU times as the stop read them; without a stop, read now.
-    if let Ok(dump) = &mut walked {
-        // Linux: jcmd's `os_prio=` is the nice value only when the JVM uses the OS's
-        // priorities, else 0 (`os::get_native_priority`); Windows: `GetThreadPriority`.
-        let normal = (cfg!(target_os = "linux") && !vm.os_thread_priorities).then_some(0);
-        match &stopped {
-            Some(s) => dump.set_task_stats(&|tid| s.task_stat(host(tid)), normal),
-            None => dump.set_task_stats(&|tid| process::task_stat(pid, host(tid)), normal),
+    let stop = StopOptions {
+        stop: opts.stop,
+        timeout: opts.stop_timeout,
+        wait: opts.wait,
+    };
+    let ((walked, walk_time), report) = held(process, &stop, |stopped| {
+        let walk_began = Instant::now();
+        let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
+        let mut walked = dump::walk(vm, &paged, &registers);
+        if let Ok(dump) = &mut walked {
+            dump.taken_at = Some(std::time::SystemTime::now());
         }
-    }
-    let report = stopped.map(|s| s.release());
-    process.check_same()?;
+        if opts.virtual_threads
+            && let Ok(dump) = &mut walked
+        {
+            dump.read_virtual_threads(vm, &paged);
+        }
+        let walk_time = walk_began.elapsed();
+        // CPU times as the stop read them; without a stop, read now.
+        if let Ok(dump) = &mut walked {
+            // Linux: jcmd's `os_prio=` is the nice value only when the JVM uses the OS's
+            // priorities, else 0 (`os::get_native_priority`); Windows: `GetThreadPriority`.
+            let normal = (cfg!(target_os = "linux") && !vm.os_thread_priorities).then_some(0);
+            match stopped {
+                Some(s) => dump.set_task_stats(&|tid| s.task_stat(host(tid)), normal),
+                None => dump.set_task_stats(&|tid| process::task_stat(pid, host(tid)), normal),
+            }
+        }
+        (walked, walk_time)
+    })?;
     let dump = walked?;
     let mut warnings = Vec::new();
     details.push(model_detail(vm, modelled));
@@ -218,8 +276,6 @@ pub fn dump_threads_core(
     sysroot: Option<&std::path::Path>,
     virtual_threads: bool,
 ) -> Result<ThreadDump, Error> {
-    use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
-    use crate::read::CoreMemory;
     // An unreadable file is left to `CoreMemory::open`, which says why.
     if crate::read::is_minidump(core_path).unwrap_or(false) {
         if exe.is_some() || sysroot.is_some() {
@@ -230,42 +286,8 @@ pub fn dump_threads_core(
         }
         return dump_threads_minidump(core_path, virtual_threads);
     }
-    let began = Instant::now();
-    let mut core = CoreMemory::open(core_path)?;
-    let mut warnings = Vec::new();
-    let truncated = core.truncated();
-    if let Some((actual, needed)) = truncated {
-        warnings.push(Warning::CoreTruncated { actual, needed });
-    }
-    // In a cut core whatever fails may be missing for that reason: say so first.
-    let cut = |e: Error| match truncated {
-        Some((actual, needed)) => Error::core(
-            core_path,
-            format!(
-                "the core file is truncated ({actual} of {needed} bytes), and {}: copy the whole core",
-                crate::error::with_causes(&e)
-            ),
-        ),
-        None => e,
-    };
-    let module = match core.files() {
-        Some(_) => libjvm_from_nt_file(&core, exe, sysroot),
-        None => libjvm_from_link_map(&core, exe, sysroot),
-    }
-    .map_err(cut)?;
-    super::coredump::back_with_library(&mut core, &module);
-    let core = core;
-    let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
-        Error::core(
-            core_path,
-            format!(
-                "a core of a {} process: thread dumps are read from x86_64 and aarch64 cores",
-                crate::read::machine_name(core.machine())
-            ),
-        )
-    })?;
-    let vm = model(&module, &core).map_err(cut)?.with_arch(arch);
-    let modelled = began.elapsed();
+    let (core, vm, warnings, modelled) = open_core(core_path, exe, sysroot)?;
+    let cut = |e| truncated_error(core_path, core.truncated(), e);
     let walk_began = Instant::now();
     let paged = Paged::new(&core);
     let mut dump = dump::walk(&vm, &paged, &|tid| core.thread_registers(tid)).map_err(cut)?;
@@ -286,6 +308,69 @@ pub fn dump_threads_core(
         details,
         warnings,
     })
+}
+
+/// Opens ELF core `core_path` and reads its VM model (the first half of every core pipeline
+/// that reads the VM: threads, heap): libjvm found from the core's `NT_FILE` note or its
+/// `link_map` (`exe`, `sysroot` as for [`super::read_core`]), the bytes the core lacks of it read
+/// from a file of the same build. Returns the core, the model, warnings (a truncated core) and
+/// how long it took.
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable core of an x86_64 or aarch64 JVM;
+/// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read from it.
+pub(super) fn open_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<(crate::read::CoreMemory, VmModel, Vec<Warning>, Duration), Error> {
+    use crate::locate::core_libjvm::{libjvm_from_link_map, libjvm_from_nt_file};
+    use crate::read::CoreMemory;
+    let began = Instant::now();
+    let mut core = CoreMemory::open(core_path)?;
+    let mut warnings = Vec::new();
+    let truncated = core.truncated();
+    if let Some((actual, needed)) = truncated {
+        warnings.push(Warning::CoreTruncated { actual, needed });
+    }
+    let cut = |e| truncated_error(core_path, truncated, e);
+    let module = match core.files() {
+        Some(_) => libjvm_from_nt_file(&core, exe, sysroot),
+        None => libjvm_from_link_map(&core, exe, sysroot),
+    }
+    .map_err(cut)?;
+    super::coredump::back_with_library(&mut core, &module);
+    let arch = crate::registers::Arch::from_elf_machine(core.machine()).ok_or_else(|| {
+        Error::core(
+            core_path,
+            format!(
+                "a core of a {} process: the VM is read from x86_64 and aarch64 cores",
+                crate::read::machine_name(core.machine())
+            ),
+        )
+    })?;
+    let vm = model(&module, &core).map_err(cut)?.with_arch(arch);
+    Ok((core, vm, warnings, began.elapsed()))
+}
+
+/// `e` as it is, or for a truncated core (`truncated`: its (actual, needed) sizes) said to be
+/// likely that: in a cut core whatever fails may be missing for that reason, so that comes
+/// first.
+pub(super) fn truncated_error(
+    core_path: &std::path::Path,
+    truncated: Option<(u64, u64)>,
+    e: Error,
+) -> Error {
+    match truncated {
+        Some((actual, needed)) => Error::core(
+            core_path,
+            format!(
+                "the core file is truncated ({actual} of {needed} bytes), and {}: copy the whole core",
+                crate::error::with_causes(&e)
+            ),
+        ),
+        None => e,
+    }
 }
 
 /// A thread dump of a Windows JVM's full-memory minidump (`inspect threads --core <dump>` when
@@ -352,14 +437,19 @@ pub fn dump_threads_minidump(
 }
 
 fn model_detail(vm: &VmModel, took: Duration) -> Detail {
+    Detail::Threads(model_fact(vm, took))
+}
+
+/// The `-v` line of a VM model read in `took`: release, JDK, table sizes, layout.
+pub(super) fn model_fact(vm: &VmModel, took: Duration) -> String {
     let (s, t, i, l) = vm.counts();
-    Detail::Threads(format!(
+    format!(
         "VM model: {} (JDK {}) read in {:.1} ms: vmStructs {s} fields, {t} types, {i} int and {l} long constants; {:?}",
         vm.release.as_deref().unwrap_or("?"),
         vm.major,
         took.as_secs_f64() * 1e3,
         vm.layout
-    ))
+    )
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {

@@ -363,14 +363,7 @@ impl<'a> JavaReader<'a> {
     /// (`arrayOopDesc`, `oops/arrayOop.hpp`): the length after the mark and klass words; the
     /// elements after it, aligned to a word up to JDK 21 and to the element size from 22.
     fn array_layout(&self, elem: u64) -> (u64, u64) {
-        let layout = &self.layout.oops;
-        let length_at: u64 = if layout.compact_headers {
-            8
-        } else if layout.compressed_class_pointers {
-            12
-        } else {
-            16
-        };
+        let length_at = self.layout.oops.array_length_offset();
         let align = if self.layout.major >= 22 { elem } else { 8 };
         (length_at, (length_at + 4).div_ceil(align) * align)
     }
@@ -656,6 +649,31 @@ impl<'a> JavaReader<'a> {
     /// [`Error::Memory`].
     pub fn int_at(&self, addr: u64, what: &str) -> Result<i32, Error> {
         Ok(self.u32_at(addr, what)? as i32)
+    }
+
+    /// The `java.lang.Class` mirror of `klass` (`Klass::_java_mirror`, an `OopHandle`); 0 for
+    /// a class that has none (yet).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when `Klass::_java_mirror` is not exported; [`Error::Memory`].
+    pub fn mirror_of(&self, klass: u64) -> Result<u64, Error> {
+        let at = self
+            .layout
+            .java_mirror
+            .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
+        let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
+        if handle == 0 {
+            return Ok(0);
+        }
+        self.mirror(klass)
+    }
+
+    /// The text of the `java.lang.String` at `oop` (at most 64 KiB of its `value`).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the object is not a String; [`Error::Memory`].
+    pub fn string_at(&self, oop: u64) -> Result<String, Error> {
+        self.string(oop)
     }
 
     /// The `java.lang.Class` mirror of `klass` (`Klass::_java_mirror`, an `OopHandle`).

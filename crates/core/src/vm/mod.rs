@@ -107,6 +107,25 @@ pub struct Layout {
     /// `ZGlobalsForVMStructs::_instance_p->_ZPointerLoadShift`. Stack slots and registers hold
     /// plain addresses.
     pub zpointer_load_shift: Option<u32>,
+    /// The collector the flags select (`UseSerialGC`, `UseParallelGC`, ...), when one is set.
+    pub collector: Option<Collector>,
+}
+
+/// The garbage collector a JVM runs, as its `Use*GC` flag names it (`gc/shared/gcConfig.cpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collector {
+    /// `-XX:+UseSerialGC`.
+    Serial,
+    /// `-XX:+UseParallelGC`.
+    Parallel,
+    /// `-XX:+UseG1GC`.
+    G1,
+    /// `-XX:+UseZGC`.
+    Z,
+    /// `-XX:+UseShenandoahGC`.
+    Shenandoah,
+    /// `-XX:+UseEpsilonGC`.
+    Epsilon,
 }
 
 /// `ZPointerRemappedShift` (`gc/z/zAddress.hpp`, JDK 21-25): the lowest of a generational ZGC
@@ -114,6 +133,19 @@ pub struct Layout {
 const ZPOINTER_REMAPPED_SHIFT: u32 = 12;
 
 impl Layout {
+    /// Where an array's `int` length is (`arrayOopDesc::length_offset_in_bytes`,
+    /// `oops/arrayOop.hpp`): after the mark word with compact headers (8), in the klass gap
+    /// with compressed class pointers (12), after a full klass pointer otherwise (16).
+    pub fn array_length_offset(&self) -> u64 {
+        if self.compact_headers {
+            8
+        } else if self.compressed_class_pointers {
+            12
+        } else {
+            16
+        }
+    }
+
     /// The address of the object a heap field or an OopHandle holding `raw` refers to: `raw`
     /// itself, or with generational ZGC its colour taken off.
     ///
@@ -438,7 +470,24 @@ impl VmModel {
                 b"UseCompressedOops" => layout.compressed_oops = byte()?,
                 b"UseCompressedClassPointers" => layout.compressed_class_pointers = byte()?,
                 b"UseCompactObjectHeaders" => layout.compact_headers = byte()?,
-                b"UseZGC" => use_zgc = byte()?,
+                b"UseZGC" => {
+                    use_zgc = byte()?;
+                    if use_zgc {
+                        layout.collector = Some(Collector::Z);
+                    }
+                }
+                b"UseSerialGC" | b"UseParallelGC" | b"UseG1GC" | b"UseShenandoahGC"
+                | b"UseEpsilonGC"
+                    if byte()? =>
+                {
+                    layout.collector = Some(match name.as_slice() {
+                        b"UseSerialGC" => Collector::Serial,
+                        b"UseParallelGC" => Collector::Parallel,
+                        b"UseG1GC" => Collector::G1,
+                        b"UseShenandoahGC" => Collector::Shenandoah,
+                        _ => Collector::Epsilon,
+                    });
+                }
                 b"ZGenerational" => zgenerational = byte()?,
                 b"UseThreadPriorities" => use_priorities = byte()?,
                 b"ThreadPriorityPolicy" => {

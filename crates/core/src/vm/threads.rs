@@ -140,7 +140,8 @@ pub struct VmThread {
     pub mounted_vthread: u64,
 }
 
-fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
+/// The `u64` at `addr`, a failure naming `what`.
+pub(crate) fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
     mem.read_u64(addr)
         .map_err(|e| Error::memory(what.to_string(), e))
 }

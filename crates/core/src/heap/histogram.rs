@@ -1,0 +1,285 @@
+//! The class histogram: instances and bytes per class over every space, as
+//! `jcmd <pid> GC.class_histogram -all` counts them (`memory/heapInspection.cpp`: every object
+//! the heap walk meets, dead or alive; a class whose mirror is not set up yet — a dormant CDS
+//! archived object's — is not counted).
+
+use std::collections::HashMap;
+
+use super::Note;
+use super::spaces::{self, Space};
+use super::walk::{KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
+use crate::error::Error;
+use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::JavaReader;
+use crate::vm::threads::ThreadLayout;
+
+/// One class's line.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Row {
+    /// Objects of the class.
+    pub instances: u64,
+    /// Their bytes (each object's size, aligned to `ObjectAlignmentInBytes`).
+    pub bytes: u64,
+    /// The class's external name as jcmd prints it (`java.lang.String`, `[B`,
+    /// `[Ljava.lang.String;`, a hidden class's `Foo$$Lambda/0x...`).
+    pub class_name: String,
+    /// `name@version` of the class's named module (`java.base@17.0.15`), `None` in the unnamed
+    /// module (or when it could not be read).
+    pub module: Option<String>,
+    /// The `Klass*` (two loaders' classes of one name are two rows).
+    pub klass: u64,
+}
+
+/// A class histogram of a heap.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Histogram {
+    /// The classes, in jcmd's order ([`sort`]).
+    pub rows: Vec<Row>,
+    /// Spaces whose walk stopped early, and why.
+    pub notes: Vec<Note>,
+    /// The spaces walked.
+    pub spaces: Vec<Space>,
+    /// The walk's figures.
+    pub stats: WalkStats,
+    /// Objects of classes without a mirror (not counted, as jcmd does not).
+    pub dormant: u64,
+}
+
+impl Histogram {
+    /// Total instances and bytes over the rows.
+    pub fn total(&self) -> (u64, u64) {
+        self.rows
+            .iter()
+            .fold((0, 0), |(i, b), r| (i + r.instances, b + r.bytes))
+    }
+}
+
+/// Sorts rows as `KlassInfoEntry::compare` (`heapInspection.cpp`): bytes descending, then array
+/// classes (names starting `[`) before instance classes, then the names' bytes.
+pub fn sort(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| {
+                let (da, db) = (a.class_name.starts_with('['), b.class_name.starts_with('['));
+                db.cmp(&da)
+            })
+            .then_with(|| a.class_name.as_bytes().cmp(b.class_name.as_bytes()))
+    });
+}
+
+/// The most classes named (rows): more distinct klasses than this means a corrupt walk.
+const MAX_ROWS: usize = 1 << 20;
+
+/// Counts the objects of the heap of `vm` through `mem` (the JVM held still, or a core).
+///
+/// # Errors
+/// As [`spaces::spaces`] (an unsupported collector, missing entries); [`Error::VmStructs`] when
+/// the object layout entries are missing. A space that cannot be walked to its top is a
+/// [`Note`], not an error.
+pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error> {
+    let spaces = spaces::spaces(vm, mem)?;
+    let threads = ThreadLayout::new(vm)?
+        .thread_addresses(mem)
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let tlabs = spaces::tlabs(vm, mem, &threads)?;
+    let layout = ObjectLayout::new(vm, mem)?;
+    let reader = JavaReader::new(vm, mem)?;
+    let lh_at = layout.layout_helper;
+    let resolve = |klass: u64| -> Result<Sizing, String> {
+        let lh = mem
+            .read_i32(klass.wrapping_add(lh_at))
+            .map_err(|e| format!("Klass::_layout_helper unreadable: {e}"))?;
+        let sizing = Sizing::from_layout_helper(lh)?;
+        // The name must be a readable Symbol: a garbage word rarely points at one.
+        let name = reader
+            .name_of_klass(klass)
+            .map_err(|e| format!("Klass::_name unreadable: {e}"))?;
+        if name.is_empty() || name.len() > 4096 {
+            return Err(format!("a klass name of {} bytes", name.len()));
+        }
+        Ok(match (sizing, name.as_str()) {
+            (Sizing::Instance(_), "java/lang/Class") => Sizing::Mirror,
+            (Sizing::Instance(fixed), "jdk/internal/vm/StackChunk") => Sizing::StackChunk {
+                fixed,
+                size_field: reader
+                    .field_in(klass, "size", "I")
+                    .map_err(|e| format!("StackChunk.size: {e}"))?,
+            },
+            (s, _) => s,
+        })
+    };
+    let mut walker = Walker::new(mem, layout, Box::new(resolve));
+    let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
+    let mut notes = Vec::new();
+    // A run of objects of one class is summed here and added to `counts` when it ends.
+    let mut run = (0u64, 0u64, 0u64);
+    for space in &spaces {
+        let note = walker.walk(space, &tlabs, &mut |_, klass, size| {
+            if run.0 != klass {
+                if run.1 > 0 {
+                    let c = counts.entry(run.0).or_default();
+                    c.0 += run.1;
+                    c.1 += run.2;
+                }
+                run = (klass, 0, 0);
+            }
+            run.1 += 1;
+            run.2 += size;
+        });
+        notes.extend(note);
+    }
+    if run.1 > 0 {
+        let c = counts.entry(run.0).or_default();
+        c.0 += run.1;
+        c.1 += run.2;
+    }
+    let stats = walker.stats;
+    drop(walker);
+    let reader = JavaReader::new(vm, mem)?;
+    let mut modules = Modules::default();
+    let mut rows = Vec::with_capacity(counts.len().min(MAX_ROWS));
+    let mut dormant = 0;
+    for (klass, (instances, bytes)) in counts.into_iter().take(MAX_ROWS) {
+        let class_name = reader
+            .name_of_klass(klass)
+            .map(|n| crate::vm::frames::external_name(&n))
+            .unwrap_or_else(|_| format!("<klass {klass:#x}>"));
+        let mirror = reader.mirror_of(klass).unwrap_or(1);
+        if mirror == 0 {
+            dormant += instances;
+            continue;
+        }
+        let module = modules.of(&reader, mirror);
+        rows.push(Row {
+            instances,
+            bytes,
+            class_name,
+            module,
+            klass,
+        });
+    }
+    sort(&mut rows);
+    Ok(Histogram {
+        rows,
+        notes,
+        spaces,
+        stats,
+        dormant,
+    })
+}
+
+/// The modules of classes, by `java.lang.Module` object: `name@version` or `None` (unnamed).
+#[derive(Default)]
+struct Modules {
+    by_module: HashMap<u64, Option<String>>,
+    class_module: Option<u64>,
+}
+
+impl Modules {
+    /// The module of the class whose mirror is `mirror` (`Class.module` → `Module.name`,
+    /// `Module.descriptor.version.version`, or its `rawVersionString`), as `ModuleEntry` names
+    /// it for jcmd.
+    fn of(&mut self, reader: &JavaReader<'_>, mirror: u64) -> Option<String> {
+        let class_module = match self.class_module {
+            Some(o) => o,
+            None => {
+                let k = reader.klass_at(mirror).ok()?;
+                let o = reader.field_in(k, "module", "Ljava/lang/Module;").ok()?;
+                self.class_module = Some(o);
+                o
+            }
+        };
+        let module = reader
+            .reference_at(mirror.wrapping_add(class_module), "Class.module")
+            .ok()?;
+        if module == 0 {
+            return None;
+        }
+        if let Some(m) = self.by_module.get(&module) {
+            return m.clone();
+        }
+        let named = Self::read(reader, module);
+        self.by_module.insert(module, named.clone());
+        named
+    }
+
+    fn read(reader: &JavaReader<'_>, module: u64) -> Option<String> {
+        let reference = |obj: u64, name: &str, sig: &str| -> Option<u64> {
+            let k = reader.klass_at(obj).ok()?;
+            let off = reader.field_in(k, name, sig).ok()?;
+            reader.reference_at(obj.wrapping_add(off), name).ok()
+        };
+        let name = reference(module, "name", "Ljava/lang/String;")?;
+        if name == 0 {
+            return None;
+        }
+        let name = reader.string_at(name).ok()?;
+        let version = reference(module, "descriptor", "Ljava/lang/module/ModuleDescriptor;")
+            .filter(|&d| d != 0)
+            .and_then(|d| {
+                let v = reference(d, "version", "Ljava/lang/module/ModuleDescriptor$Version;")
+                    .filter(|&v| v != 0)
+                    .and_then(|v| reference(v, "version", "Ljava/lang/String;"));
+                match v {
+                    Some(s) if s != 0 => Some(s),
+                    _ => reference(d, "rawVersionString", "Ljava/lang/String;"),
+                }
+            })
+            .filter(|&s| s != 0)
+            .and_then(|s| reader.string_at(s).ok());
+        Some(match version {
+            Some(v) => format!("{name}@{v}"),
+            None => name,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(bytes: u64, name: &str) -> Row {
+        Row {
+            instances: 1,
+            bytes,
+            class_name: name.into(),
+            module: None,
+            klass: 0,
+        }
+    }
+
+    #[test]
+    fn names_classes_as_jcmd() {
+        let name = crate::vm::frames::external_name;
+        assert_eq!(name("[B"), "[B");
+        assert_eq!(name("[Ljava/lang/String;"), "[Ljava.lang.String;");
+        assert_eq!(name("[[Ljava/lang/Object;"), "[[Ljava.lang.Object;");
+        assert_eq!(name("java/util/HashMap$Node"), "java.util.HashMap$Node");
+        // A hidden class (a lambda proxy): `+0x<address>` printed as `/0x<address>`.
+        assert_eq!(
+            name("HeapTarget$$Lambda+0x00007f3c4c00a000"),
+            "HeapTarget$$Lambda/0x00007f3c4c00a000"
+        );
+        assert_eq!(
+            name("[Ljdk/internal/vm/FillerElement;"),
+            "[Ljdk.internal.vm.FillerElement;"
+        );
+    }
+
+    #[test]
+    fn sorts_as_jcmd() {
+        let mut rows = vec![
+            row(16, "java.lang.Object"),
+            row(16, "[I"),
+            row(32, "b"),
+            row(16, "[B"),
+            row(16, "Z"),
+        ];
+        sort(&mut rows);
+        let names: Vec<_> = rows.iter().map(|r| r.class_name.as_str()).collect();
+        assert_eq!(names, ["b", "[B", "[I", "Z", "java.lang.Object"]);
+    }
+}

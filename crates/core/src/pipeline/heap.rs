@@ -1,0 +1,143 @@
+//! The heap pipeline (`inspect histo <pid>`, `inspect histo --core <core>`): target → VM model
+//! (read with the JVM running) → stop → spaces, TLABs, object walk → release → histogram.
+//! The open, stop and release are the thread dump's ([`super::threads`]).
+
+use std::time::{Duration, Instant};
+
+use super::{Detail, ReadPath, Warning};
+use crate::error::Error;
+use crate::heap::Histogram;
+use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+
+/// A class histogram and how it was taken.
+#[derive(Debug, Clone)]
+pub struct HeapHistogram {
+    /// The classes and what the walk skipped.
+    pub histogram: Histogram,
+    /// Facts for `-v` (path, model, walk figures, stop).
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v` (a truncated core, threads not stopped).
+    pub warnings: Vec<Warning>,
+}
+
+/// Options of `inspect histo`.
+#[derive(Debug, Clone)]
+pub struct HeapOptions {
+    /// Stop the target's threads while reading (`false`: `--no-stop`, the walk may meet
+    /// objects being written and stop a space early).
+    pub stop: bool,
+    /// How long to wait for every thread to stop.
+    pub stop_timeout: Duration,
+    /// How long to wait for another tracer's hold to end (another `inspect` reading the JVM)
+    /// before giving [`Error::AlreadyTraced`] (`--wait`), as for `-F`.
+    pub wait: Duration,
+}
+
+impl Default for HeapOptions {
+    fn default() -> Self {
+        HeapOptions {
+            stop: true,
+            stop_timeout: Duration::from_millis(1000),
+            wait: Duration::from_secs(5),
+        }
+    }
+}
+
+fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result<Histogram, Error> {
+    let began = Instant::now();
+    let h = crate::heap::histogram::histogram(vm, mem)?;
+    let took = began.elapsed();
+    let s = &h.stats;
+    details.push(Detail::Heap(format!(
+        "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped, {} objects being allocated skipped; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
+        h.spaces.len(),
+        s.objects,
+        s.bytes,
+        took.as_secs_f64() * 1e3,
+        s.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
+        s.tlab_bytes,
+        s.torn,
+        s.reads,
+        s.bytes_read,
+        h.dormant,
+    )));
+    Ok(h)
+}
+
+fn model_detail(vm: &VmModel, took: Duration) -> Detail {
+    Detail::Heap(super::threads::model_fact(vm, took))
+}
+
+/// The class histogram of live process `pid`: the VM model read with the JVM running, then its
+/// threads held (ptrace, as `inspect threads` holds them) for the heap walk only, released, and
+/// the process checked to be the same one.
+///
+/// # Errors
+/// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
+/// not walked (ZGC, Shenandoah, Epsilon); [`Error::VmStructs`] when the heap's entries are
+/// missing.
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub fn heap_histogram(
+    pid: crate::process::Pid,
+    opts: &HeapOptions,
+) -> Result<HeapHistogram, Error> {
+    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
+    let mut details = vec![
+        Detail::Path(ReadPath::Forced {
+            pid,
+            name: process.name().to_string(),
+        }),
+        model_detail(&vm, modelled),
+    ];
+    let stop = super::threads::StopOptions {
+        stop: opts.stop,
+        timeout: opts.stop_timeout,
+        wait: opts.wait,
+    };
+    let (walked, report) =
+        super::threads::held(&process, &stop, |_| walk(&vm, &mem, &mut details))?;
+    let histogram = walked?;
+    let mut warnings = Vec::new();
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok(HeapHistogram {
+        histogram,
+        details,
+        warnings,
+    })
+}
+
+/// The class histogram of an ELF core (`inspect histo --core <core>`), libjvm found as for
+/// [`super::dump_threads_core`] (`exe`, `sysroot` likewise).
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable ELF core of a JVM (a Windows minidump is not
+/// read yet); as [`heap_histogram`] for the walk.
+pub fn heap_histogram_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<HeapHistogram, Error> {
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        return Err(Error::core(
+            core_path,
+            "a Windows minidump: the heap is read from live JVMs and ELF cores only, so far",
+        ));
+    }
+    let (core, vm, warnings, modelled) = super::threads::open_core(core_path, exe, sysroot)?;
+    let mut details = vec![
+        Detail::Path(ReadPath::Core {
+            path: core_path.to_owned(),
+            process: core.process().map(|p| (p.pid, p.command.clone())),
+        }),
+        model_detail(&vm, modelled),
+    ];
+    let histogram = walk(&vm, &core, &mut details)?;
+    Ok(HeapHistogram {
+        histogram,
+        details,
+        warnings,
+    })
+}

@@ -1,0 +1,111 @@
+//! `inspect histo <pid>` / `inspect histo --core <core>`: the class histogram read from outside
+//! the JVM (no attach, no safepoint, no GC), printed as `jcmd <pid> GC.class_histogram -all`
+//! prints it, or as JSON.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::threads::{CoreFileArgs, HoldArgs, Source};
+
+/// `inspect histo` arguments.
+#[derive(Debug, clap::Args)]
+pub struct HistoArgs {
+    /// The JVM's pid (omit with --core).
+    #[arg(value_name = "PID")]
+    pid: Option<i32>,
+    #[command(flatten)]
+    file: CoreFileArgs,
+    #[command(flatten)]
+    hold: HoldArgs,
+    /// Leave out the `(module@version)` column.
+    #[arg(long)]
+    no_module: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: HistoFormat,
+    /// Say how the histogram was taken (spaces, objects, reads, stop) on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// How `inspect histo` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistoFormat {
+    /// As `jcmd <pid> GC.class_histogram -all`.
+    Text,
+    /// One JSON document: the rows, the spaces, what the walk skipped.
+    Json,
+}
+
+/// Runs `inspect histo`. Exit status 1 when a space could not be walked to its top (the
+/// histogram printed is then short of those objects; each space is named on stderr).
+pub fn run(args: &HistoArgs) -> anyhow::Result<ExitCode> {
+    let taken = match args.file.source(args.pid)? {
+        Source::Live(pid) => live(pid, args)?,
+        Source::Core(core) => hsinspect::pipeline::heap_histogram_core(
+            core,
+            args.file.exe.as_deref(),
+            args.file.sysroot.as_deref(),
+        )
+        .with_context(|| format!("class histogram of core {}", core.display()))?,
+    };
+    if args.verbose {
+        for d in &taken.details {
+            eprintln!("{d}");
+        }
+    }
+    for w in &taken.warnings {
+        eprintln!("warning: {w}");
+    }
+    for n in &taken.histogram.notes {
+        eprintln!("warning: {n}");
+    }
+    let torn = taken.histogram.stats.torn;
+    if torn > 0 {
+        eprintln!(
+            "warning: {torn} objects were being allocated (header not written yet): the rest of their threads' TLABs was skipped"
+        );
+    }
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match args.format {
+        HistoFormat::Text => hsinspect::format::histogram::write_histogram(
+            &mut out,
+            &taken.histogram,
+            !args.no_module,
+        )?,
+        HistoFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &taken.histogram)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(if taken.histogram.notes.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(all(target_os = "linux", feature = "live"))]
+fn live(pid: i32, args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
+    let opts = hsinspect::pipeline::HeapOptions {
+        stop: !args.hold.no_stop,
+        stop_timeout: Duration::from_millis(args.hold.stop_timeout),
+        wait: Duration::from_millis(args.hold.wait),
+    };
+    hsinspect::pipeline::heap_histogram(pid, &opts)
+        .with_context(|| format!("class histogram of process {pid}"))
+}
+
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+fn live(pid: i32, _args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
+    let _ = Duration::ZERO;
+    Err(hsinspect::Error::Unsupported {
+        what: "a class histogram of a live JVM",
+        os: std::env::consts::OS,
+    })
+    .with_context(|| format!("class histogram of process {pid}"))
+}
