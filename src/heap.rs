@@ -52,14 +52,7 @@ pub fn run(args: &HistoArgs) -> anyhow::Result<ExitCode> {
         )
         .with_context(|| format!("class histogram of core {}", core.display()))?,
     };
-    if args.verbose {
-        for d in &taken.details {
-            eprintln!("{d}");
-        }
-    }
-    for w in &taken.warnings {
-        eprintln!("warning: {w}");
-    }
+    crate::threads::say_how(&taken.details, &taken.warnings, args.verbose);
     for n in &taken.histogram.notes {
         eprintln!("warning: {n}");
     }

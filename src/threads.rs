@@ -98,6 +98,22 @@ pub enum ThreadsFormat {
     Json,
 }
 
+/// Prints how a reading was taken on stderr: its `-v` details when `verbose`, and its warnings.
+pub fn say_how(
+    details: &[impl std::fmt::Display],
+    warnings: &[impl std::fmt::Display],
+    verbose: bool,
+) {
+    if verbose {
+        for d in details {
+            eprintln!("{d}");
+        }
+    }
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Runs `inspect threads`.
 pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     let taken = match args.file.source(args.pid)? {
@@ -110,14 +126,7 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
         )
         .with_context(|| format!("thread dump of core {}", core.display()))?,
     };
-    if args.verbose {
-        for d in &taken.details {
-            eprintln!("{d}");
-        }
-    }
-    for w in &taken.warnings {
-        eprintln!("warning: {w}");
-    }
+    say_how(&taken.details, &taken.warnings, args.verbose);
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
         ThreadsFormat::Text => taken.dump.write_jcmd_text(&mut out)?,
