@@ -219,11 +219,15 @@ fn refused(pid: Pid, tid: Pid, seized_others: bool) -> Error {
 }
 
 /// Whether this process has `CAP_SYS_PTRACE` in its effective set (`CapEff` of
-/// `/proc/self/status`, bit 19).
+/// `/proc/self/status`, bit 19) and Yama lets that capability attach (`ptrace_scope` 3 refuses
+/// every attach, `security/yama/yama_lsm.c`).
 fn has_cap_sys_ptrace() -> bool {
-    procfs::process::Process::myself()
-        .and_then(|p| p.status())
-        .is_ok_and(|s| s.capeff & (1 << 19) != 0)
+    let no_attach = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .is_ok_and(|s| s.trim() == "3");
+    !no_attach
+        && procfs::process::Process::myself()
+            .and_then(|p| p.status())
+            .is_ok_and(|s| s.capeff & (1 << 19) != 0)
 }
 
 /// Process `pid`'s command line (`/proc/<pid>/cmdline`, arguments joined by spaces, at most 200
