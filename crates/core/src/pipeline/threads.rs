@@ -109,6 +109,7 @@ pub(super) fn open_live(
 /// How a live read holds the JVM: whether to stop it at all (`false`: `--no-stop`), how long
 /// the stop may take (`--stop-timeout`), and how long to wait for another tracer's hold to end
 /// (`--wait`).
+#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StopOptions {
     pub stop: bool,
