@@ -10,7 +10,8 @@
 # `stripped` runs with -XX:-DumpPrivateMappingsInCore (a diagnostic flag; 0x3b: libjvm's read-only data, where the
 # vmStructs walk reads its names, is left out of the core, as JDK 8 leaves it at 0x33).
 #
-# Cached, keyed by the arm64 root (its stamp and both libjvm.so files) and this script: a warm run
+# Cached, keyed by the arm64 root (its stamp and both libjvm.so files), this script and the Java
+# programs it runs (tests/java/Target.java, ThreadsTarget.java): a warm run
 # only prints the directory. It holds, per JVM (`jdk17`, `stripped`, `stripped16k`): NAME.core
 # (sparse), NAME.jcmd1, NAME.jcmd2 (the references, in that order; the second of the JVM held
 # still until the kill),
@@ -36,7 +37,7 @@ done
 for t in qemu-system-aarch64 debugfs mke2fs fallocate javac; do
   command -v $t >/dev/null || die "$t is not installed: run scripts/aarch64/setup.sh and scripts/setup-test-deps.sh"
 done
-key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel*/boot/vmlinuz-*; cat "$0"; } | md5sum | cut -c1-8)-$(
+key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel*/boot/vmlinuz-*; cat "$0" tests/java/Target.java tests/java/ThreadsTarget.java; } | md5sum | cut -c1-8)-$(
   cat "$R$JH/lib/server/libjvm.so" "$R$SJ/lib/server/libjvm.so" | md5sum | cut -c1-8)
 OUT=$CACHE/cores/$key
 # One run at a time (two would remove each other's half-made cores): the later one waits, then
