@@ -13,13 +13,12 @@
 #   * opentelemetry-proto from PyPI (scripts/python-deps.sh: the OTLP test receiver's decoder,
 #     in ~/.cache/hsinspect/python);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
-#   * the JDK 8 root: Debian sid with openjdk-8-jdk-headless, made by mmdebstrap
-#     (scripts/jdk8-root.sh, cached in ~/.cache/hsinspect/jdk8-root; ~140 s the first time);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
 #     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
 #     Tomcat runs: tests/integration/field.rs).
-# Idempotent: what is already there is left alone.
+# Idempotent: what is already there is left alone. scripts/setup.sh runs it beside the JDK 8
+# root (jdk8-root.sh), the Windows and the aarch64 setups.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -46,8 +45,8 @@ command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containe
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${need[@]}"
+  apt-get -o DPkg::Lock::Timeout=900 update -qq
+  apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${need[@]}"
 fi
 
 # tests/integration/kubernetes.rs: deploy/kubernetes/ checked offline against the Kubernetes
@@ -64,8 +63,3 @@ done
 
 "$here/fetch-jdks.sh"
 "$here/python-deps.sh"
-"$here/jdk8-root.sh"
-
-# The aarch64 end-to-end run (scripts/aarch64/test.sh): qemu, an arm64 Debian root with JDK 17,
-# an arm64 kernel; cached in ~/.cache/hsinspect/aarch64.
-"$here/aarch64/setup.sh"

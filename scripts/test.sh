@@ -21,15 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
 step() { echo "test.sh: $* ($(( $(date +%s) - t0 )) s)"; }
-scripts/setup-test-deps.sh
-# Wine, the Windows cross toolchain and the Windows JDK (its jvm.dll is also read by unit tests).
-scripts/windows/setup.sh
-# The minidumps of a Windows JVM that tests/integration/minidump.rs and windows/integration.py read: made once
-# under Wine (30-90 s here, up to 2-3 minutes on a slow machine), then cached.
-python3 scripts/windows/minidump.py >/dev/null
-# The minidump of a Windows ThreadsTarget JVM that tests/integration/minidump_threads.rs reads (under a
-# minute cold, then cached).
-python3 scripts/windows/threads_minidump.py >/dev/null
+# JDKs, gdb, Prometheus, Wine and the Windows JDKs, the arm64 VM, the minidumps and aarch64
+# cores the tests read: scripts/setup.sh (its parts at once; cached, a few seconds when warm).
+scripts/setup.sh
 step "setup done"
 
 # The arguments for the test binaries go after `--`; `--include-ignored` joins them.
@@ -48,28 +42,40 @@ env "$runner_var=$PWD/scripts/fast-tier-runner.sh" \
 step "fast tier passed"
 
 python3 scripts/carve-jvm-dll.py --check
-# The static (musl) release binary: tests/integration/static_binary.rs runs it in an empty root, tests/integration/image.rs
-# builds the FROM scratch image of deploy/Containerfile from it.
-rustup target list --installed | grep -qx x86_64-unknown-linux-musl ||
-  rustup target add x86_64-unknown-linux-musl
-(source scripts/musl-env.sh && cargo build --release --target x86_64-unknown-linux-musl)
-# The static aarch64 binary: tests/integration/foreign_core.rs runs it under qemu-user on x86_64 cores
-# (scripts/aarch64/test.sh uses the same build). That test and its aarch64 cores (made once in
-# the VM by scripts/aarch64/cores.sh, cached) need scripts/aarch64/setup.sh, run above.
-rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||
-  rustup target add aarch64-unknown-linux-musl
-(source scripts/musl-env.sh && cargo build --release --target aarch64-unknown-linux-musl)
+# The static (musl) binaries, in the quick-release profile (Cargo.toml): tests/integration/static_binary.rs
+# runs the x86_64 one in an empty root, tests/integration/image.rs builds the FROM scratch image of
+# deploy/Containerfile from it; tests/integration/foreign_core.rs and scripts/aarch64/test.sh run
+# the aarch64 one under qemu.
+export HSINSPECT_STATIC_PROFILE=quick-release
+for t in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+  rustup target list --installed | grep -qx $t || rustup target add $t
+done
+(source scripts/musl-env.sh &&
+  cargo build --profile $HSINSPECT_STATIC_PROFILE --target x86_64-unknown-linux-musl --target aarch64-unknown-linux-musl)
+export HSINSPECT_STATIC_BIN=$PWD/target/x86_64-unknown-linux-musl/$HSINSPECT_STATIC_PROFILE/inspect
+export HSINSPECT_A64_BIN=$PWD/target/aarch64-unknown-linux-musl/$HSINSPECT_STATIC_PROFILE/inspect
 # The library builds for macOS and Windows and without its live backend; no clap/anyhow in it.
 scripts/check-portable.sh
 
+# aarch64 end to end (the static aarch64 build under qemu-user, then in a qemu-system-aarch64 VM;
+# a few minutes, mostly one emulated CPU) runs beside the cargo tests, which leave part of the
+# machine idle while they wait on JVMs; its output is printed when it ends.
+scripts/aarch64/test.sh >target/aarch64-test.log 2>&1 & aarch64=$!
 step "every test (--include-ignored)"
-cargo test --workspace --all-targets --no-fail-fast "${cargo_args[@]}" -- --include-ignored "${test_args[@]}"
-step "cargo tests passed"
+cargo_rc=0
+cargo test --workspace --all-targets --no-fail-fast "${cargo_args[@]}" -- --include-ignored "${test_args[@]}" || cargo_rc=$?
+step "cargo tests ended (exit $cargo_rc)"
 
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).
-scripts/windows/test.sh
-# aarch64: the static aarch64 build on the testdata under qemu-user, then against a real aarch64
-# JVM under qemu-system-aarch64 (cached root and kernel; ~2-3 minutes warm).
-scripts/aarch64/test.sh
-step "aarch64 passed"
+windows_rc=0
+HSINSPECT_WIN_PROFILE=quick-release scripts/windows/test.sh || windows_rc=$?
+step "windows ended (exit $windows_rc)"
+aarch64_rc=0
+wait $aarch64 || aarch64_rc=$?
+cat target/aarch64-test.log
+step "aarch64 ended (exit $aarch64_rc)"
+[ $cargo_rc = 0 ] && [ $windows_rc = 0 ] && [ $aarch64_rc = 0 ] || {
+  echo "test.sh: failed: cargo tests $cargo_rc, windows $windows_rc, aarch64 $aarch64_rc" >&2
+  exit 1
+}
 step "all passed"

@@ -25,11 +25,18 @@ t0=$(date +%s); stamp() { echo "aarch64: [$(( $(date +%s) - t0 ))s] $*"; }
 die() { echo "aarch64: FAIL: $*" >&2; exit 1; }
 [ -x "$JDK17/bin/javac" ] || die "no JDK 17 at $JDK17 (scripts/setup-test-deps.sh installs it)"
 
-stamp "cargo build --release --target $T (and the x86_64 build to compare with)"
-source scripts/musl-env.sh   # mimalloc's C: clang and an arm64 musl sysroot
-cargo build -q --release --target $T
-cargo build -q --release --target x86_64-unknown-linux-musl
-A64=target/$T/release/inspect X86=target/x86_64-unknown-linux-musl/release/inspect
+# The binaries: $HSINSPECT_A64_BIN and $HSINSPECT_STATIC_BIN when set (scripts/test.sh builds them
+# in its quick-release profile and runs this beside the cargo tests), else built here in
+# $HSINSPECT_STATIC_PROFILE (default: release).
+if [ -n "${HSINSPECT_A64_BIN:-}" ] && [ -n "${HSINSPECT_STATIC_BIN:-}" ]; then
+  A64=$HSINSPECT_A64_BIN X86=$HSINSPECT_STATIC_BIN
+else
+  P=${HSINSPECT_STATIC_PROFILE:-release}
+  stamp "cargo build --profile $P --target $T (and the x86_64 build to compare with)"
+  source scripts/musl-env.sh   # mimalloc's C: clang and an arm64 musl sysroot
+  cargo build -q --profile "$P" --target $T --target x86_64-unknown-linux-musl
+  A64=target/$T/$P/inspect X86=target/x86_64-unknown-linux-musl/$P/inspect
+fi
 readelf -hW "$A64" | grep -q 'Machine: *AArch64' || die "$A64 is not an aarch64 ELF"
 rm -rf "$WORK"; mkdir -p "$WORK"
 

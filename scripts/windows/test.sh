@@ -17,10 +17,12 @@ export HSINSPECT_LINUX_INSPECT=${HSINSPECT_LINUX_INSPECT:-$PWD/target/debug/insp
 . "$here/env.sh"
 export CARGO_TARGET_DIR=${HSINSPECT_WIN_TARGET_DIR:-$HSINSPECT_TEST_CACHE/target-win}
 # One flag set for the build and the tests, so the std built for the target is shared.
-BUILD=(-Zbuild-std --target "$WIN_TARGET" --release)
+# The profile: $HSINSPECT_WIN_PROFILE, else release (scripts/test.sh sets quick-release, Cargo.toml).
+PROFILE=${HSINSPECT_WIN_PROFILE:-release}
+BUILD=(-Zbuild-std --target "$WIN_TARGET" --profile "$PROFILE")
 t0=$(date +%s)
 "$WIN_CARGO" build "${BUILD[@]}" --bin inspect
-export INSPECT_EXE="$CARGO_TARGET_DIR/$WIN_TARGET/release/inspect.exe"
+export INSPECT_EXE="$CARGO_TARGET_DIR/$WIN_TARGET/$PROFILE/inspect.exe"
 echo "windows/test: built $INSPECT_EXE in $(( $(date +%s) - t0 )) s"
 [ "${1:-}" = --build-only ] && exit 0
 # Start the prefix's wineserver once for the whole run (each wine call would otherwise start it),
