@@ -6,6 +6,7 @@
 //! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
 
 mod heap;
+mod info;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod output;
@@ -125,6 +126,9 @@ enum Command {
     /// A class histogram (as `jcmd <pid> GC.class_histogram -all`) read from outside: no
     /// attach, no GC; Serial, Parallel and G1 heaps, live (threads held as with -F) or a core.
     Histo(heap::HistoArgs),
+    /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
+    /// from outside: no attach; live (nothing held) or from a core.
+    Info(info::InfoArgs),
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -168,6 +172,7 @@ fn main() -> ExitCode {
         Some(Command::Top(args)) => top::run(args),
         Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Histo(args)) => heap::run(args),
+        Some(Command::Info(args)) => info::run(args),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.target_args.core.is_none() => {

@@ -699,3 +699,38 @@ fn jdk8_thread_dumps_match_jcmd() {
 fn jdk8_interpreted_thread_dumps_match_jcmd() {
     threads8_match_jcmd(&["-Xint"]);
 }
+
+/// `inspect info --flags` on JDK 8 (its `Flag` table, type names as strings) byte for byte with
+/// JDK 8's `jcmd <pid> VM.flags`, before and after ours; `jvm_args:`/`java_command:` as its
+/// `VM.command_line` prints them.
+#[test]
+#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+fn jdk8_flags_and_command_line_match_jcmd() {
+    let jvm = start8(
+        "Target",
+        &["-XX:+UseParallelGC", "-Dhsinspect.test=a b=c:d"],
+    );
+    let pid = jvm.pid.to_string();
+    let jcmd = |command: &str| {
+        let out = tool8("jcmd", &[&pid, command]);
+        assert!(out.status.success(), "JDK 8's jcmd {command} failed");
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split_once('\n')
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    };
+    let before = (jcmd("VM.flags"), jcmd("VM.command_line"));
+    let ours = inspect_ok(&["info", &pid]);
+    let after = (jcmd("VM.flags"), jcmd("VM.command_line"));
+    assert_eq!(before, after, "jcmd's answers moved between the reads");
+    let (flags, args) = ours.split_once("\n\n").expect("two parts");
+    assert_eq!(format!("{flags}\n"), format!("VM Flags:\n{}", after.0));
+    for line in args.lines().skip(1) {
+        assert!(
+            after.1.lines().any(|l| l == line),
+            "{line:?} is not in JDK 8's VM.command_line:\n{}",
+            after.1
+        );
+    }
+    assert!(args.contains("jvm_args: ") && args.contains("-Dhsinspect.test=a b=c:d "));
+}

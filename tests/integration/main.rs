@@ -31,6 +31,8 @@ mod heap;
 mod hostile_files;
 /// The FROM scratch image built and run with podman.
 mod image;
+/// `inspect info`: flags and command line against jcmd and jinfo, live, stopped and from a core.
+mod info;
 /// JDK 8 (Debian's openjdk-8 in a sid root) as a target.
 mod jdk8;
 /// deploy/kubernetes/ against the Kubernetes schemas, offline; its DaemonSet's arguments run.

@@ -10,6 +10,7 @@
 
 pub mod allow;
 pub mod dialect;
+pub mod flags;
 pub mod histogram;
 pub mod json;
 pub mod otlp;

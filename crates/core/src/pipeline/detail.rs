@@ -140,13 +140,15 @@ pub enum Detail {
     /// A fact of a heap walk (`inspect histo -v`): the VM model read, the spaces, objects,
     /// reads and time.
     Heap(String),
+    /// A fact of `inspect info -v`: the VM model read.
+    Info(String),
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::Path(p) => write!(f, "path: {p}"),
-            Detail::Threads(s) | Detail::Heap(s) => write!(f, "{s}"),
+            Detail::Threads(s) | Detail::Heap(s) | Detail::Info(s) => write!(f, "{s}"),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(

@@ -14,6 +14,7 @@ mod detail;
 mod forced;
 mod heap;
 mod hsperfdata;
+mod info;
 mod minidump;
 mod threads;
 
@@ -25,6 +26,9 @@ pub use self::forced::read_forced;
 pub use self::heap::heap_histogram;
 pub use self::heap::{HeapHistogram, HeapOptions, heap_histogram_core};
 pub use self::hsperfdata::read_hsperfdata;
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub use self::info::vm_info;
+pub use self::info::{VmInfo, vm_info_core};
 pub use self::minidump::read_minidump;
 #[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub use self::threads::dump_threads;

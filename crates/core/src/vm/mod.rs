@@ -12,6 +12,7 @@
 pub mod anonymous8;
 pub(crate) mod codec;
 pub mod dump;
+pub mod flags;
 pub mod frames;
 pub mod java;
 pub mod locks;
@@ -26,7 +27,7 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use crate::error::Error;
-use crate::memory::{LeBytes, ReadMemory};
+use crate::memory::ReadMemory;
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,9 +198,6 @@ pub struct VmModel {
     /// default; a core's from its ELF header ([`VmModel::with_arch`]).
     pub arch: crate::registers::Arch,
 }
-
-/// The most `JVMFlag` entries read (JDK 21 has about 1 300 in a product build).
-const MAX_FLAGS: u64 = 20_000;
 
 fn string(b: Vec<u8>) -> String {
     String::from_utf8_lossy(&b).into_owned()
@@ -415,51 +413,14 @@ impl VmModel {
     /// `_addr`, `runtime/flags/jvmFlag.hpp`; `Flag` in `runtime/globals.hpp` up to JDK 10) for
     /// the layout flags, and the narrow oop/klass parameters.
     fn read_layout(&mut self, mem: &dyn ReadMemory) -> Result<(), Error> {
-        // `Flag` up to JDK 10 (`runtime/globals.hpp`), `JVMFlag` from 11.
-        let ty = if self.has_type("JVMFlag") || !self.has_type("Flag") {
-            "JVMFlag"
-        } else {
-            "Flag"
-        };
-        let flags = self.static_address(ty, "flags")?;
-        let num = self.static_address(ty, "numFlags")?;
-        let name_at = self.offset(ty, "_name")?;
-        let addr_at = self.offset(ty, "_addr")?;
-        let size = self.size_of(ty)?;
-        let flags = mem
-            .read_u64(flags)
-            .map_err(|e| Error::memory("JVMFlag::flags", e))?;
-        let num = mem
-            .read_u64(num)
-            .map_err(|e| Error::memory("JVMFlag::numFlags", e))?;
-        if num > MAX_FLAGS
-            || !(16..=256).contains(&size)
-            || name_at + 8 > size
-            || addr_at + 8 > size
-        {
-            return Err(missing(format!(
-                "implausible JVMFlag table: {num} flags of {size} bytes"
-            )));
-        }
-        let mut table = vec![0u8; (num * size) as usize];
-        mem.read_exact_at(flags, &mut table)
-            .map_err(|e| Error::memory("the JVMFlag table", e))?;
+        let rows = flags::rows(self, mem, false)?;
         let mut layout = Layout {
             object_alignment: 8,
             ..Layout::default()
         };
         let (mut use_zgc, mut zgenerational) = (false, false);
         let (mut use_priorities, mut priority_policy) = (false, 0u64);
-        for row in table.chunks_exact(size as usize) {
-            let row = LeBytes::new(row);
-            let w = |o: u64| row.u64_at(o as usize).unwrap_or(0);
-            let (name, addr) = (w(name_at), w(addr_at));
-            if name == 0 || addr == 0 {
-                continue;
-            }
-            let Ok(Some(name)) = mem.read_c_string(name, 64) else {
-                continue;
-            };
+        for flags::FlagRow { name, addr, .. } in rows {
             let byte = || -> Result<bool, Error> {
                 let b = mem.read_u8(addr).map_err(|e| {
                     Error::memory(format!("flag {}", String::from_utf8_lossy(&name)), e)

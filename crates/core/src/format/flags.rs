@@ -1,0 +1,155 @@
+//! The VM's flags and command line as the JDK's tools print them: `jinfo -flags` (JDK 9+:
+//! `VM Flags:`, then `JVMFlag::printSetFlags`: every flag not at its default, sorted by name,
+//! each as `JVMFlag::print_as_flag` writes it and followed by a space) and the `VM Arguments:`
+//! block of `jcmd VM.command_line` / `jinfo` (`Arguments::print_on`, `runtime/arguments.cpp`).
+
+use std::io::{self, Write};
+
+use crate::vm::flags::{FlagOrigin, FlagValue, VmArguments, VmFlag};
+
+/// Writes one flag as `-XX:` option text (`JVMFlag::print_as_flag`): `-XX:+Name`/`-XX:-Name`
+/// for a `bool`, `-XX:Name=<value>` otherwise (a `double` as C's `%f`); the lines of a
+/// `ccstr`/`ccstrlist` value become ` -XX:Name=<line>` each, as the VM prints them.
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_as_flag(out: &mut dyn Write, flag: &VmFlag) -> io::Result<()> {
+    let name = &flag.name;
+    match &flag.value {
+        FlagValue::Bool(b) => write!(out, "-XX:{}{name}", if *b { '+' } else { '-' }),
+        FlagValue::Int(v) => write!(out, "-XX:{name}={v}"),
+        FlagValue::Uint(v) => write!(out, "-XX:{name}={v}"),
+        FlagValue::Intx(v) => write!(out, "-XX:{name}={v}"),
+        FlagValue::Uintx(v) | FlagValue::Uint64(v) | FlagValue::SizeT(v) => {
+            write!(out, "-XX:{name}={v}")
+        }
+        FlagValue::Double(v) => write!(out, "-XX:{name}={v:.6}"),
+        FlagValue::Ccstr(s) | FlagValue::Ccstrlist(s) => {
+            write!(out, "-XX:{name}=")?;
+            let mut lines = s.as_deref().unwrap_or("").split('\n');
+            if let Some(first) = lines.next() {
+                out.write_all(first.as_bytes())?;
+            }
+            for line in lines {
+                write!(out, " -XX:{name}={line}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Writes `jinfo -flags`' text: `VM Flags:`, then on one line every flag whose origin is not
+/// the default, sorted by name (byte order, as `strcmp`), each followed by a space.
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_set_flags(out: &mut dyn Write, flags: &[VmFlag]) -> io::Result<()> {
+    let mut set: Vec<&VmFlag> = flags
+        .iter()
+        .filter(|f| f.origin != FlagOrigin::Default)
+        .collect();
+    set.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    writeln!(out, "VM Flags:")?;
+    for f in set {
+        write_as_flag(out, f)?;
+        out.write_all(b" ")?;
+    }
+    writeln!(out)
+}
+
+/// Writes the `jvm_flags:`, `jvm_args:` and `java_command:` lines of `Arguments::print_on`
+/// under `VM Arguments:` (each option followed by a space; `java_command: <unknown>` without
+/// one).
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_arguments(out: &mut dyn Write, args: &VmArguments) -> io::Result<()> {
+    writeln!(out, "VM Arguments:")?;
+    for (label, list) in [("jvm_flags", &args.jvm_flags), ("jvm_args", &args.jvm_args)] {
+        if !list.is_empty() {
+            write!(out, "{label}: ")?;
+            for a in list {
+                write!(out, "{a} ")?;
+            }
+            writeln!(out)?;
+        }
+    }
+    writeln!(
+        out,
+        "java_command: {}",
+        args.java_command.as_deref().unwrap_or("<unknown>")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flag(name: &str, value: FlagValue, origin: FlagOrigin) -> VmFlag {
+        VmFlag {
+            name: name.into(),
+            value,
+            origin,
+        }
+    }
+
+    fn text(f: impl Fn(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn set_flags_are_sorted_typed_and_spaced_as_print_set_flags_prints_them() {
+        let flags = [
+            flag("UseG1GC", FlagValue::Bool(true), FlagOrigin::Ergonomic),
+            flag(
+                "MaxHeapSize",
+                FlagValue::SizeT(67108864),
+                FlagOrigin::CommandLine,
+            ),
+            flag("UseSerialGC", FlagValue::Bool(false), FlagOrigin::Default),
+            flag(
+                "THPStackMitigation",
+                FlagValue::Bool(false),
+                FlagOrigin::Ergonomic,
+            ),
+            flag("CICompilerCount", FlagValue::Intx(2), FlagOrigin::Ergonomic),
+            flag(
+                "MaxRAMPercentage",
+                FlagValue::Double(75.0),
+                FlagOrigin::CommandLine,
+            ),
+            flag(
+                "ErrorFile",
+                FlagValue::Ccstr(Some("/tmp/e.log".into())),
+                FlagOrigin::CommandLine,
+            ),
+            flag(
+                "OnError",
+                FlagValue::Ccstrlist(Some("a\nb".into())),
+                FlagOrigin::CommandLine,
+            ),
+            flag("Empty", FlagValue::Ccstr(None), FlagOrigin::CommandLine),
+        ];
+        assert_eq!(
+            text(|o| write_set_flags(o, &flags)),
+            "VM Flags:\n-XX:CICompilerCount=2 -XX:Empty= -XX:ErrorFile=/tmp/e.log \
+             -XX:MaxHeapSize=67108864 -XX:MaxRAMPercentage=75.000000 -XX:OnError=a -XX:OnError=b \
+             -XX:-THPStackMitigation -XX:+UseG1GC \n"
+        );
+    }
+
+    #[test]
+    fn arguments_print_each_option_followed_by_a_space_and_unknown_without_a_command() {
+        let args = VmArguments {
+            jvm_flags: vec![],
+            jvm_args: vec!["-Xmx64m".into(), "-Dk=a b".into()],
+            java_command: None,
+        };
+        assert_eq!(
+            text(|o| write_arguments(o, &args)),
+            "VM Arguments:\njvm_args: -Xmx64m -Dk=a b \njava_command: <unknown>\n"
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! The info pipeline (`inspect info <pid>`, `inspect info --core <core>`): target → VM model →
+//! the `JVMFlag` table and `Arguments`' command line. Read with the JVM running: the flags and
+//! the command line are written once at start-up (a manageable flag set later is read as it
+//! is), so nothing is held. The open is the thread dump's ([`super::threads`]).
+
+use std::time::Duration;
+
+use super::{Detail, ReadPath, Warning};
+use crate::error::Error;
+use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::flags::{VmArguments, VmFlag, read_arguments, read_flags};
+
+/// What `inspect info` reads: the VM's flags and its command line.
+#[derive(Debug, Clone)]
+pub struct VmInfo {
+    /// Every flag of the VM, in table order.
+    pub flags: Vec<VmFlag>,
+    /// The command line (may hold secrets: printed on request only, never serialized).
+    pub arguments: VmArguments,
+    /// Facts for `-v` (path, model).
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v` (a truncated core).
+    pub warnings: Vec<Warning>,
+}
+
+fn read(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    details: Vec<Detail>,
+    warnings: Vec<Warning>,
+) -> Result<VmInfo, Error> {
+    Ok(VmInfo {
+        flags: read_flags(vm, mem)?,
+        arguments: read_arguments(vm, mem)?,
+        details,
+        warnings,
+    })
+}
+
+fn model_detail(vm: &VmModel, took: Duration) -> Detail {
+    Detail::Info(super::threads::model_fact(vm, took))
+}
+
+/// The flags and command line of live process `pid`, read with it running; the process is
+/// checked to be the same one afterwards.
+///
+/// # Errors
+/// As [`super::dump_threads`] for the open; those of [`read_flags`] and [`read_arguments`];
+/// [`Error::ProcessExited`], [`Error::PidReused`].
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub fn vm_info(pid: crate::process::Pid) -> Result<VmInfo, Error> {
+    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
+    let details = vec![
+        Detail::Path(ReadPath::Forced {
+            pid,
+            name: process.name().to_string(),
+        }),
+        model_detail(&vm, modelled),
+    ];
+    let info = read(&vm, &mem, details, Vec::new())?;
+    process.check_same()?;
+    Ok(info)
+}
+
+/// The flags and command line of an ELF core (`inspect info --core <core>`), libjvm found as
+/// for [`super::dump_threads_core`] (`exe`, `sysroot` likewise).
+///
+/// # Errors
+/// [`Error::Core`] when the file is not a usable ELF core of a JVM (a Windows minidump is not
+/// read yet); as [`vm_info`] for the reads.
+pub fn vm_info_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<VmInfo, Error> {
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        return Err(Error::core(
+            core_path,
+            "a Windows minidump: the flags are read from live JVMs and ELF cores only, so far",
+        ));
+    }
+    let (core, vm, warnings, modelled) = super::threads::open_core(core_path, exe, sysroot)?;
+    let details = vec![
+        Detail::Path(ReadPath::Core {
+            path: core_path.to_owned(),
+            process: core.process().map(|p| (p.pid, p.command.clone())),
+        }),
+        model_detail(&vm, modelled),
+    ];
+    let truncated = core.truncated();
+    read(&vm, &core, details, warnings)
+        .map_err(|e| super::threads::truncated_error(core_path, truncated, e))
+}

@@ -1,0 +1,67 @@
+//! `inspect info <pid>` / `inspect info --core <core>`: the VM's flags and command line read from
+//! outside the JVM (no attach), printed as `jinfo` prints them: `--flags` is `jinfo -flags`;
+//! without it, `VM Flags:` and the `VM Arguments:` block (`jvm_flags`, `jvm_args`,
+//! `java_command`). Text only: the command line may hold secrets, so no machine format carries it.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::threads::{CoreFileArgs, Source};
+
+/// `inspect info` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect info 4242            VM Flags: and VM Arguments: (jvm_args, java_command)\n  \
+    inspect info --flags 4242    as `jinfo -flags 4242`\n  \
+    inspect info --core core.4242 --flags")]
+pub struct InfoArgs {
+    /// The JVM's pid (omit with --core).
+    #[arg(value_name = "PID")]
+    pid: Option<i32>,
+    #[command(flatten)]
+    file: CoreFileArgs,
+    /// Only the flags not at their default, as `jinfo -flags` prints them.
+    #[arg(long)]
+    flags: bool,
+    /// Say how the VM was read (path, model) on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Runs `inspect info`.
+pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
+    let info = match args.file.source(args.pid)? {
+        Source::Live(pid) => live(pid)?,
+        Source::Core(core) => hsinspect::pipeline::vm_info_core(
+            core,
+            args.file.exe.as_deref(),
+            args.file.sysroot.as_deref(),
+        )
+        .with_context(|| format!("flags of core {}", core.display()))?,
+    };
+    crate::threads::say_how(&info.details, &info.warnings, args.verbose);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    hsinspect::format::flags::write_set_flags(&mut out, &info.flags)?;
+    if !args.flags {
+        writeln!(out)?;
+        hsinspect::format::flags::write_arguments(&mut out, &info.arguments)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(all(target_os = "linux", feature = "live"))]
+fn live(pid: i32) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
+    hsinspect::pipeline::vm_info(pid).with_context(|| format!("flags of process {pid}"))
+}
+
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+fn live(pid: i32) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
+    Err(hsinspect::Error::Unsupported {
+        what: "the flags of a live JVM",
+        os: std::env::consts::OS,
+    })
+    .with_context(|| format!("flags of process {pid}"))
+}
