@@ -285,8 +285,15 @@ fn links_resolve_to_files_and_headings() {
             }
         }
     }
-    assert!(checked > 50, "only {checked} links found: is the parser broken?");
-    assert!(problems.is_empty(), "broken links:\n{}", problems.join("\n"));
+    assert!(
+        checked > 50,
+        "only {checked} links found: is the parser broken?"
+    );
+    assert!(
+        problems.is_empty(),
+        "broken links:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// `a{b,c}d` → `abd`, `acd` (several groups, not nested).
@@ -351,9 +358,8 @@ fn defined_names(dirs: &[&str], ext: &str, keyword: &str) -> BTreeSet<String> {
 fn is_test_ident(s: &str) -> bool {
     s.contains('_')
         && s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && s.chars().all(|c| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || "_{},*".contains(c)
-        })
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_{},*".contains(c))
 }
 
 /// The column indices of a table header row whose cells start with "test".
@@ -385,11 +391,21 @@ fn cited_tests_benchmarks_and_files_exist() {
             name.strip_suffix(".rs").map(str::to_string)
         })
         .collect();
-    assert!(modules.contains("threads"), "tests/integration/threads.rs is gone?");
+    assert!(
+        modules.contains("threads"),
+        "tests/integration/threads.rs is gone?"
+    );
     let rust_fns = defined_names(&["tests", "src", "crates"], ".rs", "fn ");
     let py_defs = defined_names(&["scripts", "tests"], ".py", "def ");
     let path_prefixes = [
-        "scripts/", "tests/", "testdata/", "deploy/", "crates/", "src/", "fuzz/", "bench/",
+        "scripts/",
+        "tests/",
+        "testdata/",
+        "deploy/",
+        "crates/",
+        "src/",
+        "fuzz/",
+        "bench/",
     ];
 
     let mut problems = Vec::new();
@@ -400,7 +416,9 @@ fn cited_tests_benchmarks_and_files_exist() {
             let found = rust_fns.iter().any(|f| glob_match(&name, f))
                 || (python_too && py_defs.iter().any(|f| glob_match(&name, f)));
             if !found {
-                problems.push(format!("{at}: test `{name}` (cited as `{cited}`) not found"));
+                problems.push(format!(
+                    "{at}: test `{name}` (cited as `{cited}`) not found"
+                ));
             }
         }
     };
@@ -463,9 +481,18 @@ fn cited_tests_benchmarks_and_files_exist() {
             }
         }
     }
-    assert!(tests_checked > 100, "only {tests_checked} test citations found");
-    assert!(files_checked > 50, "only {files_checked} file citations found");
-    assert!(benches_checked >= 5, "only {benches_checked} benchmark scripts cited");
+    assert!(
+        tests_checked > 100,
+        "only {tests_checked} test citations found"
+    );
+    assert!(
+        files_checked > 50,
+        "only {files_checked} file citations found"
+    );
+    assert!(
+        benches_checked >= 5,
+        "only {benches_checked} benchmark scripts cited"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -541,7 +568,11 @@ fn readme_examples_parse_with_todays_cli() {
             }
         }
     }
-    assert!(examples.len() >= 10, "README has {} inspect examples", examples.len());
+    assert!(
+        examples.len() >= 10,
+        "README has {} inspect examples",
+        examples.len()
+    );
 
     let mut problems = Vec::new();
     for (line, words) in &examples {
@@ -575,7 +606,11 @@ fn readme_examples_parse_with_todays_cli() {
             problems.push(format!("`{line}` (run as {args:?}):\n{stderr}"));
         }
     }
-    assert!(problems.is_empty(), "README examples the CLI refuses:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "README examples the CLI refuses:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// README is a front door: at most 20,000 bytes, with the test command CI runs.
@@ -588,10 +623,15 @@ fn readme_is_short_and_keeps_the_test_command() {
         readme.len()
     );
     let ci = read(&root().join(".ci/run"));
-    assert!(ci.lines().any(|l| l.trim() == "scripts/test.sh"), ".ci/run no longer runs scripts/test.sh");
-    let in_a_block = fenced_blocks(&readme)
-        .iter()
-        .any(|(_, lines)| lines.iter().any(|l| l.trim_start().starts_with("scripts/test.sh")));
+    assert!(
+        ci.lines().any(|l| l.trim() == "scripts/test.sh"),
+        ".ci/run no longer runs scripts/test.sh"
+    );
+    let in_a_block = fenced_blocks(&readme).iter().any(|(_, lines)| {
+        lines
+            .iter()
+            .any(|l| l.trim_start().starts_with("scripts/test.sh"))
+    });
     assert!(in_a_block, "README's set-up block lost `scripts/test.sh`");
 }
 
@@ -602,7 +642,10 @@ fn slugs_follow_githubs_rule() {
         slug("The names your dashboards already query: `--names`"),
         "the-names-your-dashboards-already-query---names"
     );
-    assert_eq!(slug("`inspect stat`: jstat's views"), "inspect-stat-jstats-views");
+    assert_eq!(
+        slug("`inspect stat`: jstat's views"),
+        "inspect-stat-jstats-views"
+    );
     let dup = anchors("# A\n\n## B\n\n```\n# not a heading\n```\n## B\n### B\n");
     let expected: HashSet<String> = ["a", "b", "b-1", "b-2"].map(String::from).into();
     assert_eq!(dup, expected);

@@ -133,7 +133,9 @@ fn config_auth_only(pki: &Pki) -> PathBuf {
 /// `prometheus-tls.yml` markers).
 fn readme_block(marker: &str) -> String {
     let readme = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join("serve.md"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join("serve.md"),
     )
     .unwrap();
     let start = readme
