@@ -275,12 +275,11 @@ fn links_resolve_to_files_and_headings() {
                     problems.push(format!("{at}: no such file {}", dest.display()));
                     continue;
                 }
-                if let Some(anchor) = anchor {
-                    if dest.extension().is_some_and(|e| e == "md") {
-                        if !anchors(&read(&dest)).contains(anchor) {
-                            problems.push(format!("{at}: no heading with anchor #{anchor}"));
-                        }
-                    }
+                if let Some(anchor) = anchor
+                    && dest.extension().is_some_and(|e| e == "md")
+                    && !anchors(&read(&dest)).contains(anchor)
+                {
+                    problems.push(format!("{at}: no heading with anchor #{anchor}"));
                 }
             }
         }
