@@ -129,14 +129,18 @@ fn config_auth_only(pki: &Pki) -> PathBuf {
     )
 }
 
-/// The web config and scrape config the README shows (between the `web-config.yml` and
+/// The web config and scrape config docs/serve.md shows (between the `web-config.yml` and
 /// `prometheus-tls.yml` markers).
 fn readme_block(marker: &str) -> String {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join("serve.md"),
+    )
+    .unwrap();
     let start = readme
         .find(&format!("<!-- {marker} -->"))
-        .unwrap_or_else(|| panic!("README.md has no <!-- {marker} --> block"));
+        .unwrap_or_else(|| panic!("docs/serve.md has no <!-- {marker} --> block"));
     let rest = &readme[start..];
     let body = &rest[rest.find("```yaml\n").unwrap() + 8..];
     let end = body.find("```").unwrap();
