@@ -55,7 +55,7 @@ pub enum OutputFormat {
     Text,
     /// JSON Lines: one object per sample (pid, time, each counter's value, units, variability).
     Json,
-    /// Prometheus text exposition format 0.0.4 (see README: metric naming).
+    /// Prometheus text exposition format 0.0.4 (see docs/output-formats.md: metric naming).
     Prometheus,
 }
 

@@ -63,7 +63,7 @@ pub struct ServeArgs {
     /// (hotspot_threads_state, Micrometer's jvm_threads_states_threads, client_java's
     /// jvm_threads_state, OpenTelemetry's jvm_thread_count with jvm_thread_state). Needs the
     /// right to read the JVMs' memory (root, or CAP_SYS_PTRACE); costs about 0.1 ms a JVM a
-    /// scrape (see the README).
+    /// scrape (see docs/serve.md).
     #[arg(long)]
     pub thread_states: bool,
 

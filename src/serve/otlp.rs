@@ -75,7 +75,7 @@ pub struct OtlpArgs {
     pub client_key: Option<PathBuf>,
 
     /// `service.name` of every JVM (`OTEL_SERVICE_NAME`). Default: per JVM, its --application
-    /// rule, else its jar's name or main class (README, "OpenTelemetry").
+    /// rule, else its jar's name or main class (docs/opentelemetry.md).
     #[arg(long = "service-name", value_name = "NAME")]
     pub service_name: Option<String>,
 }

@@ -595,7 +595,7 @@ fn difference(now: Point, before: Point) -> Option<Point> {
 
 /// Who a JVM's container or pod is, when a front end knows it: `container.id`, `k8s.*`
 /// attributes and the container's name. Nothing fills it yet; the container identity of
-/// `inspect serve` will (see README, "OpenTelemetry").
+/// `inspect serve` will (docs/opentelemetry.md).
 #[derive(Debug, Clone, Default)]
 pub struct Workload {
     /// The container's name: `service.name` when neither `OTEL_SERVICE_NAME` nor a rule says.
