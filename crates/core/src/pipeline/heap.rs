@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Detail, ReadPath, Warning};
+use super::{Detail, Warning};
 use crate::error::Error;
 use crate::heap::Histogram;
 use crate::memory::ReadMemory;
@@ -65,10 +65,6 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
     Ok(h)
 }
 
-fn model_detail(vm: &VmModel, took: Duration) -> Detail {
-    Detail::Heap(super::threads::model_fact(vm, took))
-}
-
 /// The class histogram of live process `pid`: the VM model read with the JVM running, then its
 /// threads held (ptrace, as `inspect threads` holds them) for the heap walk only, released, and
 /// the process checked to be the same one.
@@ -84,11 +80,11 @@ pub fn heap_histogram(
 ) -> Result<HeapHistogram, Error> {
     let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
     let mut details = vec![
-        Detail::Path(ReadPath::Forced {
+        Detail::Path(super::ReadPath::Forced {
             pid,
             name: process.name().to_string(),
         }),
-        model_detail(&vm, modelled),
+        Detail::Heap(super::threads::model_fact(&vm, modelled)),
     ];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
@@ -120,20 +116,8 @@ pub fn heap_histogram_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
-    if crate::read::is_minidump(core_path).unwrap_or(false) {
-        return Err(Error::core(
-            core_path,
-            "a Windows minidump: the heap is read from live JVMs and ELF cores only, so far",
-        ));
-    }
-    let (core, vm, warnings, modelled) = super::threads::open_core(core_path, exe, sysroot)?;
-    let mut details = vec![
-        Detail::Path(ReadPath::Core {
-            path: core_path.to_owned(),
-            process: core.process().map(|p| (p.pid, p.command.clone())),
-        }),
-        model_detail(&vm, modelled),
-    ];
+    let (core, vm, warnings, mut details) =
+        super::threads::open_elf_core(core_path, exe, sysroot, "the heap is", Detail::Heap)?;
     let histogram = walk(&vm, &core, &mut details)?;
     Ok(HeapHistogram {
         histogram,

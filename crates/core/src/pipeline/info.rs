@@ -3,9 +3,7 @@
 //! the command line are written once at start-up (a manageable flag set later is read as it
 //! is), so nothing is held. The open is the thread dump's ([`super::threads`]).
 
-use std::time::Duration;
-
-use super::{Detail, ReadPath, Warning};
+use super::{Detail, Warning};
 use crate::error::Error;
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
@@ -38,10 +36,6 @@ fn read(
     })
 }
 
-fn model_detail(vm: &VmModel, took: Duration) -> Detail {
-    Detail::Info(super::threads::model_fact(vm, took))
-}
-
 /// The flags and command line of live process `pid`, read with it running; the process is
 /// checked to be the same one afterwards.
 ///
@@ -52,11 +46,11 @@ fn model_detail(vm: &VmModel, took: Duration) -> Detail {
 pub fn vm_info(pid: crate::process::Pid) -> Result<VmInfo, Error> {
     let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
     let details = vec![
-        Detail::Path(ReadPath::Forced {
+        Detail::Path(super::ReadPath::Forced {
             pid,
             name: process.name().to_string(),
         }),
-        model_detail(&vm, modelled),
+        Detail::Info(super::threads::model_fact(&vm, modelled)),
     ];
     let info = read(&vm, &mem, details, Vec::new())?;
     process.check_same()?;
@@ -74,20 +68,8 @@ pub fn vm_info_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<VmInfo, Error> {
-    if crate::read::is_minidump(core_path).unwrap_or(false) {
-        return Err(Error::core(
-            core_path,
-            "a Windows minidump: the flags are read from live JVMs and ELF cores only, so far",
-        ));
-    }
-    let (core, vm, warnings, modelled) = super::threads::open_core(core_path, exe, sysroot)?;
-    let details = vec![
-        Detail::Path(ReadPath::Core {
-            path: core_path.to_owned(),
-            process: core.process().map(|p| (p.pid, p.command.clone())),
-        }),
-        model_detail(&vm, modelled),
-    ];
+    let (core, vm, warnings, details) =
+        super::threads::open_elf_core(core_path, exe, sysroot, "the flags are", Detail::Info)?;
     let truncated = core.truncated();
     read(&vm, &core, details, warnings)
         .map_err(|e| super::threads::truncated_error(core_path, truncated, e))

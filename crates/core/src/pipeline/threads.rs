@@ -311,6 +311,33 @@ pub fn dump_threads_core(
     })
 }
 
+/// An ELF core opened for a pipeline that reads the VM model only (`histo`, `info`): a Windows
+/// minidump refused (`reads` says what is read from live JVMs and ELF cores only), then
+/// [`open_core`]; with the path and model facts for `-v`, `detail` making the model's.
+pub(super) fn open_elf_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+    reads: &str,
+    detail: fn(String) -> Detail,
+) -> Result<(crate::read::CoreMemory, VmModel, Vec<Warning>, Vec<Detail>), Error> {
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        return Err(Error::core(
+            core_path,
+            format!("a Windows minidump: {reads} read from live JVMs and ELF cores only, so far"),
+        ));
+    }
+    let (core, vm, warnings, modelled) = open_core(core_path, exe, sysroot)?;
+    let details = vec![
+        Detail::Path(ReadPath::Core {
+            path: core_path.to_owned(),
+            process: core.process().map(|p| (p.pid, p.command.clone())),
+        }),
+        detail(model_fact(&vm, modelled)),
+    ];
+    Ok((core, vm, warnings, details))
+}
+
 /// Opens ELF core `core_path` and reads its VM model (the first half of every core pipeline
 /// that reads the VM: threads, heap): libjvm found from the core's `NT_FILE` note or its
 /// `link_map` (`exe`, `sysroot` as for [`super::read_core`]), the bytes the core lacks of it read
