@@ -108,10 +108,17 @@ fn wait_ready(child: &mut Child, what: &str) {
 struct Containerd {
     started: Option<Child>,
     _dir: Option<tempfile::TempDir>,
+    /// Held while this test uses containerd: a daemon one test started is not stopped under
+    /// another test's container (whose `ctr run` would then exit and leave its task running).
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
+
+/// One test at a time uses containerd.
+static CONTAINERD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Containerd {
     fn ensure() -> Containerd {
+        let serial = CONTAINERD.lock().unwrap_or_else(|e| e.into_inner());
         assert!(
             have("containerd") && have("ctr"),
             "containerd or ctr not found: {HOW}"
@@ -126,6 +133,7 @@ impl Containerd {
             return Containerd {
                 started: None,
                 _dir: None,
+                _serial: serial,
             };
         }
         let dir = scratch_dir("containerd");
@@ -151,6 +159,7 @@ impl Containerd {
         Containerd {
             started: Some(child),
             _dir: Some(dir),
+            _serial: serial,
         }
     }
 }
@@ -275,20 +284,30 @@ impl Drop for CtrJvm {
         // Closing stdin ends the test program; ctr's --rm removes the container.
         drop(self.child.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
+        let mut exited = false;
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                exited = true;
+                break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // ctr may also have ended with its task still running (its connection lost): the
+        // JVM must not outlive the test either way.
+        if exited && !Path::new(&format!("/proc/{}", self.pid)).exists() {
+            return;
+        }
         let id = &self.names.id;
-        let _ = Command::new("ctr")
-            .args(["-n", &self.ns, "task", "kill", "-s", "SIGKILL", id])
-            .output();
+        let ctr = |args: &[&str]| {
+            let _ = Command::new("ctr")
+                .args(["-n", &self.ns])
+                .args(args)
+                .output();
+        };
+        ctr(&["task", "kill", "-s", "SIGKILL", id]);
         let _ = self.child.wait();
-        let _ = Command::new("ctr")
-            .args(["-n", &self.ns, "container", "rm", id])
-            .output();
+        ctr(&["task", "delete", "--force", id]);
+        ctr(&["container", "rm", id]);
     }
 }
 
