@@ -12,6 +12,11 @@ use crate::threads::{CoreFileArgs, HoldArgs, Source};
 
 /// `inspect histo` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect histo 4242                as `jcmd 4242 GC.class_histogram -all`\n  \
+    inspect histo 4242 | head -20     the classes holding the most bytes\n  \
+    inspect histo --core core.4242    from a core\n  \
+    inspect histo --format json 4242")]
 pub struct HistoArgs {
     /// The JVM's pid (omit with --core).
     #[arg(value_name = "PID")]

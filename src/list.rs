@@ -20,6 +20,10 @@ pub enum ListFormat {
 
 /// The arguments of `inspect list`.
 #[derive(Debug, Default, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect list                  every JVM: pid, user, main class, version, uptime, how to read it\n  \
+    inspect list -l               as `jps -l`: the main class's full name or the jar's path\n  \
+    inspect list --format json    the same as a JSON array")]
 pub struct ListArgs {
     /// The main class's full name, or the jar's full path (as `jps -l`); without it, the short
     /// name (text only: JSON always has the full one).

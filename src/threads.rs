@@ -67,6 +67,11 @@ pub struct HoldArgs {
 
 /// `inspect threads` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect threads 4242                     as `jcmd 4242 Thread.print -l`, threads held briefly\n  \
+    inspect threads --no-stop 4242           without holding any thread (frames may be torn)\n  \
+    inspect threads --virtual 4242           also the virtual threads no carrier runs\n  \
+    inspect threads --core core.4242         from a core (gcore, the kernel's, a minidump)")]
 pub struct ThreadsArgs {
     /// The JVM's pid (omit with --core).
     #[arg(value_name = "PID")]

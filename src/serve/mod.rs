@@ -25,6 +25,11 @@ use web::Web;
 
 /// The arguments of `inspect serve`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect serve                                 every JVM on http://127.0.0.1:9779/metrics\n  \
+    inspect serve --listen 0.0.0.0:9779 --names micrometer\n  \
+    inspect serve --web.config.file web.yml       TLS and Basic auth (Prometheus's web config)\n  \
+    inspect serve --otlp http://collector:4318 --no-metrics")]
 pub struct ServeArgs {
     /// Address and port to listen on. Loopback by default: give `0.0.0.0:<port>` (or a host
     /// address) for Prometheus on another machine.

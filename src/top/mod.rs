@@ -43,6 +43,10 @@ pub enum TopFormat {
 
 /// The arguments of `inspect top`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect top                    full screen; keys: P (CPU), M (RSS), H (heap %), G (GC%), ? (help), q\n  \
+    inspect top -b -n 3 -d 1       three text frames, one second apart\n  \
+    inspect top -b -n 1 --format json -o gc")]
 pub struct TopArgs {
     /// Batch mode: plain text frames on stdout (or `--format json`), no terminal needed.
     #[arg(short = 'b', long)]
