@@ -25,6 +25,9 @@ pub struct InfoArgs {
     /// Only the flags not at their default, as `jinfo -flags` prints them.
     #[arg(long)]
     flags: bool,
+    /// The flags line alone, as `jcmd <pid> VM.flags` prints it (what the `jcmd` link uses).
+    #[arg(long, hide = true, conflicts_with = "flags")]
+    flags_line: bool,
     /// Say how the VM was read (path, model) on stderr.
     #[arg(short, long)]
     verbose: bool,
@@ -43,6 +46,11 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     };
     crate::threads::say_how(&info.details, &info.warnings, args.verbose);
     let mut out = io::BufWriter::new(io::stdout().lock());
+    if args.flags_line {
+        hsinspect::format::flags::write_set_flags_line(&mut out, &info.flags)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     hsinspect::format::flags::write_set_flags(&mut out, &info.flags)?;
     if !args.flags {
         writeln!(out)?;

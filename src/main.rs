@@ -9,6 +9,7 @@ mod heap;
 mod info;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
+mod multicall;
 mod output;
 mod pods;
 mod sampling;
@@ -129,6 +130,14 @@ enum Command {
     /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
     /// from outside: no attach; live (nothing held) or from a core.
     Info(info::InfoArgs),
+    /// Make links named as the JDK's tools (jstack, jmap, jinfo, jstat, jcmd) to this binary in
+    /// DIR: called through them, inspect takes those tools' command lines for what it does.
+    #[command(after_help = "Examples:\n  \
+        inspect links /usr/local/bin     then `jstack 4242`, `jmap -histo 4242`, `jinfo -flags 4242`,\n                                   `jstat -gcutil 4242 1s`, `jcmd 4242 Thread.print` work without a JDK")]
+    Links {
+        /// The directory to make the links in.
+        dir: PathBuf,
+    },
     /// Print a shell completion script (`inspect completions bash > /etc/bash_completion.d/inspect`).
     Completions {
         /// The shell to complete for.
@@ -164,7 +173,34 @@ fn main() -> ExitCode {
         // SAFETY: mi_option_set_default only stores the value; any thread may call it any time.
         unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, 0) };
     }
-    let cli = Cli::parse();
+    // Called as jstack, jmap, jinfo, jstat or jcmd (a link of `inspect links`): that tool's
+    // command line, rewritten into inspect's.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let (cli, pid_line) = match argv.first().and_then(multicall::tool_of) {
+        Some(tool) => {
+            let args: Vec<String> = argv[1..]
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            match multicall::rewrite(tool, &args) {
+                Ok(rw) => {
+                    if let Some(note) = &rw.note {
+                        eprintln!("{tool}: note: {note}");
+                    }
+                    let line = std::iter::once("inspect".to_string()).chain(rw.args);
+                    (Cli::parse_from(line), rw.pid_line)
+                }
+                Err(e) => {
+                    eprintln!("{tool}: {e:#}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => (Cli::parse(), None),
+    };
+    if let Some(line) = pid_line {
+        println!("{line}");
+    }
     let result = match &cli.command {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
@@ -173,6 +209,7 @@ fn main() -> ExitCode {
         Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Histo(args)) => heap::run(args),
         Some(Command::Info(args)) => info::run(args),
+        Some(Command::Links { dir }) => multicall::make_links(dir),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),
         None if cli.target.is_none() && cli.target_args.core.is_none() => {

@@ -47,6 +47,8 @@ mod matrix;
 mod minidump;
 /// `inspect threads --core` on a Windows JDK 21 JVM's minidump, against jcmd.exe.
 mod minidump_threads;
+/// `inspect links` and inspect called as jstack, jmap, jinfo, jstat and jcmd, against the real tools.
+mod multicall;
 /// `serve --otlp`: the OTLP push, decoded with opentelemetry-proto, against the `otel` page.
 mod otlp;
 /// The parser and `inspect <file>` on the committed test data, against jstat.

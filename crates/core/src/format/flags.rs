@@ -38,18 +38,26 @@ pub fn write_as_flag(out: &mut dyn Write, flag: &VmFlag) -> io::Result<()> {
     }
 }
 
-/// Writes `jinfo -flags`' text: `VM Flags:`, then on one line every flag whose origin is not
-/// the default, sorted by name (byte order, as `strcmp`), each followed by a space.
+/// Writes `jinfo -flags`' text: `VM Flags:`, then [`write_set_flags_line`].
 ///
 /// # Errors
 /// Those of `out`.
 pub fn write_set_flags(out: &mut dyn Write, flags: &[VmFlag]) -> io::Result<()> {
+    writeln!(out, "VM Flags:")?;
+    write_set_flags_line(out, flags)
+}
+
+/// Writes `jcmd <pid> VM.flags`' line (`JVMFlag::printSetFlags`): every flag whose origin is
+/// not the default, sorted by name (byte order, as `strcmp`), each followed by a space.
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_set_flags_line(out: &mut dyn Write, flags: &[VmFlag]) -> io::Result<()> {
     let mut set: Vec<&VmFlag> = flags
         .iter()
         .filter(|f| f.origin != FlagOrigin::Default)
         .collect();
     set.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-    writeln!(out, "VM Flags:")?;
     for f in set {
         write_as_flag(out, f)?;
         out.write_all(b" ")?;

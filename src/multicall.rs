@@ -1,0 +1,341 @@
+//! The JDK tools' own names: `inspect` called as `jstack`, `jmap`, `jinfo`, `jstat` or `jcmd`
+//! (a link made by `inspect links DIR`, as busybox's are) takes those tools' command lines for
+//! what hsinspect does, and says plainly which flag it does not take (exit status 2), so that
+//! runbooks and scripts written for the JDK's tools work unchanged where there is no JDK or the
+//! JVM cannot answer. Each command line is rewritten into `inspect`'s own and parsed by clap.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+/// The names `inspect` answers to, and what each maps to (for `inspect links` and the docs).
+pub const TOOLS: [(&str, &str); 5] = [
+    ("jstack", "inspect threads"),
+    ("jmap", "inspect histo (-histo, -histo:all)"),
+    ("jinfo", "inspect info (-flags)"),
+    ("jstat", "inspect stat"),
+    (
+        "jcmd",
+        "Thread.print, GC.class_histogram, VM.flags, VM.command_line, PerfCounter.print",
+    ),
+];
+
+/// What a JDK tool's command line becomes.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rewritten {
+    /// `inspect`'s command line (without the program name).
+    pub args: Vec<String>,
+    /// Print `<pid>:` first, as jcmd does.
+    pub pid_line: Option<String>,
+    /// Said on stderr before the output (what differs from the tool's own output).
+    pub note: Option<String>,
+}
+
+impl Rewritten {
+    fn new(args: &[&str]) -> Rewritten {
+        Rewritten {
+            args: args.iter().map(|s| s.to_string()).collect(),
+            pid_line: None,
+            note: None,
+        }
+    }
+}
+
+/// The tool `argv0` names (its file name), when it is one of [`TOOLS`].
+pub fn tool_of(argv0: &OsString) -> Option<&'static str> {
+    let name = Path::new(argv0).file_name()?.to_str()?;
+    let name = name.strip_suffix(".exe").unwrap_or(name);
+    TOOLS.iter().map(|(t, _)| *t).find(|t| *t == name)
+}
+
+/// A usage error of `tool` (its name prefixes the message where it is printed).
+fn unsupported(tool: &str, what: &str, why: &str) -> anyhow::Error {
+    let _ = tool;
+    anyhow::anyhow!("{what} is not supported by hsinspect: {why}")
+}
+
+/// A pid, or a usage error naming the tool.
+fn pid(tool: &str, s: &str) -> anyhow::Result<String> {
+    s.parse::<u32>()
+        .map(|p| p.to_string())
+        .with_context(|| format!("{tool}: expected a pid, got {s:?}"))
+}
+
+const LOCKS_NOTE: &str = "the \"Locked ownable synchronizers\" sections of -l are not printed (hsinspect does not read them yet)";
+
+/// `jstack [-l] [-F] <pid>` / `jstack <executable> <core>` → `inspect threads`.
+fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
+    let mut note = None;
+    let mut rest = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "-l" => note = Some(LOCKS_NOTE.to_string()),
+            // JDK 8's forced mode: hsinspect always reads from outside.
+            "-F" => {}
+            "-e" => bail!(unsupported(
+                "jstack",
+                "-e",
+                "the extended thread info (allocated bytes, defined classes) is not read"
+            )),
+            "-m" => bail!(unsupported(
+                "jstack",
+                "-m",
+                "mixed (native) frames are not printed"
+            )),
+            f if f.starts_with('-') => bail!(unsupported("jstack", f, "an option jstack has not")),
+            _ => rest.push(a.as_str()),
+        }
+    }
+    let mut out = match rest[..] {
+        [p] => Rewritten::new(&["threads", &pid("jstack", p)?]),
+        [exe, core] => Rewritten::new(&["threads", "--core", core, "--exe", exe]),
+        _ => bail!("usage: jstack [-l] <pid>  or  jstack <executable> <core>"),
+    };
+    out.note = note;
+    Ok(out)
+}
+
+/// `jmap -histo[:all] <pid>` (or `<executable> <core>`) → `inspect histo`.
+fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
+    let mut histo = false;
+    let mut rest = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "-histo" | "-histo:all" => histo = true,
+            "-F" => {}
+            a if a.starts_with("-histo:") => {
+                let opts: Vec<&str> = a["-histo:".len()..].split(',').collect();
+                if opts.contains(&"live") {
+                    bail!(unsupported(
+                        "jmap",
+                        "-histo:live",
+                        "counting only live objects needs a full GC inside the JVM, which only the JVM can run; -histo:all counts every object"
+                    ));
+                }
+                bail!(unsupported(
+                    "jmap",
+                    a,
+                    "only -histo and -histo:all are read (no file=, parallel=)"
+                ));
+            }
+            a if a.starts_with("-dump") => bail!(unsupported(
+                "jmap",
+                "-dump",
+                "heap dumps are not written yet"
+            )),
+            a if a.starts_with('-') => bail!(unsupported(
+                "jmap",
+                a,
+                "of jmap's options only -histo and -histo:all are read"
+            )),
+            _ => rest.push(a.as_str()),
+        }
+    }
+    if !histo {
+        bail!("usage: jmap -histo[:all] <pid>  or  jmap -histo <executable> <core>");
+    }
+    Ok(match rest[..] {
+        [p] => Rewritten::new(&["histo", &pid("jmap", p)?]),
+        [exe, core] => Rewritten::new(&["histo", "--core", core, "--exe", exe]),
+        _ => bail!("usage: jmap -histo[:all] <pid>"),
+    })
+}
+
+/// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo <pid>` → `inspect info`.
+fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
+    let mut flags = false;
+    let mut rest = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "-flags" => flags = true,
+            "-sysprops" => bail!(unsupported(
+                "jinfo",
+                "-sysprops",
+                "the system properties live in the Java heap and are not read yet"
+            )),
+            "-flag" => bail!(unsupported(
+                "jinfo",
+                "-flag",
+                "reading or setting one flag: `jinfo -flags` prints every flag not at its default, and hsinspect never writes to a JVM"
+            )),
+            "-F" => {}
+            a if a.starts_with('-') => bail!(unsupported("jinfo", a, "an option jinfo has not")),
+            _ => rest.push(a.as_str()),
+        }
+    }
+    let mut out = match rest[..] {
+        [p] => Rewritten::new(&["info", &pid("jinfo", p)?]),
+        [exe, core] => Rewritten::new(&["info", "--core", core, "--exe", exe]),
+        _ => bail!("usage: jinfo [-flags] <pid>"),
+    };
+    if flags {
+        out.args.insert(1, "--flags".into());
+    } else {
+        out.note = Some("the \"Java System Properties\" part is not printed (the properties live in the Java heap), nor java_class_path and Launcher Type".into());
+    }
+    Ok(out)
+}
+
+/// `jcmd <pid> <command> [options]` for the commands hsinspect has.
+fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
+    let [p, command, options @ ..] = args else {
+        bail!(unsupported(
+            "jcmd",
+            "without a pid and a command",
+            "listing JVMs is `inspect list`"
+        ));
+    };
+    let p = pid("jcmd", p)?;
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    const COMMANDS: [&str; 5] = [
+        "Thread.print",
+        "GC.class_histogram",
+        "VM.flags",
+        "VM.command_line",
+        "PerfCounter.print",
+    ];
+    let mut out = match (command.as_str(), &options[..]) {
+        ("Thread.print", o) if o.iter().all(|o| *o == "-l" || *o == "-l=true") => {
+            let mut r = Rewritten::new(&["threads", &p]);
+            if !o.is_empty() {
+                r.note = Some(LOCKS_NOTE.into());
+            }
+            r
+        }
+        ("GC.class_histogram", []) => bail!(unsupported(
+            "jcmd",
+            "GC.class_histogram without -all",
+            "counting only live objects needs a full GC inside the JVM; GC.class_histogram -all counts every object"
+        )),
+        ("GC.class_histogram", o) if o.iter().all(|o| *o == "-all" || *o == "-all=true") => {
+            Rewritten::new(&["histo", &p])
+        }
+        ("VM.flags", []) => Rewritten::new(&["info", "--flags-line", &p]),
+        ("VM.command_line", []) => {
+            let mut r = Rewritten::new(&["info", &p]);
+            r.note = Some("the flags come first, and of VM Arguments: only jvm_flags, jvm_args and java_command".into());
+            r
+        }
+        ("PerfCounter.print", []) => Rewritten::new(&["-F", &p]),
+        (c, o) if COMMANDS.contains(&c) => bail!(unsupported(
+            "jcmd",
+            &format!("{c} {}", o.join(" ")),
+            "hsinspect does not take these options of it"
+        )),
+        (c, _) => bail!(unsupported(
+            "jcmd",
+            c,
+            "hsinspect answers Thread.print, GC.class_histogram -all, VM.flags, VM.command_line and PerfCounter.print"
+        )),
+    };
+    out.pid_line = Some(format!("{p}:"));
+    Ok(out)
+}
+
+/// The command line of `tool` (`args` without the program name) as `inspect`'s.
+///
+/// # Errors
+/// A flag or command of the tool that hsinspect does not take, saying why; a malformed pid.
+pub fn rewrite(tool: &str, args: &[String]) -> anyhow::Result<Rewritten> {
+    match tool {
+        "jstack" => jstack(args),
+        "jmap" => jmap(args),
+        "jinfo" => jinfo(args),
+        "jcmd" => jcmd(args),
+        // inspect stat takes jstat's own command line.
+        _ => {
+            let mut out = Rewritten::new(&["stat"]);
+            out.args.extend(args.iter().cloned());
+            Ok(out)
+        }
+    }
+}
+
+/// `inspect links DIR`: a symbolic link to this binary in `dir` under each of [`TOOLS`]' names;
+/// an existing file of that name is left alone and named.
+pub fn make_links(dir: &Path) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe().context("finding this binary")?;
+    let mut code = ExitCode::SUCCESS;
+    for (name, what) in TOOLS {
+        let link = dir.join(name);
+        if link.symlink_metadata().is_ok() {
+            eprintln!("inspect: {} exists: left alone", link.display());
+            code = ExitCode::FAILURE;
+            continue;
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&exe, &link)
+            .with_context(|| format!("linking {} to {}", link.display(), exe.display()))?;
+        #[cfg(not(unix))]
+        std::fs::copy(&exe, link.with_extension("exe"))
+            .with_context(|| format!("copying {} to {}", exe.display(), link.display()))?;
+        println!("{} -> {}  ({what})", link.display(), exe.display());
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(tool: &str, line: &str) -> anyhow::Result<Rewritten> {
+        let args: Vec<String> = line.split_whitespace().map(String::from).collect();
+        rewrite(tool, &args)
+    }
+
+    fn args(tool: &str, line: &str) -> String {
+        rw(tool, line).unwrap().args.join(" ")
+    }
+
+    #[test]
+    fn tools_are_known_by_their_file_name() {
+        assert_eq!(tool_of(&"/usr/local/bin/jstack".into()), Some("jstack"));
+        assert_eq!(tool_of(&"jcmd.exe".into()), Some("jcmd"));
+        assert_eq!(tool_of(&"/usr/bin/inspect".into()), None);
+        assert_eq!(tool_of(&"jps".into()), None);
+    }
+
+    #[test]
+    fn each_tools_command_lines_become_inspects() {
+        assert_eq!(args("jstack", "4242"), "threads 4242");
+        assert!(rw("jstack", "-l 4242").unwrap().note.is_some());
+        assert_eq!(
+            args("jstack", "/usr/bin/java core.1"),
+            "threads --core core.1 --exe /usr/bin/java"
+        );
+        assert_eq!(args("jmap", "-histo 4242"), "histo 4242");
+        assert_eq!(args("jmap", "-histo:all 4242"), "histo 4242");
+        assert_eq!(args("jinfo", "-flags 4242"), "info --flags 4242");
+        assert_eq!(args("jinfo", "4242"), "info 4242");
+        assert_eq!(args("jstat", "-gcutil 4242 1s 5"), "stat -gcutil 4242 1s 5");
+        let j = rw("jcmd", "4242 VM.flags").unwrap();
+        assert_eq!(
+            (j.args.join(" "), j.pid_line),
+            ("info --flags 4242".into(), Some("4242:".into()))
+        );
+        assert_eq!(args("jcmd", "4242 Thread.print"), "threads 4242");
+        assert_eq!(args("jcmd", "4242 GC.class_histogram -all"), "histo 4242");
+        assert_eq!(args("jcmd", "4242 PerfCounter.print"), "-F 4242");
+    }
+
+    #[test]
+    fn what_is_not_taken_is_said_with_why() {
+        for (tool, line, says) in [
+            ("jmap", "-histo:live 4242", "full GC"),
+            ("jmap", "-dump:format=b,file=h.hprof 4242", "heap dumps"),
+            ("jinfo", "-sysprops 4242", "Java heap"),
+            ("jinfo", "-flag MaxHeapSize 4242", "never writes"),
+            ("jstack", "-e 4242", "extended"),
+            ("jcmd", "4242 GC.class_histogram", "-all"),
+            ("jcmd", "4242 GC.heap_dump /tmp/h", "answers Thread.print"),
+            ("jcmd", "4242 VM.flags -all", "these options"),
+            ("jcmd", "-l", "inspect list"),
+            ("jstack", "notapid", "expected a pid"),
+        ] {
+            let e = format!("{:#}", rw(tool, line).unwrap_err());
+            assert!(e.contains(says), "{tool} {line}: {e}");
+        }
+    }
+}
