@@ -222,7 +222,8 @@ pub(crate) fn rows(
 /// this reader does not know (none in JDK 8–25) is left out.
 ///
 /// # Errors
-/// As [`rows`]; [`Error::Memory`] when a value cannot be read (the flag is named); a string
+/// [`Error::VmStructs`] when the table's vmStructs entries are missing or its size implausible
+/// (more than [`MAX_FLAGS`] entries); [`Error::Memory`] when a value cannot be read (the flag is named); a string
 /// value longer than [`MAX_STRING`] bytes is an error.
 pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Error> {
     let mut out = Vec::new();
