@@ -533,13 +533,14 @@ fn shell_words(line: &str) -> Vec<String> {
 }
 
 /// A README example's argument, made harmless: the pid `4242` one that cannot exist (above
-/// Linux's largest `pid_max`), a file that names `4242` or is a saved region or dump a path that
-/// does not exist.
+/// Linux's largest `pid_max`), a file that names `4242`, a saved region or dump, or any absolute
+/// path (`inspect links /usr/local/bin` would make links there) a path that does not exist.
 fn harmless(arg: &str) -> String {
     if arg == "4242" {
         return "999999999".into();
     }
     let file_like = arg.contains("4242")
+        || arg.starts_with('/')
         || [".hsperf", ".bin", ".mdmp", ".dmp"]
             .iter()
             .any(|e| arg.ends_with(e));
