@@ -2,7 +2,7 @@
 # Builds the release: a static `inspect` for each Linux architecture and its tarball.
 #   dist/inspect-<version>-<target>.tar.gz   inspect-<version>-<target>/{inspect, README.md,
 #                                            LICENSE-MIT, LICENSE-APACHE, docs/, completions/, man/,
-#                                            jstack, jmap, jinfo, jstat, jcmd -> inspect}
+#                                            jstack, jmap, jinfo, jstat, jcmd, jps -> inspect}
 #   dist/SHA256SUMS                          sha256sum of every tarball (`sha256sum -c` checks it)
 # Targets: x86_64-unknown-linux-musl and aarch64-unknown-linux-musl (static; they run on any
 # distribution and in a FROM scratch image). aarch64 links with rust-lld (.cargo/config.toml), so
@@ -62,7 +62,7 @@ for t in "${targets[@]}"; do
   # The README's pages, and the JDK tools' names (`inspect links`, src/multicall.rs' TOOLS) as
   # relative links beside the binary.
   cp -r docs "$dir/"
-  for tool in jstack jmap jinfo jstat jcmd; do ln -s inspect "$dir/$tool"; done
+  for tool in jstack jmap jinfo jstat jcmd jps; do ln -s inspect "$dir/$tool"; done
   cp -r "$extras/completions" "$extras/man" "$dir/"
   chmod -R u=rwX,go=rX "$dir"
   tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -cf - "$name" |

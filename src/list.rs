@@ -16,6 +16,9 @@ pub enum ListFormat {
     /// A JSON array of objects (`pid`, `container_pid`, `user`, `main`, `jvm_version`,
     /// `uptime_s`, `readable`, `container`, ...), strings exact.
     Json,
+    /// As `jps` prints: the pid and the main class (`-l`: its full name), `-m` the main
+    /// arguments, `-v` the JVM flags; `-q` the pid alone. No header; control characters escaped.
+    Jps,
 }
 
 /// The arguments of `inspect list`.
@@ -40,6 +43,10 @@ pub struct ListArgs {
     #[arg(short = 'v')]
     pub jvm_flags: bool,
 
+    /// Only the pids, one a line (as `jps -q`).
+    #[arg(short = 'q')]
+    pub quiet: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: ListFormat,
@@ -58,7 +65,7 @@ pub struct ListArgs {
 /// Runs `inspect list`: the JVMs on stdout; on stderr, how many processes could not be looked
 /// at and why. Exits 0 whenever the processes could be listed.
 pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    if args.format == ListFormat::Json && (args.main_args || args.jvm_flags) {
+    if args.format == ListFormat::Json && (args.main_args || args.jvm_flags || args.quiet) {
         anyhow::bail!(
             "-m and -v print main arguments and JVM flags, which can hold secrets: machine formats never carry them, so use them with text output"
         );
@@ -75,7 +82,12 @@ pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let written = match args.format {
+        ListFormat::Text if args.quiet => scan
+            .jvms
+            .iter()
+            .try_for_each(|j| writeln!(out, "{}", j.pid)),
         ListFormat::Text => write_text(&mut out, &scan.jvms, args),
+        ListFormat::Jps => write_jps(&mut out, &scan.jvms, args),
         ListFormat::Json => serde_json::to_writer_pretty(&mut out, &scan.jvms)
             .map_err(io::Error::from)
             .and_then(|()| writeln!(out)),
@@ -149,6 +161,35 @@ pub(crate) fn main_column(jvm: &JvmInfo, long: bool) -> String {
         launcher::jps_short_main(&jvm.main)
     };
     escape(main)
+}
+
+/// `jps`' lines (`sun.tools.jps.Jps`): `<pid> <main>`, then ` <main arguments>` (`-m`) and
+/// ` <JVM flags>` (`-v`) when not empty; a JVM that cannot be read ` -- process information
+/// unavailable`; `-q` the pid alone.
+fn write_jps(out: &mut impl Write, jvms: &[JvmInfo], args: &ListArgs) -> io::Result<()> {
+    for j in jvms {
+        if args.quiet {
+            writeln!(out, "{}", j.pid)?;
+            continue;
+        }
+        if j.readable == Readable::Neither && j.main.is_empty() {
+            writeln!(out, "{} -- process information unavailable", j.pid)?;
+            continue;
+        }
+        let main = if args.long {
+            j.main.as_str()
+        } else {
+            launcher::jps_short_main(&j.main)
+        };
+        write!(out, "{} {}", j.pid, escape(main))?;
+        for extra in [&j.main_args, &j.jvm_flags].into_iter().flatten() {
+            if !extra.is_empty() {
+                write!(out, " {}", escape(extra))?;
+            }
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 fn write_text(out: &mut impl Write, jvms: &[JvmInfo], args: &ListArgs) -> io::Result<()> {

@@ -130,7 +130,7 @@ enum Command {
     /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
     /// from outside: no attach; live (nothing held) or from a core.
     Info(info::InfoArgs),
-    /// Make links named as the JDK's tools (jstack, jmap, jinfo, jstat, jcmd) to this binary in
+    /// Make links named as the JDK's tools (jstack, jmap, jinfo, jstat, jcmd, jps) to this binary in
     /// DIR: called through them, inspect takes those tools' command lines for what it does.
     #[command(after_help = "Examples:\n  \
         inspect links /usr/local/bin     then `jstack 4242`, `jmap -histo 4242`, `jinfo -flags 4242`,\n                                   `jstat -gcutil 4242 1s`, `jcmd 4242 Thread.print` work without a JDK")]

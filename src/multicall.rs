@@ -11,11 +11,12 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 /// The names `inspect` answers to, and what each maps to (for `inspect links` and the docs).
-pub const TOOLS: [(&str, &str); 5] = [
+pub const TOOLS: [(&str, &str); 6] = [
     ("jstack", "inspect threads"),
     ("jmap", "inspect histo (-histo, -histo:all)"),
     ("jinfo", "inspect info (-flags)"),
     ("jstat", "inspect stat"),
+    ("jps", "inspect list --format jps"),
     (
         "jcmd",
         "Thread.print, GC.class_histogram, VM.flags, VM.command_line, PerfCounter.print",
@@ -180,11 +181,15 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
 
 /// `jcmd <pid> <command> [options]` for the commands hsinspect has.
 fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
+    // No arguments or -l: the JVMs, as `<pid> <java command>` (jps -l -m's lines).
+    if args.is_empty() || args == ["-l"] {
+        return Ok(Rewritten::new(&["list", "--format", "jps", "-l", "-m"]));
+    }
     let [p, command, options @ ..] = args else {
         bail!(unsupported(
             "jcmd",
-            "without a pid and a command",
-            "listing JVMs is `inspect list`"
+            &args.join(" "),
+            "hsinspect takes `jcmd`, `jcmd -l` and `jcmd <pid> <command>`"
         ));
     };
     let p = pid("jcmd", p)?;
@@ -234,6 +239,32 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     Ok(out)
 }
 
+/// `jps [-q] [-l] [-m] [-v]` → `inspect list --format jps`.
+fn jps(args: &[String]) -> anyhow::Result<Rewritten> {
+    let mut out = Rewritten::new(&["list", "--format", "jps"]);
+    for a in args {
+        let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) else {
+            bail!(unsupported(
+                "jps",
+                a,
+                "other hosts' JVMs (jstatd) are not listed"
+            ));
+        };
+        for c in letters.chars() {
+            match c {
+                'q' | 'l' | 'm' | 'v' => out.args.push(format!("-{c}")),
+                'V' => bail!(unsupported(
+                    "jps",
+                    "-V",
+                    "the flags of a .hotspotrc file are not listed"
+                )),
+                _ => bail!(unsupported("jps", a, "an option jps has not")),
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The command line of `tool` (`args` without the program name) as `inspect`'s.
 ///
 /// # Errors
@@ -244,6 +275,7 @@ pub fn rewrite(tool: &str, args: &[String]) -> anyhow::Result<Rewritten> {
         "jmap" => jmap(args),
         "jinfo" => jinfo(args),
         "jcmd" => jcmd(args),
+        "jps" => jps(args),
         // inspect stat takes jstat's own command line.
         _ => {
             let mut out = Rewritten::new(&["stat"]);
@@ -294,7 +326,8 @@ mod tests {
         assert_eq!(tool_of(&"/usr/local/bin/jstack".into()), Some("jstack"));
         assert_eq!(tool_of(&"jcmd.exe".into()), Some("jcmd"));
         assert_eq!(tool_of(&"/usr/bin/inspect".into()), None);
-        assert_eq!(tool_of(&"jps".into()), None);
+        assert_eq!(tool_of(&"jps".into()), Some("jps"));
+        assert_eq!(tool_of(&"jhsdb".into()), None);
     }
 
     #[test]
@@ -313,11 +346,16 @@ mod tests {
         let j = rw("jcmd", "4242 VM.flags").unwrap();
         assert_eq!(
             (j.args.join(" "), j.pid_line),
-            ("info --flags 4242".into(), Some("4242:".into()))
+            ("info --flags-line 4242".into(), Some("4242:".into()))
         );
         assert_eq!(args("jcmd", "4242 Thread.print"), "threads 4242");
         assert_eq!(args("jcmd", "4242 GC.class_histogram -all"), "histo 4242");
         assert_eq!(args("jcmd", "4242 PerfCounter.print"), "-F 4242");
+        assert_eq!(args("jcmd", ""), "list --format jps -l -m");
+        assert_eq!(args("jcmd", "-l"), "list --format jps -l -m");
+        assert_eq!(args("jps", ""), "list --format jps");
+        assert_eq!(args("jps", "-lmv"), "list --format jps -l -m -v");
+        assert_eq!(args("jps", "-q"), "list --format jps -q");
     }
 
     #[test]
@@ -331,7 +369,9 @@ mod tests {
             ("jcmd", "4242 GC.class_histogram", "-all"),
             ("jcmd", "4242 GC.heap_dump /tmp/h", "answers Thread.print"),
             ("jcmd", "4242 VM.flags -all", "these options"),
-            ("jcmd", "-l", "inspect list"),
+            ("jcmd", "4242", "jcmd <pid> <command>"),
+            ("jps", "-V", "hotspotrc"),
+            ("jps", "remotehost", "jstatd"),
             ("jstack", "notapid", "expected a pid"),
         ] {
             let e = format!("{:#}", rw(tool, line).unwrap_err());

@@ -1,5 +1,5 @@
-//! `inspect links DIR` and the links it makes: called as `jinfo`, `jcmd`, `jstat`, `jstack` and
-//! `jmap`, inspect takes those tools' command lines and prints what the real tools print for the
+//! `inspect links DIR` and the links it makes: called as `jinfo`, `jcmd`, `jstat`, `jstack`,
+//! `jmap` and `jps`, inspect takes those tools' command lines and prints what the real tools print for the
 //! same command lines, on the same JVM (JDK 17's tools, read before and after ours where a value
 //! can move); and what it does not take it refuses with exit status 2, saying why.
 
@@ -38,10 +38,10 @@ fn thread_names(dump: &str) -> BTreeSet<String> {
 
 #[test]
 #[ignore = "needs root and JDK 17: run scripts/test.sh"]
-fn links_print_what_jinfo_jcmd_jstat_jstack_and_jmap_print() {
+fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
     let dir = scratch_dir("links");
     let made = inspect_ok(&["links", dir.path().to_str().unwrap()]);
-    for tool in ["jstack", "jmap", "jinfo", "jstat", "jcmd"] {
+    for tool in ["jstack", "jmap", "jinfo", "jstat", "jcmd", "jps"] {
         assert!(made.contains(tool), "{made}");
     }
     let link = |tool: &str| -> PathBuf { dir.path().join(tool) };
@@ -138,6 +138,34 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_and_jmap_print() {
     let real_perf = stdout_ok(&real("jcmd"), &[&pid, "PerfCounter.print"]);
     assert_eq!(ours_perf.lines().next(), real_perf.lines().next());
     assert_eq!(names(&ours_perf), names(&real_perf));
+
+    // jps and jcmd's listing: this JVM's line as the real tools print it.
+    let line_of = |text: &str| -> Option<String> {
+        text.lines()
+            .find(|l| l.split(' ').next() == Some(pid.as_str()))
+            .map(String::from)
+    };
+    for opts in [
+        vec![],
+        vec!["-l"],
+        vec!["-m"],
+        vec!["-lm"],
+        vec!["-v"],
+        vec!["-q"],
+    ] {
+        let ours = line_of(&stdout_ok(&link("jps"), &opts));
+        assert!(ours.is_some(), "jps {opts:?}: this JVM not listed");
+        assert_eq!(
+            ours,
+            line_of(&stdout_ok(&real("jps"), &opts)),
+            "jps {opts:?}"
+        );
+    }
+    assert_eq!(
+        line_of(&stdout_ok(&link("jcmd"), &[])),
+        line_of(&stdout_ok(&real("jcmd"), &[])),
+        "jcmd's listing"
+    );
 
     // What is not taken: exit status 2, the tool's name and why.
     for (tool, args, says) in [
