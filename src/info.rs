@@ -15,6 +15,7 @@ use crate::threads::{CoreFileArgs, Source};
 #[command(after_help = "Examples:\n  \
     inspect info 4242            VM Flags: and VM Arguments: (jvm_args, java_command)\n  \
     inspect info --flags 4242    as `jinfo -flags 4242`\n  \
+    inspect info --flag MaxHeapSize 4242\n  \
     inspect info --core core.4242 --flags")]
 pub struct InfoArgs {
     /// The JVM's pid (omit with --core).
@@ -25,6 +26,10 @@ pub struct InfoArgs {
     /// Only the flags not at their default, as `jinfo -flags` prints them.
     #[arg(long)]
     flags: bool,
+    /// One flag, whatever its origin, as `jinfo -flag NAME` prints it (`-XX:+NAME`,
+    /// `-XX:NAME=value`); `no such flag 'NAME'` when the VM has none of that name.
+    #[arg(long, value_name = "NAME", conflicts_with = "flags")]
+    flag: Option<String>,
     /// The flags line alone, as `jcmd <pid> VM.flags` prints it (what the `jcmd` link uses).
     #[arg(long, hide = true, conflicts_with = "flags")]
     flags_line: bool,
@@ -46,6 +51,18 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     };
     crate::threads::say_how(&info.details, &info.warnings, args.verbose);
     let mut out = io::BufWriter::new(io::stdout().lock());
+    if let Some(name) = &args.flag {
+        match info.flags.iter().find(|f| &f.name == name) {
+            Some(f) => {
+                hsinspect::format::flags::write_as_flag(&mut out, f)?;
+                writeln!(out)?;
+            }
+            // jinfo's own words, on stdout, exit status 0.
+            None => writeln!(out, "no such flag '{name}'")?,
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.flags_line {
         hsinspect::format::flags::write_set_flags_line(&mut out, &info.flags)?;
         out.flush()?;

@@ -144,11 +144,14 @@ fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
     })
 }
 
-/// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo <pid>` → `inspect info`.
+/// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo -flag NAME <pid>` → `inspect info
+/// --flag NAME`; `jinfo <pid>` → `inspect info`.
 fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
     let mut flags = false;
+    let mut flag = None;
     let mut rest = Vec::new();
-    for a in args {
+    let mut iter = args.iter();
+    while let Some(a) = iter.next() {
         match a.as_str() {
             "-flags" => flags = true,
             "-sysprops" => bail!(unsupported(
@@ -156,11 +159,17 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
                 "-sysprops",
                 "the system properties live in the Java heap and are not read yet"
             )),
-            "-flag" => bail!(unsupported(
-                "jinfo",
-                "-flag",
-                "reading or setting one flag: `jinfo -flags` prints every flag not at its default, and hsinspect never writes to a JVM"
-            )),
+            "-flag" => {
+                let name = iter.next().map(String::as_str).unwrap_or("");
+                if name.is_empty() || name.starts_with(['+', '-']) || name.contains('=') {
+                    bail!(unsupported(
+                        "jinfo",
+                        &format!("-flag {name}"),
+                        "hsinspect never writes to a JVM; `jinfo -flag NAME` reads one"
+                    ));
+                }
+                flag = Some(name.to_string());
+            }
             "-F" => {}
             a if a.starts_with('-') => bail!(unsupported("jinfo", a, "an option jinfo has not")),
             _ => rest.push(a.as_str()),
@@ -171,7 +180,10 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
         [exe, core] => Rewritten::new(&["info", "--core", core, "--exe", exe]),
         _ => bail!("usage: jinfo [-flags] <pid>"),
     };
-    if flags {
+    if let Some(name) = flag {
+        out.args.insert(1, "--flag".into());
+        out.args.insert(2, name);
+    } else if flags {
         out.args.insert(1, "--flags".into());
     } else {
         out.note = Some("the \"Java System Properties\" part is not printed (the properties live in the Java heap), nor java_class_path and Launcher Type".into());
@@ -342,6 +354,10 @@ mod tests {
         assert_eq!(args("jmap", "-histo:all 4242"), "histo 4242");
         assert_eq!(args("jinfo", "-flags 4242"), "info --flags 4242");
         assert_eq!(args("jinfo", "4242"), "info 4242");
+        assert_eq!(
+            args("jinfo", "-flag MaxHeapSize 4242"),
+            "info --flag MaxHeapSize 4242"
+        );
         assert_eq!(args("jstat", "-gcutil 4242 1s 5"), "stat -gcutil 4242 1s 5");
         let j = rw("jcmd", "4242 VM.flags").unwrap();
         assert_eq!(
@@ -364,7 +380,8 @@ mod tests {
             ("jmap", "-histo:live 4242", "full GC"),
             ("jmap", "-dump:format=b,file=h.hprof 4242", "heap dumps"),
             ("jinfo", "-sysprops 4242", "Java heap"),
-            ("jinfo", "-flag MaxHeapSize 4242", "never writes"),
+            ("jinfo", "-flag +UseG1GC 4242", "never writes"),
+            ("jinfo", "-flag MaxHeapSize=1g 4242", "never writes"),
             ("jstack", "-e 4242", "extended"),
             ("jcmd", "4242 GC.class_histogram", "-all"),
             ("jcmd", "4242 GC.heap_dump /tmp/h", "answers Thread.print"),

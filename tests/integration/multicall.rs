@@ -66,6 +66,11 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
     for (tool, args) in [
         ("jinfo", vec!["-flags", pid.as_str()]),
         ("jcmd", vec![pid.as_str(), "VM.flags"]),
+        ("jinfo", vec!["-flag", "MaxHeapSize", pid.as_str()]),
+        ("jinfo", vec!["-flag", "UseSerialGC", pid.as_str()]),
+        ("jinfo", vec!["-flag", "UseG1GC", pid.as_str()]),
+        ("jinfo", vec!["-flag", "OnError", pid.as_str()]),
+        ("jinfo", vec!["-flag", "NoSuchFlag", pid.as_str()]),
     ] {
         assert_eq!(
             stdout_ok(&link(tool), &args),
@@ -176,6 +181,11 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
             "heap dumps",
         ),
         ("jinfo", vec!["-sysprops", pid.as_str()], "Java heap"),
+        (
+            "jinfo",
+            vec!["-flag", "+UseG1GC", pid.as_str()],
+            "never writes",
+        ),
         (
             "jcmd",
             vec![pid.as_str(), "GC.heap_dump", "/tmp/x"],
