@@ -9,7 +9,8 @@ mingw) writes a full-memory dump of it with MiniDumpWriteDump in between.
 Cached in $HSINSPECT_TEST_CACHE/minidump-threads/<key>/ (default ~/.cache/hsinspect), the key made
 of the JDK build (its `release` file) and the sources that shape the dump (minidump.c,
 ThreadsTarget.java, this script's JVM flags); a later run with the same key reuses it. The
-directory holds threads.mdmp, threads-jcmd-before.txt, threads-jcmd-after.txt (jcmd.exe's output,
+directory holds threads.mdmp, threads-jcmd-before.txt, threads-jcmd-after.txt, vmflags-jcmd.txt and
+command-line-jcmd.txt (jcmd.exe's `VM.flags` and `VM.command_line`, taken before the dump) (jcmd.exe's output,
 CRLF removed) and info.json (pid, size, how long the dump took). Used by
 tests/integration/minidump_threads.rs and windows/integration.py; scripts/test.sh runs it first.
 
@@ -41,7 +42,7 @@ import minidump as md  # noqa: E402  (the JDK's location, wine(), winpath(); env
 CACHE = os.path.join(os.environ.get("HSINSPECT_TEST_CACHE", os.path.expanduser("~/.cache/hsinspect")),
                      "minidump-threads")
 TARGET = os.path.join(HERE, "..", "..", "tests", "java", "ThreadsTarget.java")
-SOURCES = [os.path.join(HERE, "minidump.c"), TARGET]
+SOURCES = [os.path.join(HERE, "minidump.c"), TARGET, os.path.abspath(__file__)]
 # A small heap and code cache keep the full dump (and the time Wine takes to write it) small.
 JVM_FLAGS = ["-Xms16m", "-Xmx64m", "-XX:+UseSerialGC", "-XX:ReservedCodeCacheSize=32m"]
 
@@ -70,6 +71,14 @@ def threads_targets():
     if code != 0:
         die(f"jcmd.exe -l failed ({code}): {out} {err}")
     return {int(l.split()[0]) for l in out.splitlines() if l.split()[1:2] == ["ThreadsTarget"]}
+
+
+def jcmd(pid, *command):
+    """jcmd.exe's output of `command` for `pid`."""
+    code, out, err = md.wine([md.JCMD, str(pid), *command], timeout=120)
+    if code != 0:
+        die(f"jcmd.exe {pid} {' '.join(command)} failed ({code}): {out[:2000]} {err[:2000]}")
+    return out
 
 
 def thread_print(pid):
@@ -119,6 +128,9 @@ def make(dest):
             # The first attach starts the Attach Listener: the dumps then show it in both.
             thread_print(pid)
             before = thread_print(pid)
+            # The flags and command line (they do not move): what `inspect info --core` reads.
+            vm_flags = jcmd(pid, "VM.flags")
+            command_line = jcmd(pid, "VM.command_line")
             path = os.path.join(dest, "threads.mdmp")
             t0 = time.time()
             code, out, err = md.wine([dumper, str(pid), "full", md.winpath(path)], timeout=600)
@@ -138,7 +150,8 @@ def make(dest):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        for name, text in (("threads-jcmd-before.txt", before), ("threads-jcmd-after.txt", after)):
+        for name, text in (("threads-jcmd-before.txt", before), ("threads-jcmd-after.txt", after),
+                           ("vmflags-jcmd.txt", vm_flags), ("command-line-jcmd.txt", command_line)):
             with open(os.path.join(dest, name), "w") as f:
                 f.write(text)
         with open(os.path.join(dest, "info.json"), "w") as f:

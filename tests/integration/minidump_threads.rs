@@ -84,3 +84,29 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
         locks.len()
     );
 }
+
+/// `inspect info --core <minidump>` on Linux: the flags line byte for byte with the
+/// `jcmd.exe <pid> VM.flags` taken before the dump, and the `jvm_args:`/`java_command:` lines as
+/// its `VM.command_line` printed them.
+#[test]
+#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+fn windows_minidump_flags_and_command_line_match_jcmd_exe() {
+    let dir = threads_minidump();
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let after_pid_line = |t: String| t.split_once('\n').map(|(_, r)| r.to_string()).unwrap();
+    let flags = after_pid_line(read("vmflags-jcmd.txt"));
+    let command_line = after_pid_line(read("command-line-jcmd.txt"));
+    let dump = dir.join("threads.mdmp");
+    let ours = inspect_ok(&["info", "--core", dump.to_str().unwrap()]);
+    let (our_flags, our_args) = ours.split_once("\n\n").expect("two parts");
+    assert_eq!(format!("{our_flags}\n"), format!("VM Flags:\n{flags}"));
+    let mut lines = our_args.lines();
+    assert_eq!(lines.next(), Some("VM Arguments:"));
+    for line in lines {
+        assert!(
+            command_line.lines().any(|l| l == line),
+            "{line:?} is not in jcmd.exe's VM.command_line:\n{command_line}"
+        );
+    }
+    assert!(our_args.contains("jvm_args: ") && our_args.contains("java_command: ThreadsTarget"));
+}

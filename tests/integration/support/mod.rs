@@ -848,6 +848,8 @@ pub fn threads_minidump() -> &'static Path {
                 "threads.mdmp",
                 "threads-jcmd-before.txt",
                 "threads-jcmd-after.txt",
+                "vmflags-jcmd.txt",
+                "command-line-jcmd.txt",
                 "info.json",
             ],
         )

@@ -57,17 +57,33 @@ pub fn vm_info(pid: crate::process::Pid) -> Result<VmInfo, Error> {
     Ok(info)
 }
 
-/// The flags and command line of an ELF core (`inspect info --core <core>`), libjvm found as
-/// for [`super::dump_threads_core`] (`exe`, `sysroot` likewise).
+/// The flags and command line of a core (`inspect info --core <core>`): an ELF core, libjvm
+/// found as for [`super::dump_threads_core`] (`exe`, `sysroot` likewise), or a Windows JVM's
+/// full-memory minidump (found by its signature; `exe` and `sysroot` unused).
 ///
 /// # Errors
-/// [`Error::Core`] when the file is not a usable ELF core of a JVM (a Windows minidump is not
-/// read yet); as [`vm_info`] for the reads.
+/// [`Error::Core`] when the file is not a usable ELF core of a JVM or a usable minidump (no
+/// `jvm.dll` in it); as [`vm_info`] for the reads (a truncated core or a dump without the
+/// VM's memory said so).
 pub fn vm_info_core(
     core_path: &std::path::Path,
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<VmInfo, Error> {
+    if crate::read::is_minidump(core_path).unwrap_or(false) {
+        let needs = "jvm.dll's image, the VM's tables and its flags are";
+        let (mdmp, vm, modelled) = super::threads::open_minidump(core_path, needs)?;
+        let details = vec![
+            Detail::Path(super::ReadPath::Minidump {
+                path: core_path.to_owned(),
+                pid: mdmp.process_id(),
+                executable: mdmp.executable(),
+            }),
+            Detail::Info(super::threads::model_fact(&vm, modelled)),
+        ];
+        return read(&vm, &mdmp, details, Vec::new())
+            .map_err(|e| super::minidump::explain(&mdmp, e, "the flags", needs));
+    }
     let (core, vm, warnings, details) =
         super::threads::open_elf_core(core_path, exe, sysroot, "the flags are", Detail::Info)?;
     let truncated = core.truncated();

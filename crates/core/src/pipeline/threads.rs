@@ -401,6 +401,34 @@ pub(super) fn truncated_error(
     }
 }
 
+/// A Windows minidump opened with its VM model: `jvm.dll` found in its module list, its
+/// exports read from the image in the dump, the tables walked; the time the model took. `needs`
+/// says what the caller reads (for the message of a dump that lacks it).
+///
+/// # Errors
+/// [`Error::Core`] for a file that is not a usable minidump or has no `jvm.dll`; the model's
+/// errors, explained by what the dump holds ([`super::minidump::explain`]).
+pub(super) fn open_minidump(
+    path: &std::path::Path,
+    needs: &str,
+) -> Result<(crate::read::MinidumpMemory, VmModel, Duration), Error> {
+    use crate::locate::pe::{Exports, ImageHeaders};
+    use crate::read::MinidumpMemory;
+    let began = Instant::now();
+    let mdmp = MinidumpMemory::open(path)?;
+    let module = super::minidump::jvm_dll(&mdmp)?;
+    let name = module.path.display().to_string();
+    let explain = |e, what: &str| super::minidump::explain(&mdmp, e, what, needs);
+    let headers =
+        ImageHeaders::read(&mdmp, module.base, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
+    let exports =
+        Exports::read(&mdmp, &headers, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
+    let vm = VmModel::read(&Paged::new(&mdmp), &|s| exports.address(s))
+        .map_err(|e| explain(e, "the VM model (vmStructs)"))?;
+    let modelled = began.elapsed();
+    Ok((mdmp, vm, modelled))
+}
+
 /// A thread dump of a Windows JVM's full-memory minidump (`inspect threads --core <dump>` when
 /// the file starts with `MDMP`), read on any OS: `jvm.dll` from the dump's module list, its PE
 /// headers and export table (`gHotSpotVMStructs` and the other vmStructs tables are exported,
@@ -419,21 +447,9 @@ pub fn dump_threads_minidump(
     path: &std::path::Path,
     virtual_threads: bool,
 ) -> Result<ThreadDump, Error> {
-    use crate::locate::pe::{Exports, ImageHeaders};
-    use crate::read::MinidumpMemory;
-    let began = Instant::now();
-    let mdmp = MinidumpMemory::open(path)?;
-    let module = super::minidump::jvm_dll(&mdmp)?;
-    let name = module.path.display().to_string();
     let needs = "jvm.dll's image, the VM's tables and the Java threads' memory are";
+    let (mdmp, vm, modelled) = open_minidump(path, needs)?;
     let explain = |e, what: &str| super::minidump::explain(&mdmp, e, what, needs);
-    let headers =
-        ImageHeaders::read(&mdmp, module.base, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
-    let exports =
-        Exports::read(&mdmp, &headers, &name).map_err(|e| explain(e, "jvm.dll's image"))?;
-    let vm = VmModel::read(&Paged::new(&mdmp), &|s| exports.address(s))
-        .map_err(|e| explain(e, "the VM model (vmStructs)"))?;
-    let modelled = began.elapsed();
     let walk_began = Instant::now();
     let paged = Paged::new(&mdmp);
     let mut dump = dump::walk(&vm, &paged, &|tid| mdmp.thread_registers(tid))
