@@ -270,6 +270,24 @@ fn machine_formats_never_show_arguments_or_properties() {
             );
         }
     }
+
+    // `inspect info` prints them, asked for by name (text only) ...
+    let info = inspect_ok(&["info", &pid]);
+    assert!(
+        info.contains("-Dpassword=hunter2-S3CRET ")
+            && info.contains("-XX:OnOutOfMemoryError=echo S3CRET-oom ")
+            && info.contains("--token=tok-S3CRET"),
+        "{info}"
+    );
+    // ... and the other machine formats that name this JVM never do.
+    for args in [
+        vec!["list", "--format", "json"],
+        vec!["top", "-b", "-n", "1", "--format", "json"],
+    ] {
+        let out = inspect_ok(&args);
+        assert!(out.contains(&pid), "{args:?} does not list the JVM: {out}");
+        assert!(!out.contains("S3CRET"), "{args:?} shows a secret: {out}");
+    }
 }
 
 #[test]
