@@ -693,7 +693,8 @@ fn message_kind(stderr: &str, core: &Path) -> String {
 
 /// Cuts `core` at every segment boundary (the start and end of each PT_LOAD's bytes in the
 /// file), from the end down: each cut is read within the time and memory bounds, and gives a
-/// dump (with the truncation reported) or a clear error. Returns (cuts, dumps).
+/// dump (with the truncation reported) or a clear error; `inspect info` likewise gives the
+/// flags or a clear error, saying the core is truncated. Returns (cuts, dumps).
 fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
     let len = std::fs::metadata(core).unwrap().len();
     let mut cuts: Vec<u64> = segments(core)
@@ -733,6 +734,30 @@ fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
             let kind = message_kind(&stderr, core);
             *messages.entry(kind).or_insert(0) += 1;
         }
+        // `inspect info` on the same cut: its flags, or a clear error; either says the core is
+        // truncated.
+        let (out, took, rss) = inspect_measured(&["info", "--core", core_s]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            rss <= INSPECT_RSS_KIB && !stderr.contains("panicked"),
+            "info, cut at {at}: peak RSS {rss} KiB, took {took:?}: {stderr}"
+        );
+        match out.status.code() {
+            Some(0) => assert!(
+                stdout.starts_with("VM Flags:\n"),
+                "info, cut at {at}: {stdout}"
+            ),
+            Some(1) => assert!(
+                stderr.starts_with("inspect: ") && stdout.is_empty(),
+                "info, cut at {at}: unclear failure: {stderr}"
+            ),
+            other => panic!("info, cut at {at}: exit {other:?}: {stderr}"),
+        }
+        assert!(
+            stderr.contains("truncated"),
+            "info, cut at {at}: the truncation not said: {stderr}"
+        );
     }
     eprintln!(
         "{}: {} cuts: {dumps} dumps ({notes} with per-thread notes), {} errors; slowest {slowest:?}, \
