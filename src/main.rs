@@ -175,7 +175,17 @@ fn main() -> ExitCode {
     }
     // Called as jstack, jmap, jinfo, jstat or jcmd (a link of `inspect links`): that tool's
     // command line, rewritten into inspect's.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `inspect jstack 4242` likewise (busybox's form; what the FROM scratch image, whose
+    // entrypoint is inspect, answers to).
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().and_then(multicall::tool_of).is_none()
+        && argv.get(1).and_then(multicall::tool_of).is_some()
+        && argv
+            .get(1)
+            .is_some_and(|a| !std::path::Path::new(a).exists())
+    {
+        argv.remove(0);
+    }
     let (cli, pid_line) = match argv.first().and_then(multicall::tool_of) {
         Some(tool) => {
             let args: Vec<String> = argv[1..]

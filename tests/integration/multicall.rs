@@ -79,6 +79,13 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
         );
     }
 
+    // `inspect jinfo ...`, busybox's form (the image's entrypoint is inspect): the same.
+    assert_eq!(
+        inspect_ok(&["jinfo", "-flags", &pid]),
+        stdout_ok(&real("jinfo"), &["-flags", &pid]),
+        "inspect jinfo -flags"
+    );
+
     // jstat: byte for byte when the real one printed the same before and after.
     let args = ["-class", pid.as_str()];
     let before = stdout_ok(&real("jstat"), &args);
