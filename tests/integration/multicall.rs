@@ -1,13 +1,16 @@
 //! `inspect links DIR` and the links it makes: called as `jinfo`, `jcmd`, `jstat`, `jstack`,
-//! `jmap` and `jps`, inspect takes those tools' command lines and prints what the real tools print for the
-//! same command lines, on the same JVM (JDK 17's tools, read before and after ours where a value
-//! can move); and what it does not take it refuses with exit status 2, saying why.
+//! `jmap` and `jps`, inspect takes those tools' command lines and prints what the real tools
+//! print for the same command lines, on the same JVM (JDK 17's tools, read before and after ours where a value
+//! can move), and answer for a SIGSTOPped JVM; what they do not take they refuse with exit
+//! status 2, saying why.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{Jvm, inspect_ok, jdk17, scratch_dir, test_classes};
+use crate::support::{
+    Jvm, assert_left_alone, inspect_ok, jdk17, scratch_dir, send_signal, test_classes,
+};
 
 fn run(program: &Path, args: &[&str]) -> Output {
     Command::new(program)
@@ -207,5 +210,17 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
             "{err}"
         );
     }
+    // Where the real tools cannot answer: the JVM SIGSTOPped. The links read it as before and
+    // leave it stopped.
+    let flags = stdout_ok(&real("jinfo"), &["-flags", &pid]);
+    send_signal(jvm.pid, libc::SIGSTOP);
+    let stopped_flags = stdout_ok(&link("jinfo"), &["-flags", &pid]);
+    let stopped_dump = stdout_ok(&link("jstack"), &[&pid]);
+    assert_left_alone(jvm.pid, true);
+    send_signal(jvm.pid, libc::SIGCONT);
+    assert_eq!(stopped_flags, flags, "jinfo -flags of the stopped JVM");
+    let names = thread_names(&stopped_dump);
+    let missing: Vec<_> = stable.difference(&names).collect();
+    assert!(missing.is_empty(), "stopped: threads missing: {missing:?}");
     drop(jvm);
 }
