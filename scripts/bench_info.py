@@ -36,25 +36,12 @@ GOAL_RSS_MIB = 20.0
 
 
 def measure(commands, tmp, flags_line):
-    """Interleaved runs; {name: {"walls": [...], "cpus": [...]}}."""
-    res = {name: {"walls": [], "cpus": []} for name, _, _ in commands}
-    for i in range(max(n for _, _, n in commands)):
-        for name, argv, n in commands:
-            if i >= n:
-                continue
-            out = os.path.join(tmp, "out")
-            wall, ru, status, err = benchlib.run_once(argv, out)
-            with open(out, errors="replace") as f:
-                text = f.read()
-            if status != 0:
-                raise RuntimeError(f"{' '.join(argv)} exited with {status}: {err.strip()[-500:]}")
-            # jhsdb prints the flags its own way; the others print jcmd's line.
-            if not name.startswith("jhsdb") and flags_line not in text:
-                raise RuntimeError(f"{name} did not print the JVM's flags: {text[:500]}")
-            res[name]["walls"].append(wall)
-            res[name]["cpus"].append(benchlib.cpu_s(ru))
-            print(f"  {name:<18} run {i + 1}: {wall * 1e3:9.1f} ms", file=sys.stderr)
-    return res
+    """Interleaved runs (benchlib.interleaved); each must print the JVM's flags line (jhsdb
+    prints the flags its own way)."""
+    def check(name, text):
+        if not name.startswith("jhsdb") and flags_line not in text:
+            raise RuntimeError(f"{name} did not print the JVM's flags: {text[:500]}")
+    return benchlib.interleaved(commands, tmp, check)
 
 
 def main(argv=None):

@@ -62,25 +62,11 @@ def deep_threads(text):
 
 
 def measure(commands, tmp, threads):
-    """Interleaved runs; {name: {"walls": [...], "cpus": [...], "stderr": [...]}}."""
-    res = {name: {"walls": [], "cpus": [], "stderr": []} for name, _, _ in commands}
-    for i in range(max(n for _, _, n in commands)):
-        for name, argv, n in commands:
-            if i >= n:
-                continue
-            out = os.path.join(tmp, "out")
-            wall, ru, status, err = benchlib.run_once(argv, out)
-            with open(out, errors="replace") as f:
-                text = f.read()
-            if status != 0:
-                raise RuntimeError(f"{' '.join(argv)} exited with {status}: {err.strip()[-500:]}")
-            if deep_threads(text) != threads:
-                raise RuntimeError(f"{name} listed {deep_threads(text)} of {threads} deep threads")
-            res[name]["walls"].append(wall)
-            res[name]["cpus"].append(benchlib.cpu_s(ru))
-            res[name]["stderr"].append(err)
-            print(f"  {name:<16} run {i + 1}: {wall * 1e3:9.1f} ms", file=sys.stderr)
-    return res
+    """Interleaved runs (benchlib.interleaved); each must list all `threads` deep threads."""
+    def check(name, text):
+        if deep_threads(text) != threads:
+            raise RuntimeError(f"{name} listed {deep_threads(text)} of {threads} deep threads")
+    return benchlib.interleaved(commands, tmp, check)
 
 
 def main(argv=None):

@@ -1,7 +1,8 @@
 """What the benchmark scripts share (bench.py, bench_core.py, bench_list.py, bench_serve.py,
-bench_stat.py, bench_top.py, bench_musl.py, windows/bench.py): running one command and measuring
-exactly that child, its peak RSS, percentiles, the release build of `inspect`, idle JVMs to
-measure against, and the error for a missing precondition.
+bench_stat.py, bench_top.py, bench_musl.py, bench_threads.py, bench_info.py, windows/bench.py):
+running one command and measuring exactly that child, interleaved runs of several tools, its
+peak RSS, percentiles, the release build of `inspect`, idle JVMs to measure against, and the
+error for a missing precondition.
 
 Python 3 standard library only. Import it with the scripts directory on sys.path:
 
@@ -79,6 +80,30 @@ def peak_rss_mib(argv, tmp, runs=3, env=None):
                                f"{err.strip()[-300:]}")
         peak = max(peak, int(last[0]) / 1024.0)
     return peak
+
+
+def interleaved(commands, tmp, check):
+    """Runs each `(name, argv, runs)` of `commands` round-robin (load changes hit every tool
+    alike) until each has its runs; `check(name, stdout_text)` raises on an output that is not
+    what the tool should print. Returns {name: {"walls": [s...], "cpus": [s...], "stderr": [...]}}.
+    A non-zero exit status raises RuntimeError."""
+    res = {name: {"walls": [], "cpus": [], "stderr": []} for name, _, _ in commands}
+    for i in range(max(n for _, _, n in commands)):
+        for name, argv, n in commands:
+            if i >= n:
+                continue
+            out = os.path.join(tmp, "out")
+            wall, ru, status, err = run_once(argv, out)
+            with open(out, errors="replace") as f:
+                text = f.read()
+            if status != 0:
+                raise RuntimeError(f"{' '.join(argv)} exited with {status}: {err.strip()[-500:]}")
+            check(name, text)
+            res[name]["walls"].append(wall)
+            res[name]["cpus"].append(cpu_s(ru))
+            res[name]["stderr"].append(err)
+            print(f"  {name:<18} run {i + 1}: {wall * 1e3:9.1f} ms", file=sys.stderr)
+    return res
 
 
 def pct(values, p):
