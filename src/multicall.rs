@@ -64,7 +64,7 @@ fn pid(tool: &str, s: &str) -> anyhow::Result<String> {
         .with_context(|| format!("{tool}: expected a pid, got {s:?}"))
 }
 
-const LOCKS_NOTE: &str = "the \"Locked ownable synchronizers\" sections of -l are not printed (hsinspect does not read them yet)";
+const LOCKS_NOTE: &str = "-l: a thread's \"Locked ownable synchronizers\" lists only those other threads wait on (the rest needs a walk of the heap), and \"- None\" is not printed";
 
 /// `jstack [-l] [-F] <pid>` / `jstack <executable> <core>` → `inspect threads`.
 fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
