@@ -149,10 +149,22 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
             .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
             .collect()
     };
+    // Counters may be made while the JVM runs: ours must hold every name jcmd printed before
+    // and after, and only names one of them printed.
+    let real_before = stdout_ok(&real("jcmd"), &[&pid, "PerfCounter.print"]);
     let ours_perf = stdout_ok(&link("jcmd"), &[&pid, "PerfCounter.print"]);
-    let real_perf = stdout_ok(&real("jcmd"), &[&pid, "PerfCounter.print"]);
-    assert_eq!(ours_perf.lines().next(), real_perf.lines().next());
-    assert_eq!(names(&ours_perf), names(&real_perf));
+    let real_after = stdout_ok(&real("jcmd"), &[&pid, "PerfCounter.print"]);
+    assert_eq!(ours_perf.lines().next(), real_after.lines().next());
+    let (b, o, a) = (names(&real_before), names(&ours_perf), names(&real_after));
+    let missing: Vec<_> = b.intersection(&a).filter(|n| !o.contains(*n)).collect();
+    let extra: Vec<_> = o
+        .iter()
+        .filter(|n| !b.contains(*n) && !a.contains(*n))
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "PerfCounter.print: missing {missing:?}, not jcmd's {extra:?}"
+    );
 
     // jps and jcmd's listing: this JVM's line as the real tools print it.
     let line_of = |text: &str| -> Option<String> {
@@ -212,13 +224,19 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
     }
     // Where the real tools cannot answer: the JVM SIGSTOPped. The links read it as before and
     // leave it stopped.
+    // Threads come and go (a compiler thread the VM adds or retires): compared are those the
+    // real jstack saw just before the stop and just after.
     let flags = stdout_ok(&real("jinfo"), &["-flags", &pid]);
+    let before_stop = thread_names(&stdout_ok(&real("jstack"), &[&pid]));
     send_signal(jvm.pid, libc::SIGSTOP);
     let stopped_flags = stdout_ok(&link("jinfo"), &["-flags", &pid]);
     let stopped_dump = stdout_ok(&link("jstack"), &[&pid]);
     assert_left_alone(jvm.pid, true);
     send_signal(jvm.pid, libc::SIGCONT);
+    let after_stop = thread_names(&stdout_ok(&real("jstack"), &[&pid]));
     assert_eq!(stopped_flags, flags, "jinfo -flags of the stopped JVM");
+    let stable: BTreeSet<String> = before_stop.intersection(&after_stop).cloned().collect();
+    assert!(stable.len() >= 5, "{stable:?}");
     let names = thread_names(&stopped_dump);
     let missing: Vec<_> = stable.difference(&names).collect();
     assert!(missing.is_empty(), "stopped: threads missing: {missing:?}");
