@@ -78,11 +78,14 @@ impl Receiver {
         }
     }
 
+    /// The requests recorded so far: the complete lines only (the receiver may be writing the
+    /// last one while it is read).
     fn records(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.out)
             .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
+            .map(|l| serde_json::from_str(l.trim_end()).unwrap())
             .collect()
     }
 
