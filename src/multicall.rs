@@ -51,9 +51,8 @@ pub fn tool_of(argv0: &OsString) -> Option<&'static str> {
     TOOLS.iter().map(|(t, _)| *t).find(|t| *t == name)
 }
 
-/// A usage error of `tool` (its name prefixes the message where it is printed).
-fn unsupported(tool: &str, what: &str, why: &str) -> anyhow::Error {
-    let _ = tool;
+/// A usage error (the tool's name prefixes the message where it is printed).
+fn unsupported(what: &str, why: &str) -> anyhow::Error {
     anyhow::anyhow!("{what} is not supported by hsinspect: {why}")
 }
 
@@ -76,16 +75,11 @@ fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
             // JDK 8's forced mode: hsinspect always reads from outside.
             "-F" => {}
             "-e" => bail!(unsupported(
-                "jstack",
                 "-e",
                 "the extended thread info (allocated bytes, defined classes) is not read"
             )),
-            "-m" => bail!(unsupported(
-                "jstack",
-                "-m",
-                "mixed (native) frames are not printed"
-            )),
-            f if f.starts_with('-') => bail!(unsupported("jstack", f, "an option jstack has not")),
+            "-m" => bail!(unsupported("-m", "mixed (native) frames are not printed")),
+            f if f.starts_with('-') => bail!(unsupported(f, "an option jstack has not")),
             _ => rest.push(a.as_str()),
         }
     }
@@ -110,24 +104,19 @@ fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
                 let opts: Vec<&str> = a["-histo:".len()..].split(',').collect();
                 if opts.contains(&"live") {
                     bail!(unsupported(
-                        "jmap",
                         "-histo:live",
                         "counting only live objects needs a full GC inside the JVM, which only the JVM can run; -histo:all counts every object"
                     ));
                 }
                 bail!(unsupported(
-                    "jmap",
                     a,
                     "only -histo and -histo:all are read (no file=, parallel=)"
                 ));
             }
-            a if a.starts_with("-dump") => bail!(unsupported(
-                "jmap",
-                "-dump",
-                "heap dumps are not written yet"
-            )),
+            a if a.starts_with("-dump") => {
+                bail!(unsupported("-dump", "heap dumps are not written yet"))
+            }
             a if a.starts_with('-') => bail!(unsupported(
-                "jmap",
                 a,
                 "of jmap's options only -histo and -histo:all are read"
             )),
@@ -155,7 +144,6 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
         match a.as_str() {
             "-flags" => flags = true,
             "-sysprops" => bail!(unsupported(
-                "jinfo",
                 "-sysprops",
                 "the system properties live in the Java heap and are not read yet"
             )),
@@ -163,7 +151,6 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
                 let name = iter.next().map(String::as_str).unwrap_or("");
                 if name.is_empty() || name.starts_with(['+', '-']) || name.contains('=') {
                     bail!(unsupported(
-                        "jinfo",
                         &format!("-flag {name}"),
                         "hsinspect never writes to a JVM; `jinfo -flag NAME` reads one"
                     ));
@@ -171,7 +158,7 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
                 flag = Some(name.to_string());
             }
             "-F" => {}
-            a if a.starts_with('-') => bail!(unsupported("jinfo", a, "an option jinfo has not")),
+            a if a.starts_with('-') => bail!(unsupported(a, "an option jinfo has not")),
             _ => rest.push(a.as_str()),
         }
     }
@@ -199,7 +186,6 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     }
     let [p, command, options @ ..] = args else {
         bail!(unsupported(
-            "jcmd",
             &args.join(" "),
             "hsinspect takes `jcmd`, `jcmd -l` and `jcmd <pid> <command>`"
         ));
@@ -222,7 +208,6 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
             r
         }
         ("GC.class_histogram", []) => bail!(unsupported(
-            "jcmd",
             "GC.class_histogram without -all",
             "counting only live objects needs a full GC inside the JVM; GC.class_histogram -all counts every object"
         )),
@@ -237,12 +222,10 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         }
         ("PerfCounter.print", []) => Rewritten::new(&["-F", &p]),
         (c, o) if COMMANDS.contains(&c) => bail!(unsupported(
-            "jcmd",
             &format!("{c} {}", o.join(" ")),
             "hsinspect does not take these options of it"
         )),
         (c, _) => bail!(unsupported(
-            "jcmd",
             c,
             "hsinspect answers Thread.print, GC.class_histogram -all, VM.flags, VM.command_line and PerfCounter.print"
         )),
@@ -256,21 +239,16 @@ fn jps(args: &[String]) -> anyhow::Result<Rewritten> {
     let mut out = Rewritten::new(&["list", "--format", "jps"]);
     for a in args {
         let Some(letters) = a.strip_prefix('-').filter(|l| !l.is_empty()) else {
-            bail!(unsupported(
-                "jps",
-                a,
-                "other hosts' JVMs (jstatd) are not listed"
-            ));
+            bail!(unsupported(a, "other hosts' JVMs (jstatd) are not listed"));
         };
         for c in letters.chars() {
             match c {
                 'q' | 'l' | 'm' | 'v' => out.args.push(format!("-{c}")),
                 'V' => bail!(unsupported(
-                    "jps",
                     "-V",
                     "the flags of a .hotspotrc file are not listed"
                 )),
-                _ => bail!(unsupported("jps", a, "an option jps has not")),
+                _ => bail!(unsupported(a, "an option jps has not")),
             }
         }
     }

@@ -235,16 +235,11 @@ pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Err
         let at = row.addr;
         let fail = |e| Error::memory(format!("flag {name}"), e);
         let string = |at: u64| -> Result<Option<String>, Error> {
-            let ptr = mem.read_u64(at).map_err(fail)?;
-            if ptr == 0 {
-                return Ok(None);
-            }
-            match mem.read_c_string(ptr, MAX_STRING).map_err(fail)? {
-                Some(s) => Ok(Some(String::from_utf8_lossy(&s).into_owned())),
-                None => Err(Error::VmStructs(format!(
-                    "flag {name}: its value is not a string of at most {MAX_STRING} bytes"
-                ))),
-            }
+            c_string(
+                mem,
+                mem.read_u64(at).map_err(fail)?,
+                &format!("flag {name}"),
+            )
         };
         let value = match type_name {
             "bool" => FlagValue::Bool(mem.read_u8(at).map_err(fail)? != 0),
@@ -265,6 +260,23 @@ pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Err
         });
     }
     Ok(out)
+}
+
+/// The C string at `ptr` (`None` for a null pointer), at most [`MAX_STRING`] bytes; `what` names
+/// it in errors.
+fn c_string(mem: &dyn ReadMemory, ptr: u64, what: &str) -> Result<Option<String>, Error> {
+    if ptr == 0 {
+        return Ok(None);
+    }
+    match mem
+        .read_c_string(ptr, MAX_STRING)
+        .map_err(|e| Error::memory(what.to_string(), e))?
+    {
+        Some(s) => Ok(Some(String::from_utf8_lossy(&s).into_owned())),
+        None => Err(Error::VmStructs(format!(
+            "{what}: not a string of at most {MAX_STRING} bytes"
+        ))),
+    }
 }
 
 /// The VM's command line as `Arguments` holds it (`runtime/arguments.hpp`): the options given
@@ -292,20 +304,6 @@ pub const MAX_ARGS: u64 = 100_000;
 /// [`Error::VmStructs`] when an entry is missing, a count is negative or above [`MAX_ARGS`], or
 /// a string is longer than [`MAX_STRING`] bytes; [`Error::Memory`].
 pub fn read_arguments(vm: &VmModel, mem: &dyn ReadMemory) -> Result<VmArguments, Error> {
-    let c_string = |ptr: u64, what: &str| -> Result<Option<String>, Error> {
-        if ptr == 0 {
-            return Ok(None);
-        }
-        match mem
-            .read_c_string(ptr, MAX_STRING)
-            .map_err(|e| Error::memory(what.to_string(), e))?
-        {
-            Some(s) => Ok(Some(String::from_utf8_lossy(&s).into_owned())),
-            None => Err(Error::VmStructs(format!(
-                "{what}: not a string of at most {MAX_STRING} bytes"
-            ))),
-        }
-    };
     let array = |array: &str, count: &str| -> Result<Vec<String>, Error> {
         let what = format!("Arguments::{count}");
         let n = mem
@@ -323,7 +321,7 @@ pub fn read_arguments(vm: &VmModel, mem: &dyn ReadMemory) -> Result<VmArguments,
             let ptr = mem
                 .read_u64(base.wrapping_add(i * 8))
                 .map_err(|e| Error::memory(format!("{what}[{i}]"), e))?;
-            if let Some(s) = c_string(ptr, &what)? {
+            if let Some(s) = c_string(mem, ptr, &what)? {
                 out.push(s);
             }
         }
@@ -335,6 +333,6 @@ pub fn read_arguments(vm: &VmModel, mem: &dyn ReadMemory) -> Result<VmArguments,
     Ok(VmArguments {
         jvm_flags: array("_jvm_flags_array", "_num_jvm_flags")?,
         jvm_args: array("_jvm_args_array", "_num_jvm_args")?,
-        java_command: c_string(command, "Arguments::_java_command")?,
+        java_command: c_string(mem, command, "Arguments::_java_command")?,
     })
 }
