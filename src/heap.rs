@@ -1,6 +1,6 @@
 //! `inspect histo <pid>` / `inspect histo --core <core>`: the class histogram read from outside
 //! the JVM (no attach, no safepoint, no GC), printed as `jcmd <pid> GC.class_histogram -all`
-//! prints it, or as JSON.
+//! prints it, or as JSON; `inspect heap`: the heap summary as `jcmd <pid> GC.heap_info`.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -106,4 +106,70 @@ fn live(pid: i32, _args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::Heap
         os: std::env::consts::OS,
     })
     .with_context(|| format!("class histogram of process {pid}"))
+}
+
+/// `inspect heap` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    inspect heap 4242                 as `jcmd 4242 GC.heap_info`\n  \
+    inspect heap --core core.4242     from a core\n  \
+    inspect heap --format json 4242")]
+pub struct HeapArgs {
+    /// The JVM's pid (omit with --core).
+    #[arg(value_name = "PID")]
+    pid: Option<i32>,
+    #[command(flatten)]
+    file: CoreFileArgs,
+    #[command(flatten)]
+    hold: HoldArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: HistoFormat,
+    /// Say how the summary was read (model, stop) on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Runs `inspect heap`.
+pub fn run_summary(args: &HeapArgs) -> anyhow::Result<ExitCode> {
+    let taken = match args.file.source(args.pid)? {
+        Source::Live(pid) => live_summary(pid, args)?,
+        Source::Core(core) => hsinspect::pipeline::heap_summary_core(
+            core,
+            args.file.exe.as_deref(),
+            args.file.sysroot.as_deref(),
+        )
+        .with_context(|| format!("heap summary of core {}", core.display()))?,
+    };
+    crate::threads::say_how(&taken.details, &taken.warnings, args.verbose);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match args.format {
+        HistoFormat::Text => hsinspect::format::heap_info::write_heap_info(&mut out, &taken.info)?,
+        HistoFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &taken.info)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(all(target_os = "linux", feature = "live"))]
+fn live_summary(pid: i32, args: &HeapArgs) -> anyhow::Result<hsinspect::pipeline::HeapSummary> {
+    let opts = hsinspect::pipeline::HeapOptions {
+        stop: !args.hold.no_stop,
+        stop_timeout: Duration::from_millis(args.hold.stop_timeout),
+        wait: Duration::from_millis(args.hold.wait),
+    };
+    hsinspect::pipeline::heap_summary(pid, &opts)
+        .with_context(|| format!("heap summary of process {pid}"))
+}
+
+#[cfg(not(all(target_os = "linux", feature = "live")))]
+fn live_summary(pid: i32, _args: &HeapArgs) -> anyhow::Result<hsinspect::pipeline::HeapSummary> {
+    Err(hsinspect::Error::Unsupported {
+        what: "a heap summary of a live JVM",
+        os: std::env::consts::OS,
+    })
+    .with_context(|| format!("heap summary of process {pid}"))
 }

@@ -127,6 +127,10 @@ enum Command {
     /// A class histogram (as `jcmd <pid> GC.class_histogram -all`) read from outside: no
     /// attach, no GC; Serial, Parallel and G1 heaps, live (threads held as with -F) or a core.
     Histo(heap::HistoArgs),
+    /// The heap summary (as `jcmd <pid> GC.heap_info`) read from outside: each generation's
+    /// reservation, commit and spaces, G1's regions, ZGC's capacity, then Metaspace; live or a
+    /// core.
+    Heap(heap::HeapArgs),
     /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
     /// from outside: no attach; live (nothing held) or from a core.
     Info(info::InfoArgs),
@@ -218,6 +222,7 @@ fn main() -> ExitCode {
         Some(Command::Top(args)) => top::run(args),
         Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Histo(args)) => heap::run(args),
+        Some(Command::Heap(args)) => heap::run_summary(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Links { dir }) => multicall::make_links(dir),
         Some(Command::Completions { shell }) => completions(*shell),

@@ -256,3 +256,115 @@ fn jdk17_serial_gcore() {
     let ours = inspect_ok(&["histo", "--core", core.to_str().unwrap()]);
     compare(&before, &ours, &after);
 }
+
+/// `jcmd <pid> GC.heap_info` without its `<pid>:` line.
+fn jcmd_heap_info(java_home: &Path, pid: i32) -> String {
+    let out = Command::new(java_home.join("bin/jcmd"))
+        .args([&pid.to_string(), "GC.heap_info"])
+        .output()
+        .expect("running jcmd");
+    assert!(out.status.success(), "jcmd GC.heap_info failed");
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.split_once('\n')
+        .map_or(text.clone(), |(_, rest)| rest.to_string())
+}
+
+/// `inspect heap` equals jcmd's `GC.heap_info` taken just before or just after it, byte for
+/// byte (the target allocates nothing once filled; the bracket covers what jcmd's own attach
+/// may move), and its JSON names the collector.
+fn heap_info_live(major: u32, flags: &[&str], collector: &str) {
+    let home = jdk(major);
+    let jvm = start(&home, flags);
+    let before = jcmd_heap_info(&home, jvm.pid);
+    let ours = inspect_ok(&["heap", &jvm.pid.to_string()]);
+    assert_left_alone(jvm.pid, false);
+    let after = jcmd_heap_info(&home, jvm.pid);
+    assert!(
+        ours == before || ours == after,
+        "inspect heap:\n{ours}\njcmd GC.heap_info before:\n{before}\nafter:\n{after}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&inspect_ok(&[
+        "heap",
+        "--format",
+        "json",
+        &jvm.pid.to_string(),
+    ]))
+    .unwrap();
+    assert_eq!(json["heap"]["collector"], collector, "{json}");
+    assert_eq!(json["jdk"], major, "{json}");
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_heap_info_serial_parallel_g1_z() {
+    heap_info_live(17, &["-XX:+UseSerialGC"], "Serial");
+    heap_info_live(17, &["-XX:+UseParallelGC"], "Parallel");
+    heap_info_live(17, &["-XX:+UseG1GC"], "G1");
+    heap_info_live(17, &["-XX:+UseZGC"], "Z");
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_heap_info_serial_parallel_g1_z() {
+    heap_info_live(21, &["-XX:+UseSerialGC"], "Serial");
+    heap_info_live(21, &["-XX:+UseParallelGC"], "Parallel");
+    heap_info_live(21, &["-XX:+UseG1GC"], "G1");
+    heap_info_live(21, &["-XX:+UseZGC"], "Z");
+}
+
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_heap_info_serial_parallel_g1() {
+    heap_info_live(25, &["-XX:+UseSerialGC"], "Serial");
+    heap_info_live(25, &["-XX:+UseParallelGC"], "Parallel");
+    heap_info_live(25, &["-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"], "G1");
+}
+
+/// JDK 11: the collectors' lines equal jcmd's; the Metaspace lines (JDK 11's metaspace is not
+/// read yet) are left out with a warning.
+#[test]
+#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+fn jdk11_heap_info_serial_and_parallel_without_metaspace() {
+    let home = jdk(11);
+    for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC"] {
+        let jvm = start(&home, &[gc]);
+        let before = jcmd_heap_info(&home, jvm.pid);
+        let out = crate::support::inspect(&["heap", &jvm.pid.to_string()]);
+        let after = jcmd_heap_info(&home, jvm.pid);
+        assert!(out.status.success());
+        let ours = String::from_utf8(out.stdout).unwrap();
+        let heap_part = |t: &str| -> String {
+            t.lines()
+                .take_while(|l| !l.starts_with(" Metaspace"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        assert!(
+            ours == heap_part(&before) || ours == heap_part(&after),
+            "{gc}: inspect heap:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Metaspace lines are left out"),
+            "no warning"
+        );
+    }
+}
+
+/// A gcore of a JDK 21 G1 JVM, read after the JVM is gone, equals jcmd's `GC.heap_info`
+/// before or after the core was written.
+#[test]
+#[ignore = "needs root, gdb and JDK 21: run scripts/test.sh"]
+fn jdk21_g1_heap_info_from_gcore() {
+    let home = jdk(21);
+    let dir = scratch_dir("heap-info-core");
+    let jvm = start(&home, &["-XX:+UseG1GC"]);
+    let before = jcmd_heap_info(&home, jvm.pid);
+    let core = gcore(jvm.pid, dir.path());
+    let after = jcmd_heap_info(&home, jvm.pid);
+    drop(jvm);
+    let ours = inspect_ok(&["heap", "--core", core.to_str().unwrap()]);
+    assert!(
+        ours == before || ours == after,
+        "inspect heap --core:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
+    );
+}

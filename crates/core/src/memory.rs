@@ -81,6 +81,12 @@ pub trait ReadMemory {
         DEFAULT_PAGE_SIZE
     }
 
+    /// Whether the byte at `addr` is memory the target had committed (G1's committed regions).
+    /// By default: whether it can be read; a core says more (its segments' `PF_W`).
+    fn committed(&self, addr: u64) -> bool {
+        self.read_u8(addr).is_ok()
+    }
+
     /// Fills `buf` with the bytes at `addr`, all of them or an error.
     ///
     /// # Errors

@@ -11,6 +11,7 @@
 pub mod allow;
 pub mod dialect;
 pub mod flags;
+pub mod heap_info;
 pub mod histogram;
 pub mod json;
 pub mod otlp;

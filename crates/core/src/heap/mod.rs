@@ -9,6 +9,7 @@
 
 pub mod histogram;
 pub mod spaces;
+pub mod summary;
 pub mod walk;
 
 pub use histogram::{Histogram, Row};

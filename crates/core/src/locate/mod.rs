@@ -488,6 +488,31 @@ const SYMBOL_SOURCES: [SymbolLookup; 4] = [
     |l, tried, _| l.vmstructs(tried),
 ];
 
+/// The run-time addresses of `names` in the `.symtab` of the first of `module`'s files that
+/// matches its mappings (a libjvm that keeps its local symbols: most JDK builds do); a name
+/// the file lacks is left out, and no usable file gives an empty map. For what vmStructs does
+/// not export (Metaspace's counters).
+pub fn symtab_addresses(
+    module: &Module,
+    mem: &dyn ReadMemory,
+    names: &[&str],
+) -> HashMap<String, u64> {
+    for candidate in &module.candidates {
+        let Ok(elf) = ElfFile::open(candidate) else {
+            continue;
+        };
+        let Some(bias) = load_bias(elf.program_headers(), &module.mappings, mem.page_size()) else {
+            continue;
+        };
+        return names
+            .iter()
+            .zip(elf.find_in_symtab(names))
+            .filter_map(|(n, s)| Some((n.to_string(), bias.wrapping_add(s?.value))))
+            .collect();
+    }
+    std::collections::HashMap::new()
+}
+
 fn find_vars(lookup: &Lookup, notes: &mut Vec<Note>) -> Result<(PerfMemoryVars, String), Error> {
     let mut tried = Vec::new();
     SYMBOL_SOURCES

@@ -223,11 +223,26 @@ pub enum Warning {
     },
     /// Something the locator noticed.
     Note(Note),
+    /// The heap summary's Metaspace lines were left out: JDK 16 to 24 keep those figures
+    /// outside vmStructs (read through libjvm's `.symtab`), and JDK 8 to 15 are not read.
+    MetaspaceNotRead {
+        /// The JDK feature release.
+        jdk: u32,
+    },
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Warning::MetaspaceNotRead { jdk } => write!(
+                f,
+                "the Metaspace lines are left out: {}",
+                if (16..25).contains(jdk) {
+                    "JDK 16 to 24 keep them outside vmStructs, read through libjvm's .symtab, which this libjvm lacks or which does not match it"
+                } else {
+                    "JDK 8 to 15's Metaspace is not read yet"
+                }
+            ),
             Warning::ThreadsNotStopped { tids, timeout } => {
                 let shown: Vec<i32> = tids.iter().copied().take(10).collect();
                 let more = tids.len().saturating_sub(shown.len());

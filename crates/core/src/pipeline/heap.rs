@@ -125,3 +125,87 @@ pub fn heap_histogram_core(
         warnings,
     })
 }
+
+/// A heap summary (`inspect heap`) and how it was taken.
+#[derive(Debug, Clone)]
+pub struct HeapSummary {
+    /// What `jcmd GC.heap_info` prints, as data.
+    pub info: crate::heap::summary::HeapInfo,
+    /// Facts for `-v` (path, model, stop).
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v`.
+    pub warnings: Vec<Warning>,
+}
+
+/// Metaspace is not in vmStructs: a note when libjvm's `.symtab` did not give it.
+fn metaspace_note(info: &crate::heap::summary::HeapInfo, warnings: &mut Vec<Warning>) {
+    if info.metaspace.is_none() && info.jdk < 25 {
+        warnings.push(Warning::MetaspaceNotRead { jdk: info.jdk });
+    }
+}
+
+/// The heap summary of live process `pid` (as `jcmd <pid> GC.heap_info`): the VM model read
+/// with the JVM running, its threads held only while the collector's few words are read.
+///
+/// # Errors
+/// As [`heap_histogram`]; [`Error::Unsupported`] for a collector not summarized yet.
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<HeapSummary, Error> {
+    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
+    let module = crate::locate::os::find_in_process(pid)?;
+    let symbols =
+        crate::locate::symtab_addresses(&module, &mem, &crate::heap::summary::METASPACE_SYMBOLS);
+    let mut details = vec![
+        Detail::Path(super::ReadPath::Forced {
+            pid,
+            name: process.name().to_string(),
+        }),
+        Detail::Heap(super::threads::model_fact(&vm, modelled)),
+    ];
+    let stop = super::threads::StopOptions {
+        stop: opts.stop,
+        timeout: opts.stop_timeout,
+        wait: opts.wait,
+    };
+    let (read, report) = super::threads::held(&process, &stop, |_| {
+        crate::heap::summary::heap_info(&vm, &mem, &|n| symbols.get(n).copied())
+    })?;
+    let info = read?;
+    let mut warnings = Vec::new();
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    metaspace_note(&info, &mut warnings);
+    Ok(HeapSummary {
+        info,
+        details,
+        warnings,
+    })
+}
+
+/// The heap summary of an ELF core (`inspect heap --core <core>`), libjvm found as for
+/// [`super::dump_threads_core`].
+///
+/// # Errors
+/// As [`heap_histogram_core`]; [`Error::Unsupported`] for a collector not summarized yet.
+pub fn heap_summary_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+) -> Result<HeapSummary, Error> {
+    let (core, vm, mut warnings, details) =
+        super::threads::open_elf_core(core_path, exe, sysroot, "the heap is", Detail::Heap)?;
+    let symbols = match core.files() {
+        Some(_) => crate::locate::core_libjvm::libjvm_from_nt_file(&core, exe, sysroot),
+        None => crate::locate::core_libjvm::libjvm_from_link_map(&core, exe, sysroot),
+    }
+    .map(|m| crate::locate::symtab_addresses(&m, &core, &crate::heap::summary::METASPACE_SYMBOLS))
+    .unwrap_or_default();
+    let info = crate::heap::summary::heap_info(&vm, &core, &|n| symbols.get(n).copied())?;
+    metaspace_note(&info, &mut warnings);
+    Ok(HeapSummary {
+        info,
+        details,
+        warnings,
+    })
+}

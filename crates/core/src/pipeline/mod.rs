@@ -22,9 +22,11 @@ pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 use self::forced::ForcedReader;
 pub use self::forced::read_forced;
+pub use self::heap::{
+    HeapHistogram, HeapOptions, HeapSummary, heap_histogram_core, heap_summary_core,
+};
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub use self::heap::heap_histogram;
-pub use self::heap::{HeapHistogram, HeapOptions, heap_histogram_core};
+pub use self::heap::{heap_histogram, heap_summary};
 pub use self::hsperfdata::read_hsperfdata;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use self::info::vm_info;

@@ -38,6 +38,10 @@ pub struct Segment {
     pub offset: u64,
     /// How many bytes of the mapping were dumped (`p_filesz`), from `vaddr` on.
     pub filesz: u64,
+    /// Whether the process could write it (`PF_W` in `p_flags`). A `PROT_NONE` reservation
+    /// (an uncommitted part of the Java heap) may still be dumped, as zeros: gdb's `gcore`
+    /// even marks it `PF_R`.
+    pub writable: bool,
 }
 
 /// A mapped ELF core file; implements [`ReadMemory`] over the process's dumped address space.
@@ -312,6 +316,12 @@ impl CoreMemory {
 }
 
 impl ReadMemory for CoreMemory {
+    /// Committed heap memory is writable: a `PROT_NONE` reservation is not committed, whatever
+    /// bytes and flags the core gives it.
+    fn committed(&self, addr: u64) -> bool {
+        self.segment_at(addr).is_some_and(|s| s.writable) && self.read_u8(addr).is_ok()
+    }
+
     /// The dead process's page size: `AT_PAGESZ` from the core's `NT_AUXV` (aarch64 kernels
     /// run with 4, 16 or 64 KiB pages), else 4 KiB.
     fn page_size(&self) -> u64 {
@@ -440,6 +450,7 @@ fn load_segments(phdrs: &[ProgramHeader]) -> Vec<Segment> {
             memsz: p.p_memsz,
             offset: p.p_offset,
             filesz: p.p_filesz.min(p.p_memsz),
+            writable: p.p_flags & goblin::elf::program_header::PF_W != 0,
         })
         .collect();
     segments.sort_by_key(|s| s.vaddr);

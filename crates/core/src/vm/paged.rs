@@ -100,6 +100,10 @@ impl ReadMemory for Paged<'_> {
         self.inner.page_size()
     }
 
+    fn committed(&self, addr: u64) -> bool {
+        self.inner.committed(addr)
+    }
+
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         if let Some(copy) = self
             .focus

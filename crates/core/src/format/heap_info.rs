@@ -1,0 +1,188 @@
+//! The heap summary as `jcmd <pid> GC.heap_info` prints it (`CollectedHeap::print_on` and the
+//! collectors' `print_on`: `gc/serial/defNewGeneration.cpp`, `tenuredGeneration.cpp`,
+//! `gc/shared/space.cpp`, `gc/parallel/psYoungGen.cpp`, `psOldGen.cpp`, `mutableSpace.cpp`,
+//! `psVirtualspace.cpp`, `gc/g1/g1CollectedHeap.cpp`, `gc/z/zCollectedHeap.cpp`,
+//! `memory/metaspace.cpp`'s `MetaspaceUtils::print_on`). JDK 25 prints one level less indented,
+//! names Serial's generations `DefNew` and `Tenured`, gives G1's reservation, and leaves
+//! Metaspace out.
+
+use std::io::{self, Write};
+
+use crate::heap::summary::{CollectorUsage, GenerationUsage, HeapInfo, SpaceUsage};
+
+const K: u64 = 1024;
+
+/// HotSpot's `INTPTR_FORMAT`: `0x` and 16 hex digits.
+struct Ptr(u64);
+
+impl std::fmt::Display for Ptr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "0x{:016x}", self.0)
+    }
+}
+
+/// `(int) ((double) used * 100 / capacity)`, as `Space::print_short_on` computes it.
+fn percent(s: &SpaceUsage) -> i64 {
+    if s.capacity() == 0 {
+        return 0;
+    }
+    (s.used() as f64 * 100.0 / s.capacity() as f64) as i64
+}
+
+/// Writes `info` as jcmd's `GC.heap_info` does (without jcmd's `<pid>:` line).
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_heap_info(out: &mut dyn Write, info: &HeapInfo) -> io::Result<()> {
+    let modern = info.jdk >= 25;
+    // The indent of a top-level line: one space before JDK 25, none from it.
+    let i0 = if modern { "" } else { " " };
+    let generation = |out: &mut dyn Write, name: &str, width: usize, g: &GenerationUsage| {
+        let (capacity, used) = g.totals();
+        writeln!(
+            out,
+            "{i0}{name:<width$} total {}K, used {}K [{}, {}, {})",
+            capacity / K,
+            used / K,
+            Ptr(g.low_boundary),
+            Ptr(g.high),
+            Ptr(g.high_boundary)
+        )
+    };
+    match &info.heap {
+        CollectorUsage::Serial { young, old } => {
+            let (young_name, old_name, width) = if modern {
+                ("DefNew", "Tenured", 10)
+            } else {
+                ("def new generation", "tenured generation", 20)
+            };
+            generation(out, young_name, width, young)?;
+            for s in &young.spaces {
+                serial_space(out, s, i0, modern)?;
+            }
+            generation(out, old_name, width, old)?;
+            for s in &old.spaces {
+                serial_space(out, s, i0, modern)?;
+            }
+        }
+        CollectorUsage::Parallel { young, old } => {
+            generation(out, "PSYoungGen", 15, young)?;
+            for s in &young.spaces {
+                parallel_space(out, s, i0)?;
+            }
+            generation(out, "ParOldGen", 15, old)?;
+            for s in &old.spaces {
+                parallel_space(out, s, i0)?;
+            }
+        }
+        CollectorUsage::G1 {
+            reserved_start,
+            reserved_end,
+            committed,
+            used,
+            region_size,
+            young_regions,
+            survivor_regions,
+        } => {
+            if modern {
+                writeln!(
+                    out,
+                    "{:<20} total reserved {}K, committed {}K, used {}K [{}, {})",
+                    "garbage-first heap",
+                    (reserved_end - reserved_start) / K,
+                    committed / K,
+                    used / K,
+                    Ptr(*reserved_start),
+                    Ptr(*reserved_end)
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    " {:<20} total {}K, used {}K [{}, {})",
+                    "garbage-first heap",
+                    committed / K,
+                    used / K,
+                    Ptr(*reserved_start),
+                    Ptr(*reserved_end)
+                )?;
+            }
+            writeln!(
+                out,
+                "{i0} region size {}K, {young_regions} young ({}K), {survivor_regions} survivors ({}K)",
+                region_size / K,
+                young_regions * region_size / K,
+                survivor_regions * region_size / K
+            )?;
+        }
+        CollectorUsage::Z {
+            used,
+            capacity,
+            max_capacity,
+        } => {
+            const M: u64 = K * K;
+            writeln!(
+                out,
+                "{i0}ZHeap           used {}M, capacity {}M, max capacity {}M",
+                used / M,
+                capacity / M,
+                max_capacity / M
+            )?;
+        }
+    }
+    if let Some(m) = &info.metaspace {
+        writeln!(
+            out,
+            " Metaspace       used {}K, committed {}K, reserved {}K",
+            m.used / K,
+            m.committed / K,
+            m.reserved / K
+        )?;
+        if let Some(c) = &info.class_space {
+            writeln!(
+                out,
+                "  class space    used {}K, committed {}K, reserved {}K",
+                c.used / K,
+                c.committed / K,
+                c.reserved / K
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `  eden space 17472K,   4% used [bottom, top, end)` (`ContiguousSpace::print_on`; the
+/// tenured space up to JDK 21 adds its block-offset threshold before `end`).
+fn serial_space(out: &mut dyn Write, s: &SpaceUsage, i0: &str, modern: bool) -> io::Result<()> {
+    let label = match (s.name, modern) {
+        ("to", _) => "to  ",
+        ("the", false) => " the",
+        ("the", true) => "the ",
+        (n, _) => n,
+    };
+    write!(
+        out,
+        "{i0} {label} space {}K, {:>3}% used [{}, {}, ",
+        s.capacity() / K,
+        percent(s),
+        Ptr(s.bottom),
+        Ptr(s.top)
+    )?;
+    if let Some(t) = s.threshold {
+        write!(out, "{}, ", Ptr(t))?;
+    }
+    writeln!(out, "{})", Ptr(s.end))
+}
+
+/// `  eden space 16384K, 4% used [bottom,top,end)` (`MutableSpace::print_on`).
+fn parallel_space(out: &mut dyn Write, s: &SpaceUsage, i0: &str) -> io::Result<()> {
+    let label = if s.name == "to" { "to  " } else { s.name };
+    writeln!(
+        out,
+        "{i0} {label} space {}K, {}% used [{},{},{})",
+        s.capacity() / K,
+        percent(s),
+        Ptr(s.bottom),
+        Ptr(s.top),
+        Ptr(s.end)
+    )
+}

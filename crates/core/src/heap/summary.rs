@@ -1,0 +1,579 @@
+//! The heap summary that `jcmd <pid> GC.heap_info` prints (`CollectedHeap::print_on`), read
+//! from vmStructs: each generation's reservation and commit, each space's bounds, G1's region
+//! counts, ZGC's used and capacity, then Metaspace's used, committed and reserved.
+//!
+//! * Serial (`gc/serial/defNewGeneration.cpp`, `tenuredGeneration.cpp`, `generation.cpp`,
+//!   `gc/shared/space.cpp`): `Generation::_virtual_space` (`VirtualSpace::_low_boundary`,
+//!   `_high`, `_high_boundary`); `DefNewGeneration::_eden_space`, `_from_space`, `_to_space`
+//!   and `TenuredGeneration::_the_space`, each `[_bottom, _top, _end)`; up to JDK 21 the tenured
+//!   space also prints its block-offset threshold
+//!   (`OffsetTableContigSpace::_offsets` / JDK 21 `TenuredSpace::_offsets`,
+//!   `BlockOffsetArrayContigSpace::_next_offset_threshold`).
+//! * Parallel (`gc/parallel/psYoungGen.cpp`, `psOldGen.cpp`, `mutableSpace.cpp`):
+//!   `PSYoungGen::_virtual_space`/`PSOldGen::_virtual_space` (`PSVirtualSpace::_reserved_low_addr`,
+//!   `_committed_high_addr`, `_reserved_high_addr`), the `MutableSpace`s (JDK 11:
+//!   `ImmutableSpace::_bottom/_end`).
+//! * G1 (`gc/g1/g1CollectedHeap.cpp`): `CollectedHeap::_reserved`, the committed regions (JDK 11:
+//!   `HeapRegionManager::_num_committed`; later the regions whose memory is committed: readable live, `PF_W` in a core), used as
+//!   the sum of the regions' `top - bottom` (what `used()` gives under the `Heap_lock`), young
+//!   and survivor regions counted by their `_type._tag`.
+//! * ZGC, single generation (`gc/z/zPageAllocator.cpp`, JDK 21: `gc/x/`):
+//!   `ZCollectedHeap::_heap` → `ZHeap::_page_allocator` → `ZPageAllocator::_used`, `_capacity`,
+//!   `_max_capacity`.
+//! * Metaspace, JDK 16+ (`memory/metaspace/runningCounters.hpp`, `virtualSpaceList.hpp`,
+//!   `metaspaceContext.hpp`): not in vmStructs; read through libjvm's `.symtab`
+//!   (`metaspace::RunningCounters::_used_class_counter`, `_used_nonclass_counter`, and each
+//!   `MetaspaceContext`'s `VirtualSpaceList` reserved and committed word counters).
+
+use crate::error::Error;
+use crate::memory::ReadMemory;
+use crate::vm::threads::rd;
+use crate::vm::{Collector, VmModel};
+
+/// One space of a generation: `[bottom, top)` holds objects, `[bottom, end)` is committed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SpaceUsage {
+    /// jcmd's word for it: `eden`, `from`, `to`, `the` (Serial's tenured space), `object`
+    /// (Parallel's old space).
+    pub name: &'static str,
+    /// `_bottom`.
+    pub bottom: u64,
+    /// `_top`.
+    pub top: u64,
+    /// `_end`.
+    pub end: u64,
+    /// Serial's tenured space up to JDK 21: the block-offset table's next threshold.
+    pub threshold: Option<u64>,
+}
+
+impl SpaceUsage {
+    /// `end - bottom`, in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.end.saturating_sub(self.bottom)
+    }
+    /// `top - bottom`, in bytes.
+    pub fn used(&self) -> u64 {
+        self.top.saturating_sub(self.bottom)
+    }
+}
+
+/// A generation of Serial or Parallel: its reservation, how much of it is committed, and its
+/// spaces (young: eden, from, to; old: one).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GenerationUsage {
+    /// The start of the reservation (`low_boundary`).
+    pub low_boundary: u64,
+    /// The end of what is committed (`high`).
+    pub high: u64,
+    /// The end of the reservation (`high_boundary`).
+    pub high_boundary: u64,
+    /// The spaces, in jcmd's order.
+    pub spaces: Vec<SpaceUsage>,
+}
+
+impl GenerationUsage {
+    /// What jcmd counts: every space but a young generation's to-space (empty between
+    /// collections), in bytes: (capacity, used).
+    pub fn totals(&self) -> (u64, u64) {
+        self.spaces
+            .iter()
+            .filter(|s| s.name != "to")
+            .fold((0, 0), |(c, u), s| (c + s.capacity(), u + s.used()))
+    }
+}
+
+/// The collector's part of the summary.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "collector")]
+pub enum CollectorUsage {
+    /// `-XX:+UseSerialGC`: `def new generation` and `tenured generation`.
+    Serial {
+        /// The young generation (eden, from, to).
+        young: GenerationUsage,
+        /// The tenured generation (one space).
+        old: GenerationUsage,
+    },
+    /// `-XX:+UseParallelGC`: `PSYoungGen` and `ParOldGen`.
+    Parallel {
+        /// The young generation (eden, from, to).
+        young: GenerationUsage,
+        /// The old generation (one space).
+        old: GenerationUsage,
+    },
+    /// `-XX:+UseG1GC`: `garbage-first heap`.
+    G1 {
+        /// The reservation's start.
+        reserved_start: u64,
+        /// The reservation's end.
+        reserved_end: u64,
+        /// Committed bytes (committed regions × region size).
+        committed: u64,
+        /// Used bytes (every region's `top - bottom`).
+        used: u64,
+        /// `HeapRegion::GrainBytes`.
+        region_size: u64,
+        /// Eden and survivor regions.
+        young_regions: u64,
+        /// Survivor regions.
+        survivor_regions: u64,
+    },
+    /// `-XX:+UseZGC` (single generation): `ZHeap`.
+    Z {
+        /// `ZPageAllocator::_used`, bytes.
+        used: u64,
+        /// `ZPageAllocator::_capacity`, bytes.
+        capacity: u64,
+        /// `ZPageAllocator::_max_capacity`, bytes.
+        max_capacity: u64,
+    },
+}
+
+/// Metaspace's bytes, all of it or its class space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MetaspaceUsage {
+    /// Bytes handed out to class loaders.
+    pub used: u64,
+    /// Bytes committed.
+    pub committed: u64,
+    /// Bytes reserved.
+    pub reserved: u64,
+}
+
+/// What `jcmd <pid> GC.heap_info` prints, as data.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeapInfo {
+    /// The JDK feature release (the layout of the text differs between 21 and 25).
+    pub jdk: u32,
+    /// The collector's generations, spaces or regions.
+    pub heap: CollectorUsage,
+    /// Metaspace in total, when read (JDK 16 to 24 print it; JDK 25 no longer does).
+    pub metaspace: Option<MetaspaceUsage>,
+    /// The class space part of it, when compressed class pointers are on.
+    pub class_space: Option<MetaspaceUsage>,
+}
+
+/// Reads the heap summary of the VM `vm`. `local` resolves a libjvm `.symtab` symbol to its
+/// run-time address (for Metaspace; `None` everywhere leaves Metaspace out).
+///
+/// # Errors
+/// [`Error::Unsupported`] for a collector not summarized yet (generational ZGC, Shenandoah,
+/// Epsilon, JDK 8's CMS); [`Error::VmStructs`] when an entry is missing or a bound is
+/// implausible; [`Error::Memory`].
+pub fn heap_info(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    local: &dyn Fn(&str) -> Option<u64>,
+) -> Result<HeapInfo, Error> {
+    let heap = rd(
+        mem,
+        vm.static_address("Universe", "_collectedHeap")?,
+        "Universe::_collectedHeap",
+    )?;
+    if heap == 0 {
+        return Err(Error::VmStructs(
+            "Universe::_collectedHeap is NULL (the VM is not initialized yet?)".into(),
+        ));
+    }
+    let unsupported = |what| Error::Unsupported {
+        what,
+        os: std::env::consts::OS,
+    };
+    let usage = match vm.layout.collector {
+        Some(Collector::Serial) => serial(vm, mem, heap)?,
+        Some(Collector::Parallel) => parallel(vm, mem)?,
+        Some(Collector::G1) => g1(vm, mem, heap)?,
+        Some(Collector::Z) if vm.layout.zpointer_load_shift.is_none() => z(vm, mem, heap)?,
+        Some(Collector::Z) => return Err(unsupported("a heap summary of generational ZGC")),
+        Some(Collector::Shenandoah) => return Err(unsupported("a heap summary of Shenandoah")),
+        Some(Collector::Epsilon) => return Err(unsupported("a heap summary of Epsilon")),
+        None => {
+            return Err(unsupported(
+                "a heap summary of a heap whose collector the flags do not name",
+            ));
+        }
+    };
+    let (metaspace, class_space) = if (16..25).contains(&vm.major) {
+        match metaspace(mem, local) {
+            Some((all, class)) => (
+                Some(all),
+                class.filter(|_| vm.layout.compressed_class_pointers),
+            ),
+            None => (None, None),
+        }
+    } else {
+        (None, None)
+    };
+    Ok(HeapInfo {
+        jdk: vm.major,
+        heap: usage,
+        metaspace,
+        class_space,
+    })
+}
+
+/// Checks that `[low, high)` is an ordered range.
+fn ordered(what: &str, low: u64, high: u64) -> Result<(), Error> {
+    if high < low {
+        return Err(Error::VmStructs(format!(
+            "{what}: {high:#x} below {low:#x}"
+        )));
+    }
+    Ok(())
+}
+
+fn space(
+    mem: &dyn ReadMemory,
+    at: u64,
+    name: &'static str,
+    (bottom, top, end): (u64, u64, u64),
+) -> Result<SpaceUsage, Error> {
+    let s = SpaceUsage {
+        name,
+        bottom: rd(mem, at.wrapping_add(bottom), "space's _bottom")?,
+        top: rd(mem, at.wrapping_add(top), "space's _top")?,
+        end: rd(mem, at.wrapping_add(end), "space's _end")?,
+        threshold: None,
+    };
+    ordered(name, s.bottom, s.top)?;
+    ordered(name, s.top, s.end)?;
+    Ok(s)
+}
+
+fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    let (young, old) = match (
+        vm.offset("SerialHeap", "_young_gen"),
+        vm.offset("SerialHeap", "_old_gen"),
+    ) {
+        (Ok(y), Ok(o)) => (y, o),
+        _ => (
+            vm.offset("GenCollectedHeap", "_young_gen")?,
+            vm.offset("GenCollectedHeap", "_old_gen")?,
+        ),
+    };
+    let young = rd(mem, heap.wrapping_add(young), "SerialHeap::_young_gen")?;
+    let old = rd(mem, heap.wrapping_add(old), "SerialHeap::_old_gen")?;
+    let bounds = (
+        vm.offset("ContiguousSpace", "_bottom")
+            .or_else(|_| vm.offset("Space", "_bottom"))?,
+        vm.offset("ContiguousSpace", "_top")?,
+        vm.offset("ContiguousSpace", "_end")
+            .or_else(|_| vm.offset("Space", "_end"))?,
+    );
+    let vs = vm.offset("Generation", "_virtual_space")?;
+    let generation = |g: u64, spaces| -> Result<GenerationUsage, Error> {
+        let at = g.wrapping_add(vs);
+        let word = |field: &str| -> Result<u64, Error> {
+            rd(
+                mem,
+                at.wrapping_add(vm.offset("VirtualSpace", field)?),
+                "Generation::_virtual_space",
+            )
+        };
+        let out = GenerationUsage {
+            low_boundary: word("_low_boundary")?,
+            high: word("_high")?,
+            high_boundary: word("_high_boundary")?,
+            spaces,
+        };
+        ordered("generation", out.low_boundary, out.high)?;
+        ordered("generation", out.high, out.high_boundary)?;
+        Ok(out)
+    };
+    let mut young_spaces = Vec::new();
+    for (field, name) in [
+        ("_eden_space", "eden"),
+        ("_from_space", "from"),
+        ("_to_space", "to"),
+    ] {
+        let p = rd(
+            mem,
+            young.wrapping_add(vm.offset("DefNewGeneration", field)?),
+            "DefNewGeneration's space",
+        )?;
+        young_spaces.push(space(mem, p, name, bounds)?);
+    }
+    let the = rd(
+        mem,
+        old.wrapping_add(vm.offset("TenuredGeneration", "_the_space")?),
+        "TenuredGeneration::_the_space",
+    )?;
+    let mut tenured = space(mem, the, "the", bounds)?;
+    // Up to JDK 21 the tenured space is an offset-table space that prints its threshold.
+    if let Ok(offsets) = vm
+        .offset("TenuredSpace", "_offsets")
+        .or_else(|_| vm.offset("OffsetTableContigSpace", "_offsets"))
+    {
+        let t = vm.offset("BlockOffsetArrayContigSpace", "_next_offset_threshold")?;
+        tenured.threshold = Some(rd(
+            mem,
+            the.wrapping_add(offsets).wrapping_add(t),
+            "BlockOffsetArrayContigSpace::_next_offset_threshold",
+        )?);
+    }
+    Ok(CollectorUsage::Serial {
+        young: generation(young, young_spaces)?,
+        old: generation(old, vec![tenured])?,
+    })
+}
+
+fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<CollectorUsage, Error> {
+    let gen_at = |field: &str| -> Result<u64, Error> {
+        rd(
+            mem,
+            vm.static_address("ParallelScavengeHeap", field)?,
+            "ParallelScavengeHeap's generation",
+        )
+    };
+    let (young, old) = (gen_at("_young_gen")?, gen_at("_old_gen")?);
+    // JDK 11: MutableSpace's bounds are its superclass ImmutableSpace's.
+    let member = |name: &str| {
+        vm.offset("MutableSpace", name)
+            .or_else(|_| vm.offset("ImmutableSpace", name))
+    };
+    let bounds = (
+        member("_bottom")?,
+        vm.offset("MutableSpace", "_top")?,
+        member("_end")?,
+    );
+    let generation = |ty: &str, g: u64, spaces| -> Result<GenerationUsage, Error> {
+        let vs = rd(
+            mem,
+            g.wrapping_add(vm.offset(ty, "_virtual_space")?),
+            "the generation's PSVirtualSpace",
+        )?;
+        let word = |field: &str| -> Result<u64, Error> {
+            rd(
+                mem,
+                vs.wrapping_add(vm.offset("PSVirtualSpace", field)?),
+                "PSVirtualSpace",
+            )
+        };
+        let out = GenerationUsage {
+            low_boundary: word("_reserved_low_addr")?,
+            high: word("_committed_high_addr")?,
+            high_boundary: word("_reserved_high_addr")?,
+            spaces,
+        };
+        ordered(ty, out.low_boundary, out.high)?;
+        ordered(ty, out.high, out.high_boundary)?;
+        Ok(out)
+    };
+    let mut young_spaces = Vec::new();
+    for (field, name) in [
+        ("_eden_space", "eden"),
+        ("_from_space", "from"),
+        ("_to_space", "to"),
+    ] {
+        let p = rd(
+            mem,
+            young.wrapping_add(vm.offset("PSYoungGen", field)?),
+            "PSYoungGen's space",
+        )?;
+        young_spaces.push(space(mem, p, name, bounds)?);
+    }
+    let object = rd(
+        mem,
+        old.wrapping_add(vm.offset("PSOldGen", "_object_space")?),
+        "PSOldGen::_object_space",
+    )?;
+    let old_spaces = vec![space(mem, object, "object", bounds)?];
+    Ok(CollectorUsage::Parallel {
+        young: generation("PSYoungGen", young, young_spaces)?,
+        old: generation("PSOldGen", old, old_spaces)?,
+    })
+}
+
+fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    let (manager, region, region_type) = if vm.has_type("G1HeapRegion") {
+        ("G1HeapRegionManager", "G1HeapRegion", "G1HeapRegionType")
+    } else {
+        ("HeapRegionManager", "HeapRegion", "HeapRegionType")
+    };
+    let reserved = heap.wrapping_add(vm.offset("CollectedHeap", "_reserved")?);
+    let reserved_start = rd(
+        mem,
+        reserved.wrapping_add(vm.offset("MemRegion", "_start")?),
+        "CollectedHeap::_reserved",
+    )?;
+    let words = rd(
+        mem,
+        reserved.wrapping_add(vm.offset("MemRegion", "_word_size")?),
+        "CollectedHeap::_reserved",
+    )?;
+    let reserved_end = words
+        .checked_mul(8)
+        .and_then(|b| reserved_start.checked_add(b))
+        .ok_or_else(|| Error::VmStructs(format!("CollectedHeap::_reserved: {words} words")))?;
+    let region_size = rd(
+        mem,
+        vm.static_address(region, "GrainBytes")?,
+        "HeapRegion::GrainBytes",
+    )?;
+    if !region_size.is_power_of_two() || !(1 << 20..=1 << 29).contains(&region_size) {
+        return Err(Error::VmStructs(format!(
+            "{region}::GrainBytes is {region_size}"
+        )));
+    }
+    let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
+    let table = hrm.wrapping_add(vm.offset(manager, "_regions")?);
+    let base = rd(
+        mem,
+        table.wrapping_add(vm.offset("G1HeapRegionTable", "_base")?),
+        "G1HeapRegionTable::_base",
+    )?;
+    let length = u64::from(
+        mem.read_u32(table.wrapping_add(vm.offset("G1HeapRegionTable", "_length")?))
+            .map_err(|e| Error::memory("G1HeapRegionTable::_length", e))?,
+    );
+    if length > super::spaces::MAX_REGIONS {
+        return Err(Error::VmStructs(format!(
+            "G1HeapRegionTable::_length is {length}"
+        )));
+    }
+    let regions = mem
+        .read_pointers(base, length as usize, super::spaces::MAX_REGIONS as usize)
+        .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
+    // JDK 11: a region is a G1ContiguousSpace, its bounds are Space's.
+    let bottom = vm
+        .offset(region, "_bottom")
+        .or_else(|_| vm.offset("Space", "_bottom"))?;
+    let top = vm
+        .offset(region, "_top")
+        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))?;
+    let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
+    let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
+    let (free, eden, survivor) = (
+        constant("FreeTag")?,
+        constant("EdenTag")?,
+        constant("SurvTag")?,
+    );
+    // JDK 11 counts the committed regions; later JDKs keep a bitmap that vmStructs does not
+    // export, so a region is committed when its memory can be read.
+    let num_committed = vm
+        .offset(manager, "_num_committed")
+        .ok()
+        .map(|o| mem.read_u32(hrm.wrapping_add(o)).map(u64::from))
+        .transpose()
+        .map_err(|e| Error::memory("HeapRegionManager::_num_committed", e))?;
+    let (mut used, mut committed, mut young, mut survivors) = (0u64, 0u64, 0u64, 0u64);
+    for r in regions {
+        if r == 0 {
+            continue;
+        }
+        let b = rd(mem, r.wrapping_add(bottom), "HeapRegion::_bottom")?;
+        let t = rd(mem, r.wrapping_add(top), "HeapRegion::_top")?;
+        if t < b || t - b > region_size {
+            return Err(Error::VmStructs(format!(
+                "region at {b:#x}: top {t:#x} outside it"
+            )));
+        }
+        let k = i64::from(
+            mem.read_u8(r.wrapping_add(tag))
+                .map_err(|e| Error::memory("HeapRegionType::_tag", e))?,
+        );
+        if num_committed.is_none() && mem.committed(b) {
+            committed += 1;
+        }
+        if k == free {
+            continue;
+        }
+        used += t - b;
+        if k == eden || k == survivor {
+            young += 1;
+        }
+        if k == survivor {
+            survivors += 1;
+        }
+    }
+    Ok(CollectorUsage::G1 {
+        reserved_start,
+        reserved_end,
+        committed: num_committed.unwrap_or(committed) * region_size,
+        used,
+        region_size,
+        young_regions: young,
+        survivor_regions: survivors,
+    })
+}
+
+fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    // JDK 21 names the single-generation classes X*.
+    let p = if vm.has_type("XCollectedHeap") && vm.layout.zpointer_load_shift.is_none() {
+        "X"
+    } else {
+        "Z"
+    };
+    let allocator = heap
+        .wrapping_add(vm.offset(&format!("{p}CollectedHeap"), "_heap")?)
+        .wrapping_add(vm.offset(&format!("{p}Heap"), "_page_allocator")?);
+    let ty = format!("{p}PageAllocator");
+    let word = |field: &str| -> Result<u64, Error> {
+        rd(
+            mem,
+            allocator.wrapping_add(vm.offset(&ty, field)?),
+            "ZPageAllocator",
+        )
+    };
+    Ok(CollectorUsage::Z {
+        used: word("_used")?,
+        capacity: word("_capacity")?,
+        max_capacity: word("_max_capacity")?,
+    })
+}
+
+/// Metaspace through libjvm's local symbols (JDK 16+'s metaspace): the used counters (words)
+/// and each context's `VirtualSpaceList` reserved (at +40) and committed (at +48) word
+/// counters (`memory/metaspace/virtualSpaceList.hpp`: name, first node, node counter,
+/// can-expand, commit limiter, then the two `SizeCounter`s). `None` when a symbol is missing
+/// or a figure implausible.
+fn metaspace(
+    mem: &dyn ReadMemory,
+    local: &dyn Fn(&str) -> Option<u64>,
+) -> Option<(MetaspaceUsage, Option<MetaspaceUsage>)> {
+    let word = |a: u64| mem.read_u64(a).ok();
+    let used = |sym: &str| word(local(sym)?);
+    let context = |sym: &str| -> Option<(u64, u64)> {
+        let ctx = word(local(sym)?)?;
+        if ctx == 0 {
+            return None;
+        }
+        let list = word(ctx.checked_add(8)?)?;
+        let reserved = word(list.checked_add(40)?)?;
+        let committed = word(list.checked_add(48)?)?;
+        (committed <= reserved && reserved < 1 << 40).then_some((reserved, committed))
+    };
+    let nonclass_used = used(METASPACE_SYMBOLS[0])?;
+    let (nonclass_reserved, nonclass_committed) = context(METASPACE_SYMBOLS[2])?;
+    let class = match (used(METASPACE_SYMBOLS[1]), context(METASPACE_SYMBOLS[3])) {
+        (Some(u), Some((r, c))) if u <= c => Some(MetaspaceUsage {
+            used: u * 8,
+            committed: c * 8,
+            reserved: r * 8,
+        }),
+        _ => None,
+    };
+    if nonclass_used > nonclass_committed {
+        return None;
+    }
+    let c = class.unwrap_or(MetaspaceUsage {
+        used: 0,
+        committed: 0,
+        reserved: 0,
+    });
+    Some((
+        MetaspaceUsage {
+            used: nonclass_used * 8 + c.used,
+            committed: nonclass_committed * 8 + c.committed,
+            reserved: nonclass_reserved * 8 + c.reserved,
+        },
+        class,
+    ))
+}
+
+/// The libjvm `.symtab` symbols [`heap_info`] asks its `local` resolver for.
+pub const METASPACE_SYMBOLS: [&str; 4] = [
+    "_ZN9metaspace15RunningCounters22_used_nonclass_counterE",
+    "_ZN9metaspace15RunningCounters19_used_class_counterE",
+    "_ZN9metaspace16MetaspaceContext23_nonclass_space_contextE",
+    "_ZN9metaspace16MetaspaceContext20_class_space_contextE",
+];
