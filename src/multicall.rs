@@ -19,7 +19,7 @@ pub const TOOLS: [(&str, &str); 6] = [
     ("jps", "inspect list --format jps"),
     (
         "jcmd",
-        "Thread.print, GC.class_histogram, VM.flags, VM.command_line, PerfCounter.print",
+        "Thread.print, GC.class_histogram, GC.heap_info, VM.flags, VM.command_line, PerfCounter.print",
     ),
 ];
 
@@ -192,9 +192,10 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     };
     let p = pid("jcmd", p)?;
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
-    const COMMANDS: [&str; 5] = [
+    const COMMANDS: [&str; 6] = [
         "Thread.print",
         "GC.class_histogram",
+        "GC.heap_info",
         "VM.flags",
         "VM.command_line",
         "PerfCounter.print",
@@ -214,6 +215,7 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         ("GC.class_histogram", o) if o.iter().all(|o| *o == "-all" || *o == "-all=true") => {
             Rewritten::new(&["histo", &p])
         }
+        ("GC.heap_info", []) => Rewritten::new(&["heap", &p]),
         ("VM.flags", []) => Rewritten::new(&["info", "--flags-line", &p]),
         ("VM.command_line", []) => {
             let mut r = Rewritten::new(&["info", &p]);
@@ -227,7 +229,7 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         )),
         (c, _) => bail!(unsupported(
             c,
-            "hsinspect answers Thread.print, GC.class_histogram -all, VM.flags, VM.command_line and PerfCounter.print"
+            "hsinspect answers Thread.print, GC.class_histogram -all, GC.heap_info, VM.flags, VM.command_line and PerfCounter.print"
         )),
     };
     out.pid_line = Some(format!("{p}:"));

@@ -74,6 +74,14 @@ fn start(java_home: &Path, flags: &[&str]) -> Jvm {
 
 /// Compares ours with jcmd's `before` and `after`.
 fn compare(before: &str, ours: &str, after: &str) {
+    compare_as(before, ours, after, false);
+}
+
+/// As [`compare`]; with `reachable_only` (Shenandoah, whose `object_iterate` visits only the
+/// objects reachable from the roots, while a walk from outside also meets the unreachable ones
+/// not collected yet) a stable class may have more instances and bytes in ours, never fewer;
+/// HeapTarget's own classes must still be exact.
+fn compare_as(before: &str, ours: &str, after: &str, reachable_only: bool) {
     let (jcmd_header, before) = parse(before);
     let (_, after) = parse(after);
     let (header, ours) = parse(ours);
@@ -107,7 +115,9 @@ fn compare(before: &str, ours: &str, after: &str) {
             continue;
         }
         if is_filler(name) {
-            if o.0 > a.0 || o.1 > a.1 {
+            // Unreachable fillers (retired TLABs' tails) are met by a walk of a heap whose
+            // jcmd counts only reachable objects.
+            if !reachable_only && (o.0 > a.0 || o.1 > a.1) {
                 wrong.push(format!(
                     "{name}: jcmd {a:?}, ours {o:?} (a filler class: ours may only be smaller)"
                 ));
@@ -115,7 +125,9 @@ fn compare(before: &str, ours: &str, after: &str) {
             continue;
         }
         stable_bytes += a.1;
-        if o != a {
+        let superset =
+            reachable_only && !name.starts_with("HeapTarget") && o.0 >= a.0 && o.1 >= a.1;
+        if o != a && !superset {
             wrong.push(format!("{name}: jcmd {a:?}, ours {o:?}"));
         }
     }
@@ -154,7 +166,8 @@ fn live(major: u32, flags: &[&str]) {
     let ours = inspect_ok(&["histo", &jvm.pid.to_string()]);
     assert_left_alone(jvm.pid, false);
     let after = jcmd_histogram(&home, jvm.pid);
-    compare(&before, &ours, &after);
+    let reachable_only = flags.contains(&"-XX:+UseShenandoahGC");
+    compare_as(&before, &ours, &after, reachable_only);
 }
 
 #[test]
@@ -235,6 +248,44 @@ fn jdk25_g1_compact_headers() {
             "-XX:G1HeapRegionSize=1m",
             "-XX:+UseCompactObjectHeaders",
         ],
+    );
+}
+
+#[test]
+#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+fn jdk11_serial_parallel_and_g1_live() {
+    live(11, &["-XX:+UseSerialGC"]);
+    live(11, &["-XX:+UseParallelGC"]);
+    live(11, &["-XX:+UseG1GC"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_shenandoah_live() {
+    live(17, &["-XX:+UseShenandoahGC"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_shenandoah_live() {
+    live(21, &["-XX:+UseShenandoahGC"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_epsilon_live() {
+    live(
+        21,
+        &["-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC"],
+    );
+}
+
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_shenandoah_compact_headers_live() {
+    live(
+        25,
+        &["-XX:+UseShenandoahGC", "-XX:+UseCompactObjectHeaders"],
     );
 }
 

@@ -143,6 +143,15 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
     );
     assert!(ours_jcmd_histo.contains("java.lang.String (java.base@"));
 
+    // jcmd GC.heap_info: the same text, bracketed by the real jcmd's before and after.
+    let heap_before = stdout_ok(&real("jcmd"), &[&pid, "GC.heap_info"]);
+    let ours_heap = stdout_ok(&link("jcmd"), &[&pid, "GC.heap_info"]);
+    let heap_after = stdout_ok(&real("jcmd"), &[&pid, "GC.heap_info"]);
+    assert!(
+        ours_heap == heap_before || ours_heap == heap_after,
+        "ours:\n{ours_heap}\njcmd before:\n{heap_before}\nafter:\n{heap_after}"
+    );
+
     // jcmd PerfCounter.print: `<pid>:` and the same counter names.
     let names = |t: &str| -> BTreeSet<String> {
         t.lines()

@@ -142,11 +142,24 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     let mut modules = Modules::default();
     let mut rows = Vec::with_capacity(counts.len().min(MAX_ROWS));
     let mut dormant = 0;
+    // JDK 9-14's VM-anonymous classes (lambdas) are named `Name/0x<Klass*>`
+    // (`Klass::external_name`), told by a bit of `InstanceKlass::_misc_flags`.
+    let anonymous = vm.offset("InstanceKlass", "_misc_flags").ok().zip(
+        vm.int_opt("InstanceKlass::_misc_is_anonymous")
+            .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
+    );
     for (klass, (instances, bytes)) in counts.into_iter().take(MAX_ROWS) {
-        let class_name = reader
+        let mut class_name = reader
             .name_of_klass(klass)
             .map(|n| crate::vm::frames::external_name(&n))
             .unwrap_or_else(|_| format!("<klass {klass:#x}>"));
+        if let Some((flags_at, bit)) = anonymous
+            && mem
+                .read_u16(klass.wrapping_add(flags_at))
+                .is_ok_and(|f| i64::from(f) & bit != 0)
+        {
+            class_name = format!("{class_name}/{klass:#018x}");
+        }
         let mirror = reader.mirror_of(klass).unwrap_or(1);
         if mirror == 0 {
             dormant += instances;

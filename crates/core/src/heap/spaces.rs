@@ -17,6 +17,9 @@
 //!   pointers (null: uncommitted); each `G1HeapRegion` (`HeapRegion` ≤ 22) `_bottom`, `_top`,
 //!   `_type._tag`. Free regions are skipped, a continues-humongous region is covered by its
 //!   starts-humongous region's one object, as `G1CollectedHeap::object_iterate` does.
+//! * Shenandoah (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
+//!   `ShenandoahHeap::_regions[0.._num_regions)` by `_state` (see [`shenandoah`]).
+//! * Epsilon (`gc/epsilon/epsilonHeap.hpp`): `EpsilonHeap::_space`, one `ContiguousSpace`.
 //! * TLABs: `Thread::_tlab` (`ThreadLocalAllocBuffer::_start/_top/_end`,
 //!   `gc/shared/threadLocalAllocBuffer.hpp`): `[top, end + alignment_reserve)` is not parsable.
 
@@ -36,6 +39,10 @@ pub enum SpaceKind {
     /// A G1 starts-humongous region: one object at `bottom`, which may run on into the next
     /// (continues-humongous) regions.
     HumongousStart,
+    /// A Shenandoah region in the collection set: back to back like
+    /// [`SpaceKind::Contiguous`], but an object whose mark word is forwarded has been copied
+    /// out and is stepped over.
+    CollectionSet,
 }
 
 /// A range of the heap that holds objects.
@@ -54,7 +61,7 @@ pub struct Space {
 /// The spaces of the heap of `vm`, in address order within each generation.
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a collector not walked yet (ZGC, Shenandoah, Epsilon, none);
+/// [`Error::Unsupported`] for a collector not walked yet (ZGC, JDK 8's CMS) or none named;
 /// [`Error::VmStructs`] when an entry is missing or a count implausible; [`Error::Memory`].
 pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
     let heap = rd(
@@ -71,12 +78,19 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         Some(Collector::Serial) => serial(vm, mem, heap)?,
         Some(Collector::Parallel) => parallel(vm, mem)?,
         Some(Collector::G1) => g1(vm, mem, heap)?,
+        Some(Collector::Shenandoah) => shenandoah(vm, mem, heap)?,
+        Some(Collector::Epsilon) => {
+            let space = rd(
+                mem,
+                heap.wrapping_add(vm.offset("EpsilonHeap", "_space")?),
+                "EpsilonHeap::_space",
+            )?;
+            vec![contiguous(vm, mem, space, "space")?]
+        }
         other => {
             return Err(Error::Unsupported {
                 what: match other {
                     Some(Collector::Z) => "walking a ZGC heap",
-                    Some(Collector::Shenandoah) => "walking a Shenandoah heap",
-                    Some(Collector::Epsilon) => "walking an Epsilon heap",
                     _ => "walking a heap whose collector the flags do not name",
                 },
                 os: std::env::consts::OS,
@@ -144,7 +158,10 @@ fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         vm.static_address("ParallelScavengeHeap", "_old_gen")?,
         "ParallelScavengeHeap::_old_gen",
     )?;
-    let bottom = vm.offset("MutableSpace", "_bottom")?;
+    // JDK 11: MutableSpace's bottom is its superclass ImmutableSpace's.
+    let bottom = vm
+        .offset("MutableSpace", "_bottom")
+        .or_else(|_| vm.offset("ImmutableSpace", "_bottom"))?;
     let top = vm.offset("MutableSpace", "_top")?;
     let mutable = |space: u64, name: &str| -> Result<Space, Error> {
         Ok(Space {
@@ -196,8 +213,13 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error
     let regions = mem
         .read_pointers(base, length as usize, MAX_REGIONS as usize)
         .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
-    let bottom = vm.offset(region, "_bottom")?;
-    let top = vm.offset(region, "_top")?;
+    // JDK 11: a region is a G1ContiguousSpace, its bounds are Space's.
+    let bottom = vm
+        .offset(region, "_bottom")
+        .or_else(|_| vm.offset("Space", "_bottom"))?;
+    let top = vm
+        .offset(region, "_top")
+        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))?;
     let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
     let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
     let free = constant("FreeTag")?;
@@ -225,6 +247,69 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error
             } else {
                 SpaceKind::Contiguous
             },
+        });
+    }
+    Ok(out)
+}
+
+/// Shenandoah (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
+/// `ShenandoahHeap::_regions[0.._num_regions)`, each region's `_bottom`, `_top` and `_state`.
+/// Empty and trash regions hold nothing; a humongous start's one object runs on into its
+/// continuations (which are skipped); a collection-set region is walked stepping over its
+/// forwarded objects, as the Serviceability Agent's `ShenandoahHeapRegion.getLiveRegions`
+/// does.
+fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let count = rd(
+        mem,
+        heap.wrapping_add(vm.offset("ShenandoahHeap", "_num_regions")?),
+        "ShenandoahHeap::_num_regions",
+    )?;
+    if count > MAX_REGIONS {
+        return Err(Error::VmStructs(format!(
+            "ShenandoahHeap::_num_regions is {count}, more than {MAX_REGIONS}"
+        )));
+    }
+    let table = rd(
+        mem,
+        heap.wrapping_add(vm.offset("ShenandoahHeap", "_regions")?),
+        "ShenandoahHeap::_regions",
+    )?;
+    let regions = mem
+        .read_pointers(table, count as usize, MAX_REGIONS as usize)
+        .map_err(|e| Error::memory("ShenandoahHeap::_regions", e))?;
+    let bottom = vm.offset("ShenandoahHeapRegion", "_bottom")?;
+    let top = vm.offset("ShenandoahHeapRegion", "_top")?;
+    let state = vm.offset("ShenandoahHeapRegion", "_state")?;
+    let constant = |name: &str| vm.int(&format!("ShenandoahHeapRegion::{name}"));
+    let regular = [constant("_regular")?, constant("_pinned")?];
+    let humongous = [
+        constant("_humongous_start")?,
+        constant("_pinned_humongous_start")?,
+    ];
+    let cset = [constant("_cset")?, constant("_pinned_cset")?];
+    let mut out = Vec::new();
+    for (i, r) in regions.into_iter().enumerate() {
+        if r == 0 {
+            continue;
+        }
+        let s = i64::from(
+            mem.read_u32(r.wrapping_add(state))
+                .map_err(|e| Error::memory("ShenandoahHeapRegion::_state", e))?,
+        );
+        let kind = if regular.contains(&s) {
+            SpaceKind::Contiguous
+        } else if humongous.contains(&s) {
+            SpaceKind::HumongousStart
+        } else if cset.contains(&s) {
+            SpaceKind::CollectionSet
+        } else {
+            continue;
+        };
+        out.push(Space {
+            name: format!("region {i}"),
+            bottom: rd(mem, r.wrapping_add(bottom), "ShenandoahHeapRegion::_bottom")?,
+            top: rd(mem, r.wrapping_add(top), "ShenandoahHeapRegion::_top")?,
+            kind,
         });
     }
     Ok(out)

@@ -197,6 +197,8 @@ pub struct WalkStats {
     /// Objects whose header was not written yet (a thread held between bumping its TLAB's top
     /// and storing the klass): the rest of that TLAB up to its top was skipped.
     pub torn: u64,
+    /// Objects of a collection set already copied elsewhere (forwarded), stepped over.
+    pub forwarded: u64,
     /// Reads of the target's memory.
     pub reads: u64,
     /// Bytes read from the target.
@@ -416,12 +418,43 @@ impl<'a> Walker<'a> {
                 Ok(h) => layout.klass(LeBytes::new(h)),
                 Err(s) => return Some(note(at, s.0)),
             };
-            let Some(klass) = klass else {
+            let Some(mut klass) = klass else {
                 return Some(note(
                     at,
                     "an object header cut short by the space's top".into(),
                 ));
             };
+            // In a collection set being evacuated, an object whose mark word is forwarded
+            // (lock bits 0b11) has its live copy elsewhere: stepped over, not counted. With
+            // compact headers its klass is read from that copy.
+            let mut forwarded = false;
+            if space.kind == SpaceKind::CollectionSet {
+                let mark = match self.bytes(at, 8, space.top) {
+                    Ok(h) => LeBytes::new(h).u64_at(0).unwrap_or(0),
+                    Err(s) => return Some(note(at, s.0)),
+                };
+                if mark & 3 == 3 {
+                    forwarded = true;
+                    if layout.klass_shift.is_some() {
+                        let copy = mark & !3;
+                        let limit = copy.saturating_add(header);
+                        match self.bytes(copy, header, limit) {
+                            Ok(h) => match layout.klass(LeBytes::new(h)) {
+                                Some(k) => klass = k,
+                                None => {
+                                    return Some(note(at, "a forwardee's header cut short".into()));
+                                }
+                            },
+                            Err(s) => {
+                                return Some(note(
+                                    at,
+                                    format!("the forwardee at {copy:#x}: {}", s.0),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
             let size = match self.size_of(at, klass, space.top) {
                 Ok(s) => s,
                 Err(r) => match in_tlab(at) {
@@ -448,9 +481,13 @@ impl<'a> Walker<'a> {
                     ),
                 ));
             }
-            self.stats.objects += 1;
-            self.stats.bytes += size;
-            visit(at, klass, size);
+            if forwarded {
+                self.stats.forwarded += 1;
+            } else {
+                self.stats.objects += 1;
+                self.stats.bytes += size;
+                visit(at, klass, size);
+            }
             at = end;
         }
         None

@@ -71,7 +71,7 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
 ///
 /// # Errors
 /// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
-/// not walked (ZGC, Shenandoah, Epsilon); [`Error::VmStructs`] when the heap's entries are
+/// not walked (ZGC); [`Error::VmStructs`] when the heap's entries are
 /// missing.
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub fn heap_histogram(
