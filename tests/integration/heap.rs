@@ -77,8 +77,8 @@ fn compare(before: &str, ours: &str, after: &str) {
     compare_as(before, ours, after, false);
 }
 
-/// As [`compare`]; with `reachable_only` (Shenandoah, whose `object_iterate` visits only the
-/// objects reachable from the roots, while a walk from outside also meets the unreachable ones
+/// As [`compare`]; with `reachable_only` (Shenandoah and ZGC, whose `object_iterate` visits only
+/// the objects reachable from the roots, while a walk from outside also meets the unreachable ones
 /// not collected yet) a stable class may have more instances and bytes in ours, never fewer;
 /// HeapTarget's own classes must still be exact.
 fn compare_as(before: &str, ours: &str, after: &str, reachable_only: bool) {
@@ -166,7 +166,7 @@ fn live(major: u32, flags: &[&str]) {
     let ours = inspect_ok(&["histo", &jvm.pid.to_string()]);
     assert_left_alone(jvm.pid, false);
     let after = jcmd_histogram(&home, jvm.pid);
-    let reachable_only = flags.contains(&"-XX:+UseShenandoahGC");
+    let reachable_only = flags.contains(&"-XX:+UseShenandoahGC") || flags.contains(&"-XX:+UseZGC");
     compare_as(&before, &ours, &after, reachable_only);
 }
 
@@ -287,6 +287,34 @@ fn jdk25_shenandoah_compact_headers_live() {
         25,
         &["-XX:+UseShenandoahGC", "-XX:+UseCompactObjectHeaders"],
     );
+}
+
+#[test]
+#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+fn jdk17_zgc_live() {
+    live(17, &["-XX:+UseZGC"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_zgc_single_and_generational_live() {
+    live(21, &["-XX:+UseZGC", "-XX:-ZGenerational"]);
+    live(21, &["-XX:+UseZGC", "-XX:+ZGenerational"]);
+}
+
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_generational_zgc_live_and_compact_headers() {
+    live(25, &["-XX:+UseZGC"]);
+    live(25, &["-XX:+UseZGC", "-XX:+UseCompactObjectHeaders"]);
+}
+
+/// Medium pages (a 2 GiB heap gives 32 MiB pages whose objects are 4 KiB aligned): HeapTarget's
+/// humongous `int[]` lands in one.
+#[test]
+#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+fn jdk25_generational_zgc_medium_pages() {
+    live(25, &["-XX:+UseZGC", "-Xmx2g"]);
 }
 
 /// A gcore of a running JVM, read after the JVM is gone: jcmd before and after the core is

@@ -20,6 +20,8 @@
 //! * Shenandoah (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
 //!   `ShenandoahHeap::_regions[0.._num_regions)` by `_state` (see [`shenandoah`]).
 //! * Epsilon (`gc/epsilon/epsilonHeap.hpp`): `EpsilonHeap::_space`, one `ContiguousSpace`.
+//! * ZGC (`gc/z/zPageTable.hpp`, `zPage.hpp`, `zGranuleMap.hpp`, `zAddress.hpp`; JDK 21's
+//!   single generation: `gc/x/`, classes `X*`): see [`z`].
 //! * TLABs: `Thread::_tlab` (`ThreadLocalAllocBuffer::_start/_top/_end`,
 //!   `gc/shared/threadLocalAllocBuffer.hpp`): `[top, end + alignment_reserve)` is not parsable.
 
@@ -36,9 +38,12 @@ pub const MAX_REGIONS: u64 = 1 << 22;
 pub enum SpaceKind {
     /// Objects back to back from `bottom` to `top`.
     Contiguous,
-    /// A G1 starts-humongous region: one object at `bottom`, which may run on into the next
-    /// (continues-humongous) regions.
+    /// A G1 starts-humongous region, a Shenandoah humongous start or a ZGC large page: one
+    /// object at `bottom`, which may run on into the next (continues-humongous) regions.
     HumongousStart,
+    /// A ZGC medium page: objects one after another, each at an address aligned to this many
+    /// bytes (`ZObjectAlignmentMedium`); the gaps hold nothing.
+    Aligned(u64),
     /// A Shenandoah region in the collection set: back to back like
     /// [`SpaceKind::Contiguous`], but an object whose mark word is forwarded has been copied
     /// out and is stepped over.
@@ -61,7 +66,7 @@ pub struct Space {
 /// The spaces of the heap of `vm`, in address order within each generation.
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a collector not walked yet (ZGC, JDK 8's CMS) or none named;
+/// [`Error::Unsupported`] for a collector not walked yet (JDK 8's CMS) or none named;
 /// [`Error::VmStructs`] when an entry is missing or a count implausible; [`Error::Memory`].
 pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
     let heap = rd(
@@ -79,6 +84,7 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         Some(Collector::Parallel) => parallel(vm, mem)?,
         Some(Collector::G1) => g1(vm, mem, heap)?,
         Some(Collector::Shenandoah) => shenandoah(vm, mem, heap)?,
+        Some(Collector::Z) => z(vm, mem, heap)?,
         Some(Collector::Epsilon) => {
             let space = rd(
                 mem,
@@ -90,7 +96,6 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         other => {
             return Err(Error::Unsupported {
                 what: match other {
-                    Some(Collector::Z) => "walking a ZGC heap",
                     _ => "walking a heap whose collector the flags do not name",
                 },
                 os: std::env::consts::OS,
@@ -313,6 +318,183 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space
         });
     }
     Ok(out)
+}
+
+/// The most ZGC page-table entries read (a 16 TiB offset space of 2 MiB granules).
+const MAX_GRANULES: u64 = 1 << 23;
+
+/// ZGC's pages in use (`ZCollectedHeap::_heap` → `ZHeap::_page_table` → `ZPageTable::_map` →
+/// `ZGranuleMapForPageTable::_map`: one `ZPage*` per 2 MiB granule (`ZGranuleSizeShift`) of the
+/// offset space `[0, *ZGlobalsForVMStructs::_ZAddressOffsetMask]`, a page filling several
+/// granules listed in each). A page's `_virtual._start` and `_top` are offsets: the single
+/// generation (JDK 15-21) addresses them through the current good colour (offset |
+/// `*_ZAddressGoodMask`, as the Serviceability Agent's `ZPage` does); generational ZGC
+/// (JDK 21+) adds `ZAddressHeapBase`, which vmStructs does not export: it is the bits above the
+/// offset mask of any heap address, taken from a thread's TLAB. Small pages hold objects back to
+/// back, medium pages at `ZObjectAlignmentMedium` (from `MaxHeapSize` as
+/// `ZHeuristics::set_medium_page_size` computes it), large pages one object.
+fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let generational = vm.layout.zpointer_load_shift.is_some();
+    let p = if !generational && vm.has_type("XCollectedHeap") {
+        "X"
+    } else {
+        "Z"
+    };
+    let globals = rd(
+        mem,
+        vm.static_address(&format!("{p}GlobalsForVMStructs"), "_instance_p")?,
+        "ZGlobalsForVMStructs::_instance_p",
+    )?;
+    let global = |field: &str| -> Result<u64, Error> {
+        let at = rd(
+            mem,
+            globals.wrapping_add(vm.offset(&format!("{p}GlobalsForVMStructs"), field)?),
+            "ZGlobalsForVMStructs",
+        )?;
+        rd(mem, at, "a ZGC global")
+    };
+    let offset_mask = global(&format!("_{p}AddressOffsetMask"))?;
+    if offset_mask == 0 || !(offset_mask + 1).is_power_of_two() {
+        return Err(Error::VmStructs(format!(
+            "ZAddressOffsetMask is {offset_mask:#x}"
+        )));
+    }
+    let granule_shift = vm.long("ZGranuleSizeShift").unwrap_or(21);
+    if !(16..=30).contains(&granule_shift) {
+        return Err(Error::VmStructs(format!(
+            "ZGranuleSizeShift is {granule_shift}"
+        )));
+    }
+    let granules = (offset_mask + 1) >> granule_shift;
+    if granules > MAX_GRANULES {
+        return Err(Error::VmStructs(format!(
+            "a ZGC page table of {granules} granules, more than {MAX_GRANULES}"
+        )));
+    }
+    // How an offset becomes an address.
+    let colour = if generational {
+        heap_base(vm, mem, offset_mask)?
+    } else {
+        global(&format!("_{p}AddressGoodMask"))?
+    };
+    let granule_map = heap
+        .wrapping_add(vm.offset(&format!("{p}CollectedHeap"), "_heap")?)
+        .wrapping_add(vm.offset(&format!("{p}Heap"), "_page_table")?)
+        .wrapping_add(vm.offset(&format!("{p}PageTable"), "_map")?);
+    let map_at = vm.offset(&format!("{p}GranuleMapForPageTable"), "_map")?;
+    let map = rd(
+        mem,
+        granule_map.wrapping_add(map_at),
+        "ZGranuleMapForPageTable::_map",
+    )?;
+    // `ZGranuleMap::_size` (the entries: the offsets the heap may use, `ZAddressOffsetMax`
+    // granules) comes before `_map`; vmStructs does not export it.
+    let granules = if map_at == 8 {
+        rd(mem, granule_map, "ZGranuleMap::_size")?.min(granules)
+    } else {
+        granules
+    };
+    let page = format!("{p}Page");
+    let virtual_at = vm.offset(&page, "_virtual")?;
+    let start_at = virtual_at + vm.offset(&format!("{p}VirtualMemory"), "_start")?;
+    let top_at = vm.offset(&page, "_top")?;
+    let type_at = vm.offset(&page, "_type")?;
+    let constant = |names: [&str; 2]| {
+        names
+            .iter()
+            .find_map(|n| vm.int_opt(n))
+            .ok_or_else(|| Error::VmStructs(format!("no ZGC page type {}", names[0])))
+    };
+    let prefix = |n: &str| format!("{p}{n}");
+    let medium = constant([&prefix("PageTypeMedium"), "ZPageType::medium"])?;
+    let large = constant([&prefix("PageTypeLarge"), "ZPageType::large"])?;
+    let medium_alignment = medium_alignment(vm, mem);
+    let mut out = Vec::new();
+    let mut last = 0u64;
+    // The table is committed as it is used: a 4 KiB part that cannot be read lists no page.
+    const CHUNK: u64 = 512;
+    let mut index = 0u64;
+    while index < granules {
+        let n = CHUNK.min(granules - index);
+        let Ok(pages) = mem.read_pointers(map.wrapping_add(index * 8), n as usize, CHUNK as usize)
+        else {
+            index += n;
+            last = 0;
+            continue;
+        };
+        for (i, &pg) in pages.iter().enumerate() {
+            if pg == 0 || pg == last {
+                last = pg;
+                continue;
+            }
+            last = pg;
+            let start = rd(mem, pg.wrapping_add(start_at), "ZPage::_virtual._start")?;
+            let top = rd(mem, pg.wrapping_add(top_at), "ZPage::_top")?;
+            if top < start || top - start > offset_mask {
+                return Err(Error::VmStructs(format!(
+                    "ZGC page at granule {}: top {top:#x} below start {start:#x}",
+                    index + i as u64
+                )));
+            }
+            let kind = i64::from(
+                mem.read_u8(pg.wrapping_add(type_at))
+                    .map_err(|e| Error::memory("ZPage::_type", e))?,
+            );
+            let bottom = (start & offset_mask) | colour;
+            out.push(Space {
+                name: format!("page {:#x}", start & offset_mask),
+                bottom,
+                top: bottom + (top - start),
+                kind: if kind == large {
+                    SpaceKind::HumongousStart
+                } else if kind == medium {
+                    SpaceKind::Aligned(medium_alignment)
+                } else {
+                    SpaceKind::Contiguous
+                },
+            });
+        }
+        index += n;
+    }
+    out.sort_unstable_by_key(|s| s.bottom);
+    Ok(out)
+}
+
+/// `ZObjectAlignmentMedium`: `ZHeuristics::set_medium_page_size` makes the medium page size
+/// `MaxHeapSize` / 32 clamped to 2-32 MiB and rounded down to a power of two (JDK 25: the
+/// largest medium page), and the alignment that size / 8192. 8 when the flag is not read.
+fn medium_alignment(vm: &VmModel, mem: &dyn ReadMemory) -> u64 {
+    let max_heap = crate::vm::flags::rows(vm, mem, false)
+        .ok()
+        .and_then(|rows| {
+            rows.into_iter()
+                .find(|r| r.name == b"MaxHeapSize")
+                .and_then(|r| mem.read_u64(r.addr).ok())
+        });
+    let Some(max_heap) = max_heap else {
+        return 8;
+    };
+    let size = (max_heap / 32).clamp(2 << 20, 32 << 20);
+    let size = 1u64 << (63 - size.leading_zeros());
+    (size >> 13).max(8)
+}
+
+/// Generational ZGC's `ZAddressHeapBase`: the bits above `offset_mask` of a thread's TLAB start
+/// (a `zaddress`), a power of two above the offsets.
+fn heap_base(vm: &VmModel, mem: &dyn ReadMemory, offset_mask: u64) -> Result<u64, Error> {
+    let threads = crate::vm::threads::ThreadLayout::new(vm)?
+        .thread_addresses(mem)
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let found = tlabs(vm, mem, &threads)?
+        .iter()
+        .map(|t| t.start & !offset_mask)
+        .find(|&b| b.is_power_of_two() && b > offset_mask);
+    found.ok_or_else(|| {
+        Error::VmStructs(
+            "generational ZGC's heap base: no thread has a TLAB to read it from".into(),
+        )
+    })
 }
 
 /// A thread's TLAB: `[start, top)` holds its objects, `[top, end)` (its `_end` plus the

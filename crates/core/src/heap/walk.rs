@@ -488,7 +488,12 @@ impl<'a> Walker<'a> {
                 self.stats.bytes += size;
                 visit(at, klass, size);
             }
-            at = end;
+            at = match space.kind {
+                SpaceKind::Aligned(a) if a.is_power_of_two() => {
+                    end.saturating_add(a - 1) & !(a - 1)
+                }
+                _ => end,
+            };
         }
         None
     }
