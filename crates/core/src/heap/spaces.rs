@@ -93,11 +93,9 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
             )?;
             vec![contiguous(vm, mem, space, "space")?]
         }
-        other => {
+        None => {
             return Err(Error::Unsupported {
-                what: match other {
-                    _ => "walking a heap whose collector the flags do not name",
-                },
+                what: "walking a heap whose collector the flags do not name",
                 os: std::env::consts::OS,
             });
         }
