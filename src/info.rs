@@ -1,7 +1,9 @@
-//! `inspect info <pid>` / `inspect info --core <core>`: the VM's flags and command line read from
-//! outside the JVM (no attach), printed as `jinfo` prints them: `--flags` is `jinfo -flags`;
-//! without it, `VM Flags:` and the `VM Arguments:` block (`jvm_flags`, `jvm_args`,
-//! `java_command`). Text only: the command line may hold secrets, so no machine format carries it.
+//! `inspect info <pid>` / `inspect info --core <core>`: the VM's system properties, flags and
+//! command line read from outside the JVM (no attach), printed as `jinfo` prints them:
+//! `--flags` is `jinfo -flags`, `--sysprops` `jinfo -sysprops`, `--all` `jinfo <pid>` (the
+//! three: `Java System Properties:`, `VM Flags:`, the `VM Arguments:` block); without them,
+//! `VM Flags:` and `VM Arguments:`. Text only: properties and the command line may hold
+//! secrets, so no machine format carries them.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -14,7 +16,9 @@ use crate::threads::{CoreFileArgs, Source};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     inspect info 4242            VM Flags: and VM Arguments: (jvm_args, java_command)\n  \
+    inspect info --all 4242      as `jinfo 4242`: the system properties first\n  \
     inspect info --flags 4242    as `jinfo -flags 4242`\n  \
+    inspect info --sysprops 4242 as `jinfo -sysprops 4242` (sorted by key)\n  \
     inspect info --flag MaxHeapSize 4242\n  \
     inspect info --core core.4242 --flags")]
 pub struct InfoArgs {
@@ -26,6 +30,14 @@ pub struct InfoArgs {
     /// Only the flags not at their default, as `jinfo -flags` prints them.
     #[arg(long)]
     flags: bool,
+    /// Only the system properties, as `jinfo -sysprops` prints them (read from the heap; sorted
+    /// by key, where jinfo prints its hash map's order).
+    #[arg(long, conflicts_with = "flags")]
+    sysprops: bool,
+    /// The system properties, then the flags and the command line, as `jinfo <pid>` prints
+    /// them.
+    #[arg(long, conflicts_with_all = ["flags", "sysprops"])]
+    all: bool,
     /// One flag, whatever its origin, as `jinfo -flag NAME` prints it (`-XX:+NAME`,
     /// `-XX:NAME=value`); `no such flag 'NAME'` when the VM has none of that name.
     #[arg(long, value_name = "NAME", conflicts_with = "flags")]
@@ -40,12 +52,14 @@ pub struct InfoArgs {
 
 /// Runs `inspect info`.
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
+    let properties = args.sysprops || args.all;
     let info = match args.file.source(args.pid)? {
-        Source::Live(pid) => live(pid)?,
+        Source::Live(pid) => live(pid, properties)?,
         Source::Core(core) => hsinspect::pipeline::vm_info_core(
             core,
             args.file.exe.as_deref(),
             args.file.sysroot.as_deref(),
+            properties,
         )
         .with_context(|| format!("flags of core {}", core.display()))?,
     };
@@ -68,6 +82,18 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
+    if properties {
+        let Some(props) = &info.system_properties else {
+            anyhow::bail!("the system properties could not be read (see the warning above)");
+        };
+        let date = date_line(props);
+        hsinspect::format::flags::write_system_properties(&mut out, props, &date)?;
+        if args.sysprops {
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        writeln!(out)?;
+    }
     hsinspect::format::flags::write_set_flags(&mut out, &info.flags)?;
     if !args.flags {
         writeln!(out)?;
@@ -77,13 +103,27 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `Properties.store`'s time line: now, as Java's `Date.toString` prints it, in the target's
+/// `user.timezone` when it names a zone this machine knows, else this machine's zone.
+fn date_line(props: &[(String, String)]) -> String {
+    let zone = props
+        .iter()
+        .find(|(k, _)| k == "user.timezone")
+        .and_then(|(_, v)| jiff::tz::TimeZone::get(v).ok())
+        .unwrap_or_else(jiff::tz::TimeZone::system);
+    jiff::Timestamp::now()
+        .to_zoned(zone)
+        .strftime("%a %b %d %H:%M:%S %Z %Y")
+        .to_string()
+}
+
 #[cfg(all(target_os = "linux", feature = "live"))]
-fn live(pid: i32) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
-    hsinspect::pipeline::vm_info(pid).with_context(|| format!("flags of process {pid}"))
+fn live(pid: i32, properties: bool) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
+    hsinspect::pipeline::vm_info(pid, properties).with_context(|| format!("flags of process {pid}"))
 }
 
 #[cfg(not(all(target_os = "linux", feature = "live")))]
-fn live(pid: i32) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
+fn live(pid: i32, _properties: bool) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
     Err(hsinspect::Error::Unsupported {
         what: "the flags of a live JVM",
         os: std::env::consts::OS,

@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 pub const TOOLS: [(&str, &str); 6] = [
     ("jstack", "inspect threads"),
     ("jmap", "inspect histo (-histo, -histo:all)"),
-    ("jinfo", "inspect info (-flags)"),
+    ("jinfo", "inspect info (-flags, -sysprops, -flag NAME)"),
     ("jstat", "inspect stat"),
     ("jps", "inspect list --format jps"),
     (
@@ -133,20 +133,19 @@ fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
     })
 }
 
-/// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo -flag NAME <pid>` → `inspect info
-/// --flag NAME`; `jinfo <pid>` → `inspect info`.
+/// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo -sysprops <pid>` → `inspect info
+/// --sysprops`; `jinfo -flag NAME <pid>` → `inspect info --flag NAME`; `jinfo <pid>` →
+/// `inspect info --all`.
 fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
     let mut flags = false;
+    let mut sysprops = false;
     let mut flag = None;
     let mut rest = Vec::new();
     let mut iter = args.iter();
     while let Some(a) = iter.next() {
         match a.as_str() {
             "-flags" => flags = true,
-            "-sysprops" => bail!(unsupported(
-                "-sysprops",
-                "the system properties live in the Java heap and are not read yet"
-            )),
+            "-sysprops" => sysprops = true,
             "-flag" => {
                 let name = iter.next().map(String::as_str).unwrap_or("");
                 if name.is_empty() || name.starts_with(['+', '-']) || name.contains('=') {
@@ -172,8 +171,15 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
         out.args.insert(2, name);
     } else if flags {
         out.args.insert(1, "--flags".into());
+    } else if sysprops {
+        out.args.insert(1, "--sysprops".into());
+        out.note = Some("the properties are sorted by key".into());
     } else {
-        out.note = Some("the \"Java System Properties\" part is not printed (the properties live in the Java heap), nor java_class_path and Launcher Type".into());
+        out.args.insert(1, "--all".into());
+        out.note = Some(
+            "the properties are sorted by key; java_class_path and Launcher Type are not printed"
+                .into(),
+        );
     }
     Ok(out)
 }
@@ -333,11 +339,13 @@ mod tests {
         assert_eq!(args("jmap", "-histo 4242"), "histo 4242");
         assert_eq!(args("jmap", "-histo:all 4242"), "histo 4242");
         assert_eq!(args("jinfo", "-flags 4242"), "info --flags 4242");
-        assert_eq!(args("jinfo", "4242"), "info 4242");
         assert_eq!(
             args("jinfo", "-flag MaxHeapSize 4242"),
             "info --flag MaxHeapSize 4242"
         );
+        assert_eq!(args("jinfo", "-sysprops 4242"), "info --sysprops 4242");
+        assert_eq!(args("jinfo", "4242"), "info --all 4242");
+        assert_eq!(args("jcmd", "4242 GC.heap_info"), "heap 4242");
         assert_eq!(args("jstat", "-gcutil 4242 1s 5"), "stat -gcutil 4242 1s 5");
         let j = rw("jcmd", "4242 VM.flags").unwrap();
         assert_eq!(
@@ -359,7 +367,6 @@ mod tests {
         for (tool, line, says) in [
             ("jmap", "-histo:live 4242", "full GC"),
             ("jmap", "-dump:format=b,file=h.hprof 4242", "heap dumps"),
-            ("jinfo", "-sysprops 4242", "Java heap"),
             ("jinfo", "-flag +UseG1GC 4242", "never writes"),
             ("jinfo", "-flag MaxHeapSize=1g 4242", "never writes"),
             ("jstack", "-e 4242", "extended"),

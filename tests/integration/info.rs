@@ -1,11 +1,13 @@
 //! `inspect info` against the JDK's own tools on the same JVM: `--flags` byte for byte with
-//! `jcmd <pid> VM.flags` (and JDK 17's `jinfo -flags`), the `VM Arguments:` lines with
+//! `jcmd <pid> VM.flags` (and JDK 17's `jinfo -flags`), `--sysprops` line for line with
+//! `jinfo -sysprops` (as sets: jinfo's order is its hash map's), the `VM Arguments:` lines with
 //! `jcmd <pid> VM.command_line`'s `jvm_flags:`/`jvm_args:`/`java_command:` lines; live, while
 //! SIGSTOPped (where jcmd cannot answer) and from a gcore. The JVM is started with flags of
 //! every value kind that prints differently (`bool`, `size_t`, `double`, a `ccstrlist` of two
 //! commands, an `intx`) and a `-D` holding a space, `=` and `:`. jcmd's answers are taken
 //! before and after ours and must agree with each other (no flag moved) for the comparison.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -81,16 +83,47 @@ fn split(ours: &str) -> (String, String) {
     (format!("{flags}\n"), args.to_string())
 }
 
+/// `jinfo -sysprops`'s lines, after a first call: the first sets `user.timezone` in the target
+/// (its `Properties.store` formats the date) after printing the properties without it.
+fn jinfo_properties(java_home: &Path, pid: &str) -> BTreeSet<String> {
+    tool(java_home, "jinfo", &["-sysprops", pid]);
+    property_lines(&tool(java_home, "jinfo", &["-sysprops", pid]))
+}
+
+/// The `key=value` lines of a `Java System Properties:` block (after its title and `#` time
+/// line), as a set: jinfo prints them in its hash map's order, ours sorted by key.
+fn property_lines(block: &str) -> BTreeSet<String> {
+    let mut lines = block.lines();
+    assert_eq!(lines.next(), Some("Java System Properties:"), "{block}");
+    assert!(lines.next().is_some_and(|l| l.starts_with('#')), "{block}");
+    lines.map(str::to_string).collect()
+}
+
 fn live(major: u32) {
     let home = jdk(major);
     let jvm = start(&home);
     let pid = jvm.pid.to_string();
     let before = reference(&home, jvm.pid);
+    let props_before = jinfo_properties(&home, &pid);
     let flags = inspect_ok(&["info", "--flags", &pid]);
     let both = inspect_ok(&["info", &pid]);
+    let all = inspect_ok(&["info", "--all", &pid]);
+    let sysprops = inspect_ok(&["info", "--sysprops", &pid]);
     assert_left_alone(jvm.pid, false);
+    let props_after = property_lines(&tool(&home, "jinfo", &["-sysprops", &pid]));
+    assert!(props_after.iter().any(|l| l.starts_with("user.timezone=")));
     let after = reference(&home, jvm.pid);
     assert_eq!(before, after, "jcmd's answers moved between the reads");
+    assert_eq!(props_before, props_after, "jinfo's properties moved");
+    assert_eq!(
+        property_lines(&sysprops),
+        props_after,
+        "JDK {major}: inspect info --sysprops vs jinfo -sysprops"
+    );
+    assert!(
+        props_after.contains("hsinspect.test=a b\\=c\\:d"),
+        "the escaped -D property: {props_after:?}"
+    );
     assert_eq!(
         flags, before.0,
         "JDK {major}: inspect info --flags vs jcmd VM.flags"
@@ -101,6 +134,18 @@ fn live(major: u32) {
         "{flags}"
     );
     assert_eq!(split(&both), after, "JDK {major}: inspect info vs jcmd");
+    let (props, rest) = all
+        .split_once("\n\n")
+        .expect("the properties, then the rest");
+    assert_eq!(
+        property_lines(props),
+        props_after,
+        "JDK {major}: inspect info --all"
+    );
+    assert_eq!(
+        rest, both,
+        "JDK {major}: inspect info --all after its properties"
+    );
     assert!(both.contains("-Dhsinspect.test=a b=c:d "), "{both}");
 }
 
@@ -145,14 +190,24 @@ fn jdk21_stopped_jvm_and_its_gcore_print_what_jcmd_printed() {
     let jvm = start(&home);
     let pid = jvm.pid.to_string();
     let (flags, args) = reference(&home, jvm.pid);
-    let expected = format!("{flags}\n{args}");
+    let props = jinfo_properties(&home, &pid);
+    let expected = (flags, args);
     let core = gcore(jvm.pid, dir.path());
     send_signal(jvm.pid, libc::SIGSTOP);
     let stopped = inspect_ok(&["info", &pid]);
+    let stopped_props = inspect_ok(&["info", "--sysprops", &pid]);
     assert_left_alone(jvm.pid, true);
     send_signal(jvm.pid, libc::SIGCONT);
     drop(jvm);
-    assert_eq!(stopped, expected, "the SIGSTOPped JVM");
-    let from_core = inspect_ok(&["info", "--core", core.to_str().unwrap()]);
-    assert_eq!(from_core, expected, "the gcore");
+    assert_eq!(split(&stopped), expected, "the SIGSTOPped JVM");
+    assert_eq!(
+        property_lines(&stopped_props),
+        props,
+        "the SIGSTOPped JVM's properties"
+    );
+    let core = core.to_str().unwrap();
+    let from_core = inspect_ok(&["info", "--core", core]);
+    assert_eq!(split(&from_core), expected, "the gcore");
+    let core_props = inspect_ok(&["info", "--sysprops", "--core", core]);
+    assert_eq!(property_lines(&core_props), props, "the gcore's properties");
 }

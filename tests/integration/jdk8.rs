@@ -733,4 +733,21 @@ fn jdk8_flags_and_command_line_match_jcmd() {
         );
     }
     assert!(args.contains("jvm_args: ") && args.contains("-Dhsinspect.test=a b=c:d "));
+
+    // The system properties (JDK 8: a Hashtable) as JDK 8's `jcmd VM.system_properties` prints
+    // them, as sets (its order is the table's); its first call sets `user.timezone`.
+    let props = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && l.contains('='))
+            .map(str::to_string)
+            .collect()
+    };
+    jcmd("VM.system_properties");
+    let before = props(&jcmd("VM.system_properties"));
+    let ours = inspect_ok(&["info", "--sysprops", &pid]);
+    let after = props(&jcmd("VM.system_properties"));
+    assert_eq!(before, after, "jcmd's properties moved");
+    assert!(ours.starts_with("Java System Properties:\n#"), "{ours}");
+    assert_eq!(props(&ours), after, "JDK 8's system properties");
+    assert!(after.contains("hsinspect.test=a b\\=c\\:d"), "{after:?}");
 }

@@ -211,7 +211,6 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
             vec!["-dump:format=b,file=/tmp/x.hprof", pid.as_str()],
             "heap dumps",
         ),
-        ("jinfo", vec!["-sysprops", pid.as_str()], "Java heap"),
         (
             "jinfo",
             vec!["-flag", "+UseG1GC", pid.as_str()],

@@ -161,3 +161,62 @@ mod tests {
         );
     }
 }
+
+/// Writes the system properties as `jinfo -sysprops` does (`Properties.store`: a `#` line with
+/// the time, then `key=value` lines with `Properties.saveConvert`'s escapes and non-ASCII as
+/// `\uXXXX`), after the `Java System Properties:` title. `date` is the time line's text (Java's
+/// `Date.toString`). Sorted by key (jinfo prints its hash map's order).
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_system_properties(
+    out: &mut dyn Write,
+    properties: &[(String, String)],
+    date: &str,
+) -> io::Result<()> {
+    writeln!(out, "Java System Properties:")?;
+    writeln!(out, "#{date}")?;
+    for (k, v) in properties {
+        writeln!(out, "{}={}", save_convert(k, true), save_convert(v, false))?;
+    }
+    Ok(())
+}
+
+/// `java.util.Properties.saveConvert` with `escUnicode` (what `store(OutputStream, ...)` uses),
+/// over UTF-16 code units as Java sees them.
+fn save_convert(s: &str, escape_space: bool) -> String {
+    let mut o = String::with_capacity(s.len());
+    for (i, c) in s.encode_utf16().enumerate() {
+        match c {
+            0x5C => o.push_str("\\\\"),
+            62..=126 => o.push(char::from(c as u8)),
+            0x20 if i == 0 || escape_space => o.push_str("\\ "),
+            0x09 => o.push_str("\\t"),
+            0x0A => o.push_str("\\n"),
+            0x0D => o.push_str("\\r"),
+            0x0C => o.push_str("\\f"),
+            0x3D | 0x3A | 0x23 | 0x21 => {
+                o.push('\\');
+                o.push(char::from(c as u8));
+            }
+            c if !(0x20..=0x7E).contains(&c) => o.push_str(&format!("\\u{c:04X}")),
+            c => o.push(char::from(c as u8)),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod properties_tests {
+    use super::save_convert;
+
+    #[test]
+    fn escapes_as_properties_store_does() {
+        assert_eq!(save_convert("a b", true), "a\\ b");
+        assert_eq!(save_convert(" a b", false), "\\ a b");
+        assert_eq!(save_convert("C:\\x=y#z!", false), "C\\:\\\\x\\=y\\#z\\!");
+        assert_eq!(save_convert("\t\n\r\u{c}", false), "\\t\\n\\r\\f");
+        assert_eq!(save_convert("é€😀", false), "\\u00E9\\u20AC\\uD83D\\uDE00");
+        assert_eq!(save_convert("/usr/lib", false), "/usr/lib");
+    }
+}

@@ -229,11 +229,19 @@ pub enum Warning {
         /// The JDK feature release.
         jdk: u32,
     },
+    /// The system properties could not be read from the heap.
+    SystemPropertiesNotRead {
+        /// Why (the error, with its causes).
+        why: String,
+    },
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Warning::SystemPropertiesNotRead { why } => {
+                write!(f, "the system properties could not be read: {why}")
+            }
             Warning::MetaspaceNotRead { jdk } => write!(
                 f,
                 "the Metaspace lines are left out: {}",

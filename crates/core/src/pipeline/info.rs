@@ -1,13 +1,15 @@
 //! The info pipeline (`inspect info <pid>`, `inspect info --core <core>`): target → VM model →
-//! the `JVMFlag` table and `Arguments`' command line. Read with the JVM running: the flags and
-//! the command line are written once at start-up (a manageable flag set later is read as it
-//! is), so nothing is held. The open is the thread dump's ([`super::threads`]).
+//! the `JVMFlag` table and `Arguments`' command line, and on request the system properties from
+//! the heap. Read with the JVM running: the flags and the command line are written once at
+//! start-up (a manageable flag set later is read as it is), and the properties rarely change
+//! after it, so nothing is held. The open is the thread dump's ([`super::threads`]).
 
 use super::{Detail, Warning};
 use crate::error::Error;
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::flags::{VmArguments, VmFlag, read_arguments, read_flags};
+use crate::vm::sysprops::read_system_properties;
 
 /// What `inspect info` reads: the VM's flags and its command line.
 #[derive(Debug, Clone)]
@@ -16,6 +18,9 @@ pub struct VmInfo {
     pub flags: Vec<VmFlag>,
     /// The command line (may hold secrets: printed on request only, never serialized).
     pub arguments: VmArguments,
+    /// The system properties (String keys and values, sorted by key), when asked for and read
+    /// (may hold secrets, as the command line).
+    pub system_properties: Option<Vec<(String, String)>>,
     /// Facts for `-v` (path, model).
     pub details: Vec<Detail>,
     /// Things the user should know even without `-v` (a truncated core).
@@ -26,24 +31,40 @@ fn read(
     vm: &VmModel,
     mem: &dyn ReadMemory,
     details: Vec<Detail>,
-    warnings: Vec<Warning>,
+    mut warnings: Vec<Warning>,
+    properties: bool,
 ) -> Result<VmInfo, Error> {
+    let system_properties = if properties {
+        match read_system_properties(vm, mem) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                warnings.push(Warning::SystemPropertiesNotRead {
+                    why: crate::error::with_causes(&e),
+                });
+                None
+            }
+        }
+    } else {
+        None
+    };
     Ok(VmInfo {
         flags: read_flags(vm, mem)?,
         arguments: read_arguments(vm, mem)?,
+        system_properties,
         details,
         warnings,
     })
 }
 
-/// The flags and command line of live process `pid`, read with it running; the process is
+/// The flags and command line of live process `pid` (with `properties`, also its system
+/// properties: a failure to read them is a warning), read with it running; the process is
 /// checked to be the same one afterwards.
 ///
 /// # Errors
 /// As [`super::dump_threads`] for the open; those of [`read_flags`] and [`read_arguments`];
 /// [`Error::ProcessExited`], [`Error::PidReused`].
 #[cfg(all(feature = "live", target_os = "linux"))]
-pub fn vm_info(pid: crate::process::Pid) -> Result<VmInfo, Error> {
+pub fn vm_info(pid: crate::process::Pid, properties: bool) -> Result<VmInfo, Error> {
     let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
     let details = vec![
         Detail::Path(super::ReadPath::Forced {
@@ -52,14 +73,15 @@ pub fn vm_info(pid: crate::process::Pid) -> Result<VmInfo, Error> {
         }),
         Detail::Info(super::threads::model_fact(&vm, modelled)),
     ];
-    let info = read(&vm, &mem, details, Vec::new())?;
+    let info = read(&vm, &mem, details, Vec::new(), properties)?;
     process.check_same()?;
     Ok(info)
 }
 
 /// The flags and command line of a core (`inspect info --core <core>`): an ELF core, libjvm
 /// found as for [`super::dump_threads_core`] (`exe`, `sysroot` likewise), or a Windows JVM's
-/// full-memory minidump (found by its signature; `exe` and `sysroot` unused).
+/// full-memory minidump (found by its signature; `exe` and `sysroot` unused); `properties` as
+/// for [`vm_info`].
 ///
 /// # Errors
 /// [`Error::Core`] when the file is not a usable ELF core of a JVM or a usable minidump (no
@@ -69,6 +91,7 @@ pub fn vm_info_core(
     core_path: &std::path::Path,
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
+    properties: bool,
 ) -> Result<VmInfo, Error> {
     if crate::read::is_minidump(core_path).unwrap_or(false) {
         let needs = "jvm.dll's image, the VM's tables and its flags are";
@@ -81,12 +104,12 @@ pub fn vm_info_core(
             }),
             Detail::Info(super::threads::model_fact(&vm, modelled)),
         ];
-        return read(&vm, &mdmp, details, Vec::new())
+        return read(&vm, &mdmp, details, Vec::new(), properties)
             .map_err(|e| super::minidump::explain(&mdmp, e, "the flags", needs));
     }
     let (core, vm, warnings, details) =
         super::threads::open_elf_core(core_path, exe, sysroot, "the flags are", Detail::Info)?;
     let truncated = core.truncated();
-    read(&vm, &core, details, warnings)
+    read(&vm, &core, details, warnings, properties)
         .map_err(|e| super::threads::truncated_error(core_path, truncated, e))
 }

@@ -113,6 +113,9 @@ pub struct JavaLayout {
     class_klass_offset: Option<u64>,
     /// `Klass::_java_mirror` (an `OopHandle`: the address of the mirror's slot).
     java_mirror: Option<u64>,
+    /// Whether `Klass::_java_mirror` is the mirror itself (an `oop`, JDK 8 and 9) rather than
+    /// an `OopHandle`.
+    mirror_is_oop: bool,
     /// `Klass::_layout_helper` (an instance class's size in bytes).
     layout_helper: Option<u64>,
 }
@@ -147,6 +150,10 @@ impl JavaLayout {
             major: vm.major,
             class_klass_offset: vm.static_address("java_lang_Class", "_klass_offset").ok(),
             java_mirror: vm.offset("Klass", "_java_mirror").ok(),
+            mirror_is_oop: vm
+                .field("Klass", "_java_mirror")
+                .and_then(|f| f.type_string.as_deref())
+                .is_some_and(|t| t == "oop"),
             layout_helper: vm.offset("Klass", "_layout_helper").ok(),
         })
     }
@@ -683,6 +690,9 @@ impl<'a> JavaReader<'a> {
             .java_mirror
             .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
         let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
+        if self.layout.mirror_is_oop {
+            return Ok(handle);
+        }
         let raw = self.u64_at(handle, "a class mirror's OopHandle")?;
         Ok(self.layout.oops.heap_oop(raw))
     }

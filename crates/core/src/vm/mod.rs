@@ -18,6 +18,7 @@ pub mod java;
 pub mod locks;
 pub mod paged;
 pub mod states;
+pub mod sysprops;
 pub mod tables;
 pub mod thread;
 pub mod threads;

@@ -122,7 +122,7 @@ struct Classes {
 /// Finds boot classes by internal name among the classes of the boot class loader
 /// (`ClassLoaderData::_the_null_class_loader_data`), or of every loader
 /// (`ClassLoaderDataGraph::_head`, `ClassLoaderData::_next`) when the former is not exported.
-fn find_classes(
+pub(crate) fn find_classes(
     vm: &VmModel,
     mem: &dyn ReadMemory,
     java: &JavaReader<'_>,
