@@ -55,6 +55,8 @@ mod otlp;
 mod perfdata_testdata;
 /// The build without the live backend: files, cores and dumps read the same.
 mod portable;
+/// `inspect threads --core` and `inspect histo --core` on the recorded JVM of testdata/threads.
+mod recorded_jvm;
 /// `inspect serve` scraped by a real Prometheus, checked by promtool.
 mod serve;
 /// `serve --web.config.file`: TLS, mutual TLS and Basic authentication.

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 mod coredump;
 mod detail;
+#[cfg(test)]
+mod fixture;
 mod forced;
 mod heap;
 mod hsperfdata;
