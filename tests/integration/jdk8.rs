@@ -79,7 +79,8 @@ fn classes8() -> &'static Path {
                 .arg(&out)
                 .arg(src.join("Target.java"))
                 .arg(src.join("Churn.java"))
-                .arg(src.join("ThreadsTarget.java")),
+                .arg(src.join("ThreadsTarget.java"))
+                .arg(src.join("HeapTarget.java")),
         );
         out
     })
@@ -88,10 +89,15 @@ fn classes8() -> &'static Path {
 /// Starts `main` (Target or Churn) on JDK 8 inside the root with small heaps plus `extra`;
 /// returns once it printed READY. Its classes are in `classes` (reached as /proc/self/fd/3).
 fn start8_in(classes: &Path, main: &str, extra: &[&str]) -> Jvm {
+    start8_with(classes, main, extra, "1")
+}
+
+/// As [`start8_in`], `main` given `arg`.
+fn start8_with(classes: &Path, main: &str, extra: &[&str], arg: &str) -> Jvm {
     let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes));
     cmd.args(["-Xmx64m", "-XX:TieredStopAtLevel=1"])
         .args(extra)
-        .args(["-cp", "/proc/self/fd/3", main, "1"])
+        .args(["-cp", "/proc/self/fd/3", main, arg])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -750,4 +756,24 @@ fn jdk8_flags_and_command_line_match_jcmd() {
     assert!(ours.starts_with("Java System Properties:\n#"), "{ours}");
     assert_eq!(props(&ours), after, "JDK 8's system properties");
     assert!(after.contains("hsinspect.test=a b\\=c\\:d"), "{after:?}");
+}
+
+/// `inspect histo` on JDK 8 (Parallel) against JDK 8's `jmap -histo` (every object, as `-all`
+/// on later JDKs) taken before and after, as `heap::` compares them; lambdas named
+/// `Name/<identity hash>` as JDK 8 names them.
+#[test]
+#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+fn jdk8_parallel_histogram_matches_jmap() {
+    let jvm = start8_with(classes8(), "HeapTarget", &["-XX:+UseParallelGC"], "20000");
+    let pid = jvm.pid.to_string();
+    let jmap = || {
+        let out = tool8("jmap", &["-histo", &pid]);
+        assert!(out.status.success(), "JDK 8's jmap -histo failed");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    jmap();
+    let before = jmap();
+    let ours = inspect_ok(&["histo", &pid]);
+    let after = jmap();
+    crate::heap::compare_as(&before, &ours, &after, false);
 }

@@ -8,8 +8,8 @@ use std::io::{self, Write};
 
 use crate::heap::Histogram;
 
-/// Writes `histogram` as jcmd does; without `modules` the `(module)` column is left out (as
-/// `jmap -histo` of JDK 8 printed it).
+/// Writes `histogram` as jcmd does; without `modules`, or for a JDK 8 target, the `(module)`
+/// column is left out and the rule is JDK 8's 46 dashes (as its `jmap -histo` prints it).
 ///
 /// # Errors
 /// Those of `out`.
@@ -18,6 +18,7 @@ pub fn write_histogram(
     histogram: &Histogram,
     modules: bool,
 ) -> io::Result<()> {
+    let modules = modules && histogram.jdk != 8;
     if modules {
         writeln!(
             out,
@@ -26,7 +27,7 @@ pub fn write_histogram(
     } else {
         writeln!(out, " num     #instances         #bytes  class name")?;
     }
-    writeln!(out, "{}", "-".repeat(55))?;
+    writeln!(out, "{}", "-".repeat(if modules { 55 } else { 46 }))?;
     for (i, r) in histogram.rows.iter().enumerate() {
         write!(
             out,

@@ -44,6 +44,8 @@ pub struct Histogram {
     pub stats: WalkStats,
     /// Objects of classes without a mirror (not counted, as jcmd does not).
     pub dormant: u64,
+    /// The target's JDK feature release (JDK 8 has no modules, and its jmap its own header).
+    pub jdk: u32,
 }
 
 impl Histogram {
@@ -148,6 +150,7 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
         vm.int_opt("InstanceKlass::_misc_is_anonymous")
             .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
     );
+    let mut anonymous8 = crate::vm::anonymous8::AnonymousNames::new(vm);
     for (klass, (instances, bytes)) in counts.into_iter().take(MAX_ROWS) {
         let mut class_name = reader
             .name_of_klass(klass)
@@ -159,6 +162,11 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
                 .is_ok_and(|f| i64::from(f) & bit != 0)
         {
             class_name = format!("{class_name}/{klass:#018x}");
+        } else if let Some(names) = anonymous8.as_mut()
+            && let Some(hash) = names.hash(mem, klass)
+        {
+            // JDK 8: `Name/<the mirror's identity hash>`.
+            class_name = format!("{class_name}/{hash}");
         }
         let mirror = reader.mirror_of(klass).unwrap_or(1);
         if mirror == 0 {
@@ -181,6 +189,7 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
         spaces,
         stats,
         dormant,
+        jdk: vm.major,
     })
 }
 

@@ -95,7 +95,11 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         }
         None => {
             return Err(Error::Unsupported {
-                what: "walking a heap whose collector the flags do not name",
+                what: if vm.has_type("CompactibleFreeListSpace") {
+                    "walking a CMS heap (JDK 8 to 13's -XX:+UseConcMarkSweepGC)"
+                } else {
+                    "walking a heap whose collector the flags do not name"
+                },
                 os: std::env::consts::OS,
             });
         }
@@ -191,6 +195,12 @@ fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
 }
 
 fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    if vm.field("HeapRegion", "_type").is_none() && vm.field("G1HeapRegion", "_type").is_none() {
+        return Err(Error::Unsupported {
+            what: "walking JDK 8's G1 heap (its vmStructs do not export the regions' types)",
+            os: std::env::consts::OS,
+        });
+    }
     // JDK 23+ prefixes the region types with `G1`.
     let (manager, region, region_type) = if vm.has_type("G1HeapRegion") {
         ("G1HeapRegionManager", "G1HeapRegion", "G1HeapRegionType")
@@ -216,13 +226,15 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error
     let regions = mem
         .read_pointers(base, length as usize, MAX_REGIONS as usize)
         .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
-    // JDK 11: a region is a G1ContiguousSpace, its bounds are Space's.
+    // JDK 11: a region is a G1ContiguousSpace (JDK 8: G1OffsetTableContigSpace), its bounds
+    // are Space's.
     let bottom = vm
         .offset(region, "_bottom")
         .or_else(|_| vm.offset("Space", "_bottom"))?;
     let top = vm
         .offset(region, "_top")
-        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))?;
+        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
+        .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?;
     let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
     let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
     let free = constant("FreeTag")?;

@@ -433,13 +433,15 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
     let regions = mem
         .read_pointers(base, length as usize, super::spaces::MAX_REGIONS as usize)
         .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
-    // JDK 11: a region is a G1ContiguousSpace, its bounds are Space's.
+    // JDK 11: a region is a G1ContiguousSpace (JDK 8: G1OffsetTableContigSpace), its bounds
+    // are Space's.
     let bottom = vm
         .offset(region, "_bottom")
         .or_else(|_| vm.offset("Space", "_bottom"))?;
     let top = vm
         .offset(region, "_top")
-        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))?;
+        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
+        .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?;
     let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
     let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
     let (free, eden, survivor) = (
