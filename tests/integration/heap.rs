@@ -449,3 +449,27 @@ fn jdk21_g1_heap_info_from_gcore() {
         "inspect heap --core:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
     );
 }
+
+/// A SIGSTOPped JVM (jcmd cannot answer it): `inspect histo` and `inspect heap` read it, it is
+/// left stopped, and both agree with jcmd's answers before the stop and after the SIGCONT.
+#[test]
+#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+fn jdk21_g1_stopped_jvm_histo_and_heap_info() {
+    let home = jdk(21);
+    let jvm = start(&home, &["-XX:+UseG1GC"]);
+    let pid = jvm.pid.to_string();
+    let before = jcmd_histogram(&home, jvm.pid);
+    let info_before = jcmd_heap_info(&home, jvm.pid);
+    crate::support::send_signal(jvm.pid, libc::SIGSTOP);
+    let ours = inspect_ok(&["histo", &pid]);
+    let info = inspect_ok(&["heap", &pid]);
+    assert_left_alone(jvm.pid, true);
+    crate::support::send_signal(jvm.pid, libc::SIGCONT);
+    let after = jcmd_histogram(&home, jvm.pid);
+    let info_after = jcmd_heap_info(&home, jvm.pid);
+    compare(&before, &ours, &after);
+    assert!(
+        info == info_before || info == info_after,
+        "inspect heap:\n{info}\njcmd before:\n{info_before}\nafter:\n{info_after}"
+    );
+}
