@@ -643,6 +643,37 @@ fn recorded_core(dir: &Path, kernel: bool) -> (PathBuf, String) {
 
 /// What a run on a damaged core may do: print a dump (possibly with per-thread notes, exit 0)
 /// or fail with a message (exit 1) — never panic, crash, hang or grow without bound.
+/// `inspect histo --core` on a damaged core: within the memory bound and no panic; a histogram
+/// (exit 0, or 1 with the spaces it could not walk to their top named on stderr) or a clear
+/// error (exit 1, nothing on stdout). Returns whether a histogram was printed.
+fn assert_clean_histogram(core: &str, what: &str) -> bool {
+    let (out, took, rss) = inspect_measured(&["histo", "--core", core]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        rss <= INSPECT_RSS_KIB && !stderr.contains("panicked"),
+        "histo, {what}: peak RSS {rss} KiB, took {took:?}: {stderr}"
+    );
+    match out.status.code() {
+        Some(0) => {
+            assert!(stdout.starts_with(" num "), "histo, {what}: {stdout}");
+            true
+        }
+        Some(1) if stdout.starts_with(" num ") => {
+            assert!(stderr.contains("walk stopped"), "histo, {what}: {stderr}");
+            true
+        }
+        Some(1) => {
+            assert!(
+                stderr.contains("inspect: ") && stdout.is_empty(),
+                "histo, {what}: unclear failure: {stderr}"
+            );
+            false
+        }
+        other => panic!("histo, {what}: exit {other:?}: {stderr}"),
+    }
+}
+
 fn assert_clean_outcome(out: &Output, took: Duration, rss: u64, what: &str) -> bool {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -706,7 +737,7 @@ fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
     cuts.dedup();
     let file = std::fs::OpenOptions::new().write(true).open(core).unwrap();
     let core_s = core.to_str().unwrap();
-    let (mut dumps, mut notes) = (0, 0);
+    let (mut dumps, mut notes, mut histograms) = (0, 0, 0);
     let (mut slowest, mut largest) = (Duration::ZERO, 0);
     let mut messages = BTreeMap::new();
     for &at in cuts.iter().rev() {
@@ -758,10 +789,14 @@ fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
             stderr.contains("truncated"),
             "info, cut at {at}: the truncation not said: {stderr}"
         );
+        // `inspect histo` on the same cut: a histogram with notes, or a clear error.
+        if assert_clean_histogram(core_s, &format!("cut at {at}")) {
+            histograms += 1;
+        }
     }
     eprintln!(
-        "{}: {} cuts: {dumps} dumps ({notes} with per-thread notes), {} errors; slowest {slowest:?}, \
-         largest peak RSS {largest} KiB; errors: {messages:#?}",
+        "{}: {} cuts: {dumps} dumps ({notes} with per-thread notes), {} errors, {histograms} \
+         histograms; slowest {slowest:?}, largest peak RSS {largest} KiB; errors: {messages:#?}",
         core.display(),
         cuts.len(),
         cuts.len() - dumps
@@ -862,6 +897,7 @@ fn flipped_bytes_in_heap_and_stack_segments() {
             file.write_all_at(&[b[0] ^ xor], off).unwrap();
         }
         let run = inspect_measured(&["threads", "--core", &core_s]);
+        assert_clean_histogram(&core_s, &format!("flips {flips:?}"));
         for &(off, b) in saved.iter().rev() {
             file.write_all_at(&[b], off).unwrap();
         }
