@@ -134,7 +134,7 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     say_how(&taken.details, &taken.warnings, args.verbose);
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
-        ThreadsFormat::Text => taken.dump.write_jcmd_text(&mut out)?,
+        ThreadsFormat::Text => hsinspect::format::thread_dump::write_jcmd(&taken.dump, &mut out)?,
         ThreadsFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &taken.dump)?;
             out.write_all(b"\n")?;

@@ -19,7 +19,7 @@ use hsinspect::{Error, ForcedOptions, Reading, Sampler, SymbolCacheUse, Target};
 use super::metrics::{Counters, Figures, Point};
 use hsinspect::Pid;
 use hsinspect::pipeline::StatesSampler;
-use hsinspect::vm::states::ThreadStates;
+use hsinspect::threads::states::ThreadStates;
 
 /// How many samples each JVM's history keeps (the detail view's sparklines).
 pub const HISTORY: usize = 600;

@@ -85,6 +85,7 @@ pub mod registers;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
+pub mod threads;
 pub mod vm;
 
 pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};

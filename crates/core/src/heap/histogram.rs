@@ -10,9 +10,9 @@ use super::spaces::{self, Space};
 use super::walk::{KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::threads::list::ThreadLayout;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
-use crate::vm::threads::ThreadLayout;
 
 /// One class's line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -145,7 +145,7 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     for (klass, (instances, bytes)) in counts.into_iter().take(MAX_ROWS) {
         let class_name = reader
             .name_of_klass(klass)
-            .map(|n| crate::vm::frames::external_name(&n))
+            .map(|n| crate::vm::java::external_name(&n))
             .unwrap_or_else(|_| format!("<klass {klass:#x}>"));
         let mirror = reader.mirror_of(klass).unwrap_or(1);
         if mirror == 0 {
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn names_classes_as_jcmd() {
-        let name = crate::vm::frames::external_name;
+        let name = crate::vm::java::external_name;
         assert_eq!(name("[B"), "[B");
         assert_eq!(name("[Ljava/lang/String;"), "[Ljava.lang.String;");
         assert_eq!(name("[[Ljava/lang/Object;"), "[[Ljava.lang.Object;");

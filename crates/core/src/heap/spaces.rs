@@ -22,7 +22,7 @@
 
 use crate::error::Error;
 use crate::memory::ReadMemory;
-use crate::vm::threads::rd;
+use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
 
 /// The most G1 regions read (a 2 TiB heap of 1 MiB regions has about two million).

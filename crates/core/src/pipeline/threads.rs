@@ -14,7 +14,7 @@ use super::{Detail, ReadPath, Warning};
 use crate::error::Error;
 use crate::locate::Module;
 use crate::memory::ReadMemory;
-use crate::vm::dump::{self, Dump};
+use crate::threads::dump::{self, Dump};
 use crate::vm::paged::Paged;
 use crate::vm::{VmModel, tables};
 
@@ -522,8 +522,8 @@ pub const STATES_RETRY: Duration = Duration::from_secs(30);
 
 /// Thread states of live JVMs read again and again without a stop (`serve --thread-states`,
 /// `top`): target → VM model (read once per JVM, kept) → thread list → each thread's
-/// `java.lang.Thread` → counts ([`crate::vm::states::count_states`]). What the counts need of a
-/// JVM's model (a [`crate::vm::states::StatesLayout`], a few hundred bytes; the model itself is
+/// `java.lang.Thread` → counts ([`crate::threads::states::count_states`]). What the counts need of a
+/// JVM's model (a [`crate::threads::states::StatesLayout`], a few hundred bytes; the model itself is
 /// dropped) is kept while the same process (pid and start time) is asked for; a JVM whose model
 /// cannot be read is not tried again for 30 s (`STATES_RETRY`).
 #[derive(Default)]
@@ -533,7 +533,7 @@ pub struct StatesSampler {
 
 struct StatesEntry {
     start: u64,
-    model: Result<crate::vm::states::StatesLayout, (Instant, std::sync::Arc<Error>)>,
+    model: Result<crate::threads::states::StatesLayout, (Instant, std::sync::Arc<Error>)>,
 }
 
 impl StatesSampler {
@@ -546,7 +546,7 @@ impl StatesSampler {
     /// `/proc/<pid>/stat`, in clock ticks) is `start`.
     ///
     /// # Errors
-    /// As [`crate::vm::states::count_states`]; for the model, [`Error::NotAJvm`],
+    /// As [`crate::threads::states::count_states`]; for the model, [`Error::NotAJvm`],
     /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::VmStructs`] (the cached
     /// error again, shared, until 30 s (`STATES_RETRY`) have passed); [`Error::Unsupported`] where
     /// live processes cannot be read.
@@ -554,7 +554,7 @@ impl StatesSampler {
         &mut self,
         pid: crate::pid::Pid,
         start: u64,
-    ) -> Result<crate::vm::states::ThreadStates, std::sync::Arc<Error>> {
+    ) -> Result<crate::threads::states::ThreadStates, std::sync::Arc<Error>> {
         let fresh = match self.jvms.get(&pid) {
             Some(e) if e.start != start => true,
             Some(StatesEntry {
@@ -584,27 +584,27 @@ impl StatesSampler {
 }
 
 #[cfg(all(feature = "live", target_os = "linux"))]
-fn states_model(pid: crate::pid::Pid) -> Result<crate::vm::states::StatesLayout, Error> {
+fn states_model(pid: crate::pid::Pid) -> Result<crate::threads::states::StatesLayout, Error> {
     use crate::process::Process;
     use crate::read::ProcessMemory;
     let process = Process::open(pid)?;
     let mem = ProcessMemory::open(&process)?;
     let module = crate::locate::os::find_in_process(pid)?;
     let vm = model(&module, &mem)?;
-    crate::vm::states::StatesLayout::new(&vm)
+    crate::threads::states::StatesLayout::new(&vm)
 }
 
 #[cfg(all(feature = "live", target_os = "linux"))]
 fn states_read(
     pid: crate::pid::Pid,
-    layout: &mut crate::vm::states::StatesLayout,
-) -> Result<crate::vm::states::ThreadStates, Error> {
+    layout: &mut crate::threads::states::StatesLayout,
+) -> Result<crate::threads::states::ThreadStates, Error> {
     let mem = crate::read::ProcessMemory::new(pid);
-    crate::vm::states::count_states(&mem, layout)
+    crate::threads::states::count_states(&mem, layout)
 }
 
 #[cfg(not(all(feature = "live", target_os = "linux")))]
-fn states_model(_pid: crate::pid::Pid) -> Result<crate::vm::states::StatesLayout, Error> {
+fn states_model(_pid: crate::pid::Pid) -> Result<crate::threads::states::StatesLayout, Error> {
     Err(Error::Unsupported {
         what: "reading thread states of a live JVM",
         os: std::env::consts::OS,
@@ -614,8 +614,8 @@ fn states_model(_pid: crate::pid::Pid) -> Result<crate::vm::states::StatesLayout
 #[cfg(not(all(feature = "live", target_os = "linux")))]
 fn states_read(
     _pid: crate::pid::Pid,
-    _layout: &mut crate::vm::states::StatesLayout,
-) -> Result<crate::vm::states::ThreadStates, Error> {
+    _layout: &mut crate::threads::states::StatesLayout,
+) -> Result<crate::threads::states::ThreadStates, Error> {
     Err(Error::Unsupported {
         what: "reading thread states of a live JVM",
         os: std::env::consts::OS,

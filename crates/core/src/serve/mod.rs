@@ -38,7 +38,7 @@ use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
 use crate::pid::Pid;
 use crate::pipeline::{Reading, StatesSampler};
-use crate::vm::states::{ThreadState, ThreadStates};
+use crate::threads::states::{ThreadState, ThreadStates};
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
