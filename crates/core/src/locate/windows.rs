@@ -15,7 +15,7 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
 };
 
 use super::cache::SymbolCacheUse;
-use super::{JVM_DLL, Located};
+use super::{JVM_DLL, JvmImage, Located};
 use crate::error::Error;
 use crate::process::Process;
 use crate::process::os::{from_wide, last_error, os_code, permission_hint};
@@ -60,6 +60,34 @@ pub struct ModuleInfo {
     pub size: u32,
     /// Its path as the loader recorded it.
     pub path: PathBuf,
+}
+
+/// The JVM loaded in live process `process`: `jvm.dll` from its toolhelp module list
+/// ([`find_module`]).
+///
+/// # Errors
+/// [`Error::Os`] for a 32-bit (WOW64) process; [`Error::NotAJvm`] when no `jvm.dll` is loaded;
+/// those of [`find_module`].
+pub fn find_jvm(process: &Process) -> Result<JvmImage, Error> {
+    let pid = process.pid();
+    if process.is_wow64() {
+        return Err(Error::Os {
+            what: format!(
+                "process {pid} is a 32-bit process (WOW64): only 64-bit JVMs can be read; use that JDK's jcmd"
+            ),
+            source: std::io::Error::from(std::io::ErrorKind::Unsupported),
+        });
+    }
+    let Some(module) = find_module(process, JVM_DLL)? else {
+        return Err(Error::NotAJvm {
+            pid,
+            comm: process.image_name(),
+        });
+    };
+    Ok(JvmImage::Pe {
+        base: module.base,
+        path: module.path,
+    })
 }
 
 /// The module loaded in `process` whose file name is `name` (case-insensitive), from a toolhelp module

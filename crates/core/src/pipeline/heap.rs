@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::jvm::Jvm;
 use super::{Detail, Warning};
 use crate::error::Error;
 use crate::heap::Histogram;
@@ -73,26 +74,23 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
 /// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
 /// not walked (ZGC, Shenandoah, Epsilon); [`Error::VmStructs`] when the heap's entries are
 /// missing.
-#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn heap_histogram(
     pid: crate::process::Pid,
     opts: &HeapOptions,
 ) -> Result<HeapHistogram, Error> {
-    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
-    let mut details = vec![
-        Detail::Path(super::ReadPath::Forced {
-            pid,
-            name: process.name().to_string(),
-        }),
-        Detail::Heap(super::threads::model_fact(&vm, modelled)),
-    ];
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let (walked, report) =
-        super::threads::held(&process, &stop, |_| walk(&vm, &mem, &mut details))?;
+    let (walked, report) = super::threads::held(process, &stop, |_| {
+        walk(&jvm.vm, jvm.memory(), &mut details)
+    })?;
     let histogram = walked?;
     let mut warnings = Vec::new();
     if let Some(r) = report {
@@ -116,12 +114,12 @@ pub fn heap_histogram_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
-    let (core, vm, warnings, mut details) =
-        super::threads::open_elf_core(core_path, exe, sysroot, "the heap is", Detail::Heap)?;
-    let histogram = walk(&vm, &core, &mut details)?;
+    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let histogram = walk(&jvm.vm, jvm.memory(), &mut details)?;
     Ok(HeapHistogram {
         histogram,
         details,
-        warnings,
+        warnings: jvm.warnings,
     })
 }

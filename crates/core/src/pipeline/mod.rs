@@ -15,6 +15,7 @@ mod forced;
 mod heap;
 mod hsperfdata;
 mod info;
+mod jvm;
 mod minidump;
 mod threads;
 
@@ -22,18 +23,13 @@ pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 use self::forced::ForcedReader;
 pub use self::forced::read_forced;
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use self::heap::heap_histogram;
-pub use self::heap::{HeapHistogram, HeapOptions, heap_histogram_core};
+pub use self::heap::{HeapHistogram, HeapOptions, heap_histogram, heap_histogram_core};
 pub use self::hsperfdata::read_hsperfdata;
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use self::info::vm_info;
-pub use self::info::{VmInfo, vm_info_core};
+pub use self::info::{VmInfo, vm_info, vm_info_core};
 pub use self::minidump::read_minidump;
-#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
-pub use self::threads::dump_threads;
 pub use self::threads::{
-    StatesSampler, ThreadDump, ThreadsOptions, dump_threads_core, dump_threads_minidump,
+    StatesSampler, ThreadDump, ThreadsOptions, dump_threads, dump_threads_core,
+    dump_threads_minidump,
 };
 use crate::error::Error;
 use crate::error::MemoryItem;
