@@ -39,7 +39,7 @@ impl Default for HeapOptions {
     fn default() -> Self {
         HeapOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(1000),
+            stop_timeout: super::DEFAULT_STOP_TIMEOUT,
             wait: Duration::from_secs(5),
         }
     }

@@ -215,7 +215,7 @@ impl Jvm {
     /// The `-v` line of the path taken: the live process, the core or the minidump read.
     pub(super) fn path_detail(&self) -> Detail {
         Detail::Path(match &self.target {
-            Target::Live { process, .. } => ReadPath::Forced {
+            Target::Live { process, .. } => ReadPath::Live {
                 pid: process.pid(),
                 name: process.name().to_string(),
             },

@@ -47,7 +47,7 @@ impl Default for ThreadsOptions {
     fn default() -> Self {
         ThreadsOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(1000),
+            stop_timeout: super::DEFAULT_STOP_TIMEOUT,
             virtual_threads: false,
             wait: Duration::from_secs(5),
         }
@@ -84,7 +84,7 @@ pub(super) struct StopOptions {
 }
 
 /// Runs `read` with every thread of `process` held (as `-F` holds them, waiting for another
-/// reader's hold to end: `forced::stop_when_free`; with `stop.stop` false, running), then
+/// reader's hold to end: `live::stop_when_free`; with `stop.stop` false, running), then
 /// releases them and checks the process is the same one: what `read` returned and the stop's
 /// report. The stop is released on every path.
 ///
@@ -97,7 +97,7 @@ pub(super) fn held<R>(
     read: impl FnOnce(Option<&crate::process::Stopped>) -> R,
 ) -> Result<(R, Option<crate::process::StopReport>), Error> {
     let stopped = if stop.stop {
-        Some(super::forced::stop_when_free(
+        Some(super::live::stop_when_free(
             process,
             stop.timeout,
             stop.wait,
