@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::threads::{CoreFileArgs, HoldArgs, Source};
+use crate::target::{CoreFileArgs, HoldArgs, Source};
 
 /// `inspect histo` arguments.
 #[derive(Debug, clap::Args)]

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::threads::{CoreFileArgs, Source};
+use crate::target::{CoreFileArgs, Source};
 
 /// `inspect info` arguments.
 #[derive(Debug, clap::Args)]

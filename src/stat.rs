@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(c.option, "gcutil");
         assert!(c.timestamp);
         assert_eq!(c.header_every, 10);
-        assert!(matches!(c.source, Target::Forced { pid: 4242, .. }));
+        assert!(matches!(c.source, Target::Live { pid: 4242, .. }));
         assert_eq!(
             c.schedule,
             Schedule {

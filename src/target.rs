@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::bail;
-use hsinspect::{ForcedOptions, Pid, SymbolCacheUse, Target};
+use hsinspect::pipeline::DEFAULT_STOP_TIMEOUT;
+use hsinspect::{LiveOptions, Pid, SymbolCacheUse, Target};
 
 /// The target flags of `inspect` and `inspect stat`: one clap group, flattened into `inspect`'s
 /// command line and filled by `inspect stat`'s jstat-style parser. The target itself (a pid or a
@@ -40,7 +41,7 @@ pub struct TargetArgs {
     /// for every thread of the JVM (about 28 µs a thread). Threads not stopped by then are read
     /// running, with a warning; the read and the release follow (-v prints the whole hold). The
     /// default leaves room for a 5,000-thread JVM on a loaded host; a small JVM stops in a few ms.
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_STOP_TIMEOUT.as_millis() as u64, value_name = "MS")]
     pub stop_timeout: u64,
 
     /// Longest time to wait for a starting JVM to make its region (or hsperfdata file) ready, and
@@ -55,7 +56,7 @@ pub struct TargetArgs {
 
 impl Default for TargetArgs {
     fn default() -> Self {
-        let d = ForcedOptions::default();
+        let d = LiveOptions::default();
         TargetArgs {
             core: None,
             exe: None,
@@ -93,9 +94,9 @@ impl TargetArgs {
                     "{pid} is not a process id: pids are positive (find the JVM's with `jps` or `pgrep java`)"
                 )
             }
-            TargetSpec::Pid(pid) if self.force => Target::Forced {
+            TargetSpec::Pid(pid) if self.force => Target::Live {
                 pid,
-                opts: ForcedOptions {
+                opts: LiveOptions {
                     stop: !self.no_stop,
                     stop_timeout: Duration::from_millis(self.stop_timeout),
                     wait_accessible: wait,
@@ -163,4 +164,61 @@ mod tests {
             );
         }
     }
+}
+
+/// The post-mortem flags of the commands that read the VM (`inspect threads`, `inspect histo`):
+/// a core instead of a live pid, and where its libjvm is.
+#[derive(Debug, clap::Args)]
+pub struct CoreFileArgs {
+    /// Read a core file instead of a live process: an ELF core, or (`threads` only) a Windows
+    /// JVM's full-memory minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
+    #[arg(long, value_name = "CORE")]
+    pub core: Option<PathBuf>,
+    /// With --core: the java launcher or libjvm.so the JVM ran.
+    #[arg(long, value_name = "PATH", requires = "core")]
+    pub exe: Option<PathBuf>,
+    /// With --core: a directory holding the dead process's files under their own paths.
+    #[arg(long, value_name = "DIR", requires = "core")]
+    pub sysroot: Option<PathBuf>,
+}
+
+/// What a command reads: a live JVM or a core.
+pub enum Source<'a> {
+    /// The live process.
+    Live(i32),
+    /// The core file.
+    Core(&'a std::path::Path),
+}
+
+impl CoreFileArgs {
+    /// The core to read or the live pid, refusing both or neither.
+    ///
+    /// # Errors
+    /// Both a pid and --core, or neither.
+    pub fn source(&self, pid: Option<i32>) -> anyhow::Result<Source<'_>> {
+        match (&self.core, pid) {
+            (Some(_), Some(_)) => bail!("give either a pid or --core, not both"),
+            (None, None) => bail!("give the JVM's pid, or --core <core>"),
+            (Some(core), None) => Ok(Source::Core(core)),
+            (None, Some(pid)) => Ok(Source::Live(pid)),
+        }
+    }
+}
+
+/// How the commands that read a live VM (`inspect threads`, `inspect histo`) hold it, as
+/// `inspect -F` does.
+#[derive(Debug, clap::Args)]
+pub struct HoldArgs {
+    /// Do not stop the threads while reading (frames may be torn; a heap walk may meet objects
+    /// being written and end a space early, with a note).
+    #[arg(long)]
+    pub no_stop: bool,
+    /// Longest time the stop may take, in milliseconds, as for `inspect -F` (threads not stopped
+    /// by then are read running, with a warning).
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_STOP_TIMEOUT.as_millis() as u64)]
+    pub stop_timeout: u64,
+    /// Longest time to wait for another tracer's hold to end (another `inspect` reading the
+    /// JVM, which lasts milliseconds), in milliseconds, as for `inspect -F`.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub wait: u64,
 }

@@ -2,68 +2,13 @@
 //! JVM (no attach, no safepoint), printed as `jcmd <pid> Thread.print` prints it, or as JSON.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
-/// The post-mortem flags of the commands that read the VM (`inspect threads`, `inspect histo`):
-/// a core instead of a live pid, and where its libjvm is.
-#[derive(Debug, clap::Args)]
-pub struct CoreFileArgs {
-    /// Read a core file instead of a live process: an ELF core, or (`threads` only) a Windows
-    /// JVM's full-memory minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
-    #[arg(long, value_name = "CORE")]
-    pub core: Option<PathBuf>,
-    /// With --core: the java launcher or libjvm.so the JVM ran.
-    #[arg(long, value_name = "PATH", requires = "core")]
-    pub exe: Option<PathBuf>,
-    /// With --core: a directory holding the dead process's files under their own paths.
-    #[arg(long, value_name = "DIR", requires = "core")]
-    pub sysroot: Option<PathBuf>,
-}
-
-/// What a command reads: a live JVM or a core.
-pub enum Source<'a> {
-    /// The live process.
-    Live(i32),
-    /// The core file.
-    Core(&'a std::path::Path),
-}
-
-impl CoreFileArgs {
-    /// The core to read or the live pid, refusing both or neither.
-    ///
-    /// # Errors
-    /// Both a pid and --core, or neither.
-    pub fn source(&self, pid: Option<i32>) -> anyhow::Result<Source<'_>> {
-        match (&self.core, pid) {
-            (Some(_), Some(_)) => bail!("give either a pid or --core, not both"),
-            (None, None) => bail!("give the JVM's pid, or --core <core>"),
-            (Some(core), None) => Ok(Source::Core(core)),
-            (None, Some(pid)) => Ok(Source::Live(pid)),
-        }
-    }
-}
-
-/// How the commands that read a live VM (`inspect threads`, `inspect histo`) hold it, as
-/// `inspect -F` does.
-#[derive(Debug, clap::Args)]
-pub struct HoldArgs {
-    /// Do not stop the threads while reading (frames may be torn; a heap walk may meet objects
-    /// being written and end a space early, with a note).
-    #[arg(long)]
-    pub no_stop: bool,
-    /// Longest time the stop may take, in milliseconds, as for `inspect -F` (threads not stopped
-    /// by then are read running, with a warning).
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    pub stop_timeout: u64,
-    /// Longest time to wait for another tracer's hold to end (another `inspect` reading the
-    /// JVM, which lasts milliseconds), in milliseconds, as for `inspect -F`.
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
-    pub wait: u64,
-}
+use crate::target::{CoreFileArgs, HoldArgs, Source};
 
 /// `inspect threads` arguments.
 #[derive(Debug, clap::Args)]
@@ -134,7 +79,7 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     say_how(&taken.details, &taken.warnings, args.verbose);
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
-        ThreadsFormat::Text => taken.dump.write_jcmd_text(&mut out)?,
+        ThreadsFormat::Text => hsinspect::format::thread_dump::write_jcmd(&taken.dump, &mut out)?,
         ThreadsFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &taken.dump)?;
             out.write_all(b"\n")?;

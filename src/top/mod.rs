@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 
-use hsinspect::vm::states::{ThreadState, ThreadStates};
+use hsinspect::threads::states::{ThreadState, ThreadStates};
 use model::{Host, HostOptions, Tracked};
 
 /// The WAITING column: threads waiting with or without a timeout (`WAITING` and

@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
 
 use hsinspect::discover::{self, JvmInfo, Readable, ScanOptions};
-use hsinspect::{Error, ForcedOptions, Reading, Sampler, SymbolCacheUse, Target};
+use hsinspect::{Error, LiveOptions, Reading, Sampler, SymbolCacheUse, Target};
 
 use super::metrics::{Counters, Figures, Point};
 use hsinspect::Pid;
 use hsinspect::pipeline::StatesSampler;
-use hsinspect::vm::states::ThreadStates;
+use hsinspect::threads::states::ThreadStates;
 
 /// How many samples each JVM's history keeps (the detail view's sparklines).
 pub const HISTORY: usize = 600;
@@ -111,9 +111,9 @@ impl Tracked {
                 wait: Duration::ZERO,
             }),
             // The memory, never stopping the JVM: one process_vm_readv a sample.
-            Readable::Forced | Readable::Both => Some(Target::Forced {
+            Readable::Live | Readable::Both => Some(Target::Live {
                 pid,
-                opts: ForcedOptions {
+                opts: LiveOptions {
                     stop: false,
                     wait_accessible: Duration::ZERO,
                     symbol_cache: if no_cache {
@@ -121,7 +121,7 @@ impl Tracked {
                     } else {
                         SymbolCacheUse::ReadOnly
                     },
-                    ..ForcedOptions::default()
+                    ..LiveOptions::default()
                 },
             }),
         };
@@ -327,7 +327,7 @@ impl Host {
             let at = self.clock.elapsed().as_secs_f64();
             jvm.sample(at);
             // The states need the memory: not for a JVM read from its file alone.
-            let by_memory = matches!(jvm.info.readable, Readable::Forced | Readable::Both);
+            let by_memory = matches!(jvm.info.readable, Readable::Live | Readable::Both);
             jvm.states = if self.opts.thread_states && by_memory && jvm.state == State::Live {
                 self.states.read(jvm.info.pid, jvm.info.start_ticks).ok()
             } else {

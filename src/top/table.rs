@@ -177,7 +177,7 @@ pub fn cell(column: Column, jvm: &Tracked, now: f64) -> String {
         Safepoint => num(f.safepoint_percent, 1),
         Threads => f.threads.map_or("-".into(), |t| t.to_string()),
         Blocked => jvm.states.map_or("-".into(), |s| {
-            s.in_state(hsinspect::vm::states::ThreadState::Blocked)
+            s.in_state(hsinspect::threads::states::ThreadState::Blocked)
                 .to_string()
         }),
         Waiting => jvm
@@ -217,7 +217,7 @@ fn number(column: Column, jvm: &Tracked, now: f64) -> Option<f64> {
         Threads => i(f.threads),
         Blocked => jvm
             .states
-            .map(|s| f64::from(s.in_state(hsinspect::vm::states::ThreadState::Blocked))),
+            .map(|s| f64::from(s.in_state(hsinspect::threads::states::ThreadState::Blocked))),
         Waiting => jvm.states.map(|s| f64::from(super::waiting(&s))),
         Classes => i(f.classes),
         Jit => f.jit_ms_per_s,

@@ -104,7 +104,7 @@ fn take_dump(pid: Pid) -> Vec<String> {
         pid,
         &hsinspect::pipeline::ThreadsOptions::default(),
     ) {
-        Ok(d) => d.dump.to_jcmd_text(),
+        Ok(d) => hsinspect::format::thread_dump::to_jcmd_text(&d.dump),
         Err(e) => format!(
             "inspect threads {pid}: {}",
             hsinspect::error::with_causes(&e)

@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use hsinspect_core::format::{self, Filter};
-use hsinspect_core::{ForcedOptions, Pid, Target};
+use hsinspect_core::{LiveOptions, Pid, Target};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,13 +22,13 @@ fn main() -> ExitCode {
         }
     };
     let source = match target.parse::<Pid>() {
-        Ok(pid) if forced => Target::Forced {
+        Ok(pid) if forced => Target::Live {
             pid,
-            opts: ForcedOptions::default(),
+            opts: LiveOptions::default(),
         },
         Ok(pid) => Target::Hsperfdata {
             pid,
-            wait: ForcedOptions::default().wait_accessible,
+            wait: LiveOptions::default().wait_accessible,
         },
         Err(_) => Target::SavedFile(target.into()),
     };

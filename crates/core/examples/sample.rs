@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use hsinspect_core::{ForcedOptions, Sampler, Target};
+use hsinspect_core::{LiveOptions, Sampler, Target};
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -18,11 +18,11 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
-    let mut sampler = Sampler::new(Target::Forced {
+    let mut sampler = Sampler::new(Target::Live {
         pid,
-        opts: ForcedOptions {
+        opts: LiveOptions {
             stop: false,
-            ..ForcedOptions::default()
+            ..LiveOptions::default()
         },
     });
     let tick = Duration::from_secs(1);

@@ -11,13 +11,13 @@
 //! ```no_run
 //! # extern crate hsinspect_core as hsinspect; // the CLI's name for this package
 //! use std::time::Duration;
-//! use hsinspect_core::{ForcedOptions, Sampler, Target};
+//! use hsinspect_core::{LiveOptions, Sampler, Target};
 //!
 //! # fn main() -> Result<(), hsinspect_core::Error> {
 //! // A live JVM's memory, without stopping it (`inspect -F --no-stop 4242`).
-//! let source = Target::Forced {
+//! let source = Target::Live {
 //!     pid: 4242,
-//!     opts: ForcedOptions { stop: false, ..ForcedOptions::default() },
+//!     opts: LiveOptions { stop: false, ..LiveOptions::default() },
 //! };
 //! let mut sampler = Sampler::new(source);
 //! for _ in 0..3 {
@@ -85,13 +85,14 @@ pub mod registers;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
+pub mod threads;
 pub mod vm;
 
 pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
 pub use memory::{LeBytes, MemoryCopy, MemoryError, ReadMemory};
 pub use pipeline::{
-    Detail, ForcedOptions, ReadPath, Reading, Sampler, SymbolCacheUse, Target, Warning, read_core,
-    read_file, read_forced, read_hsperfdata, read_minidump,
+    Detail, LiveOptions, ReadPath, Reading, Sampler, SymbolCacheUse, Target, Warning, read_core,
+    read_file, read_hsperfdata, read_live, read_minidump,
 };
 pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};

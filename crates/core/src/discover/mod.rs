@@ -29,7 +29,7 @@
 //! the PerfData strings (`sun.rt.javaCommand`; `java.property.java.vm.version`, or on JDK 8
 //! `java.property.java.version`: [`java_version`]), read from the
 //! hsperfdata file when there is one, else from the process's memory *without stopping it*
-//! ([`crate::pipeline::read_forced`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
+//! ([`crate::pipeline::read_live`] with `stop: false`), else from `/proc/<pid>/cmdline` and the JDK's
 //! `release` file. Whether each way of reading works is [`Readable`]; when neither does, the
 //! reason and the fix.
 //!
@@ -68,7 +68,7 @@ use crate::container::ContainerIdentity;
 use crate::error::Error;
 use crate::perfdata::{Snapshot, Value};
 use crate::pid::Pid;
-use crate::pipeline::{ForcedOptions, Reading, SymbolCacheUse};
+use crate::pipeline::{LiveOptions, Reading, SymbolCacheUse};
 
 /// How this inspector can read a JVM's PerfData.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -78,7 +78,7 @@ pub enum Readable {
     File,
     /// Its memory (`inspect -F <pid>`), not a file (e.g. `-XX:+PerfDisableSharedMem`).
     #[serde(rename = "-F")]
-    Forced,
+    Live,
     /// Both ways.
     #[serde(rename = "both")]
     Both,
@@ -92,7 +92,7 @@ impl Readable {
     pub fn as_str(self) -> &'static str {
         match self {
             Readable::File => "file",
-            Readable::Forced => "-F",
+            Readable::Live => "-F",
             Readable::Both => "both",
             Readable::Neither => "neither",
         }
@@ -315,8 +315,8 @@ fn assemble<C>(
 
 /// How a scan or a scrape reads a JVM's memory: never stopping it, never waiting for a starting
 /// JVM, and with the symbol cache read-only (or off, `--no-cache`).
-pub(crate) fn no_stop_options(no_symbol_cache: bool) -> ForcedOptions {
-    ForcedOptions {
+pub(crate) fn no_stop_options(no_symbol_cache: bool) -> LiveOptions {
+    LiveOptions {
         stop: false,
         wait_accessible: Duration::ZERO,
         symbol_cache: if no_symbol_cache {
@@ -324,7 +324,7 @@ pub(crate) fn no_stop_options(no_symbol_cache: bool) -> ForcedOptions {
         } else {
             SymbolCacheUse::ReadOnly
         },
-        ..ForcedOptions::default()
+        ..LiveOptions::default()
     }
 }
 
@@ -342,7 +342,7 @@ impl Look {
         Look {
             file: crate::pipeline::read_hsperfdata(pid, Duration::ZERO),
             forced: memory_readable
-                .then(|| crate::pipeline::read_forced(pid, &no_stop_options(opts.no_symbol_cache))),
+                .then(|| crate::pipeline::read_live(pid, &no_stop_options(opts.no_symbol_cache))),
         }
     }
 
@@ -362,7 +362,7 @@ impl Look {
         ) {
             (true, true) => Readable::Both,
             (true, false) => Readable::File,
-            (false, true) => Readable::Forced,
+            (false, true) => Readable::Live,
             (false, false) => Readable::Neither,
         }
     }
@@ -466,7 +466,7 @@ mod tests {
     fn readable_names_are_the_json_strings() {
         for r in [
             Readable::File,
-            Readable::Forced,
+            Readable::Live,
             Readable::Both,
             Readable::Neither,
         ] {

@@ -28,7 +28,7 @@ use crate::container::ContainerIdentity;
 use crate::metrics::{Area, JvmMetrics};
 use crate::pid::Pid;
 use crate::process::ProcessUsage;
-use crate::vm::states::{ThreadState, ThreadStates};
+use crate::threads::states::{ThreadState, ThreadStates};
 
 /// One naming scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,7 +108,7 @@ pub enum Quantity {
     /// when the thread states were not read.
     ThreadsByDaemon,
     /// Java threads by `java.lang.Thread.State` (`serve --thread-states`: a no-stop read of
-    /// the thread list, [`crate::vm::states`]); client_java adds `UNKNOWN` for threads that
+    /// the thread list, [`crate::threads::states`]); client_java adds `UNKNOWN` for threads that
     /// could not be read.
     ThreadStates,
     /// Java threads by daemon-ness and state (OpenTelemetry's `jvm.thread.count` when the

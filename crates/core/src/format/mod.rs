@@ -16,6 +16,7 @@ pub mod histogram;
 pub mod json;
 pub mod otlp;
 pub mod prometheus;
+pub mod thread_dump;
 
 use std::io::{self, Write};
 

@@ -10,9 +10,9 @@ use super::spaces::{self, Space};
 use super::walk::{KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::threads::list::ThreadLayout;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
-use crate::vm::threads::ThreadLayout;
 
 /// One class's line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -150,11 +150,11 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
         vm.int_opt("InstanceKlass::_misc_is_anonymous")
             .or_else(|| vm.int_opt("InstanceKlass::_misc_is_unsafe_anonymous")),
     );
-    let mut anonymous8 = crate::vm::anonymous8::AnonymousNames::new(vm);
+    let mut anonymous8 = crate::threads::anonymous8::AnonymousNames::new(vm);
     for (klass, (instances, bytes)) in counts.into_iter().take(MAX_ROWS) {
         let mut class_name = reader
             .name_of_klass(klass)
-            .map(|n| crate::vm::frames::external_name(&n))
+            .map(|n| crate::vm::java::external_name(&n))
             .unwrap_or_else(|_| format!("<klass {klass:#x}>"));
         if let Some((flags_at, bit)) = anonymous
             && mem
@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn names_classes_as_jcmd() {
-        let name = crate::vm::frames::external_name;
+        let name = crate::vm::java::external_name;
         assert_eq!(name("[B"), "[B");
         assert_eq!(name("[Ljava/lang/String;"), "[Ljava.lang.String;");
         assert_eq!(name("[[Ljava/lang/Object;"), "[[Ljava.lang.Object;");

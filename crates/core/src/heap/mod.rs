@@ -10,6 +10,7 @@
 pub mod histogram;
 pub mod spaces;
 pub mod summary;
+pub mod sysprops;
 pub mod walk;
 
 pub use histogram::{Histogram, Row};

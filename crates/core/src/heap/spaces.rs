@@ -27,7 +27,7 @@
 
 use crate::error::Error;
 use crate::memory::ReadMemory;
-use crate::vm::threads::rd;
+use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
 
 /// The most G1 regions read (a 2 TiB heap of 1 MiB regions has about two million).
@@ -492,7 +492,7 @@ fn medium_alignment(vm: &VmModel, mem: &dyn ReadMemory) -> u64 {
 /// Generational ZGC's `ZAddressHeapBase`: the bits above `offset_mask` of a thread's TLAB start
 /// (a `zaddress`), a power of two above the offsets.
 fn heap_base(vm: &VmModel, mem: &dyn ReadMemory, offset_mask: u64) -> Result<u64, Error> {
-    let threads = crate::vm::threads::ThreadLayout::new(vm)?
+    let threads = crate::threads::list::ThreadLayout::new(vm)?
         .thread_addresses(mem)
         .map(|(_, t)| t)
         .unwrap_or_default();

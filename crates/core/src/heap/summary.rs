@@ -27,7 +27,7 @@
 
 use crate::error::Error;
 use crate::memory::ReadMemory;
-use crate::vm::threads::rd;
+use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
 
 /// One space of a generation: `[bottom, top)` holds objects, `[bottom, end)` is committed.

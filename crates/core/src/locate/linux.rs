@@ -9,7 +9,7 @@ use procfs::process::{MMapPath, Process as ProcfsProcess};
 
 use super::cache::SymbolCache;
 use super::cache::SymbolCacheUse;
-use super::{Located, Mapping, Module, locate_perf_memory};
+use super::{JvmImage, Located, Mapping, Module, locate_perf_memory};
 use crate::error::Error;
 use crate::memory::MemoryError;
 use crate::pid::Pid;
@@ -46,6 +46,14 @@ pub fn locate_in_process(
         },
         e => e,
     })
+}
+
+/// The JVM loaded in live process `process`: libjvm from its mappings ([`find_in_process`]).
+///
+/// # Errors
+/// As [`find_in_process`].
+pub fn find_jvm(process: &Process) -> Result<JvmImage, Error> {
+    find_in_process(process.pid()).map(JvmImage::Elf)
 }
 
 /// Finds libjvm among the mappings of process `pid`.

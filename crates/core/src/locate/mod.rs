@@ -30,7 +30,7 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
-pub(crate) use os::locate_in_process;
+pub(crate) use os::{find_jvm, locate_in_process};
 
 /// The module name of HotSpot's library on Windows.
 pub const JVM_DLL: &str = "jvm.dll";
@@ -413,6 +413,63 @@ pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located
         ),
         notes: Vec::new(),
     })
+}
+
+/// A loaded libjvm or `jvm.dll`, as the target's seam or file found it: what
+/// [`exported_symbols`] reads its exports from.
+#[derive(Debug, Clone)]
+pub(crate) enum JvmImage {
+    /// An ELF libjvm (a live Linux process, an ELF core): its mappings and files.
+    Elf(Module),
+    /// A PE `jvm.dll` (a live Windows process, a minidump): its base address in the target and
+    /// the path the loader recorded.
+    Pe {
+        /// Where its headers start (`BaseOfImage`, the toolhelp module's `modBaseAddr`).
+        base: u64,
+        /// Its path as the loader recorded it.
+        path: PathBuf,
+    },
+}
+
+/// A loaded JVM image's exported symbols: the ELF ones asked for, or a PE export table whole.
+pub(crate) enum Exported<'n> {
+    /// The asked-for names found in libjvm's `_DYNAMIC` symbol table, at their run-time
+    /// addresses.
+    Elf(HashMap<&'n str, u64>),
+    /// `jvm.dll`'s export directory (`locate/pe.rs`).
+    Pe(pe::Exports),
+}
+
+impl Exported<'_> {
+    /// The run-time address of exported symbol `name`, if exported (for ELF: if asked for).
+    pub(crate) fn address(&self, name: &str) -> Option<u64> {
+        match self {
+            Exported::Elf(found) => found.get(name).copied(),
+            Exported::Pe(exports) => exports.address(name),
+        }
+    }
+}
+
+/// The exported symbols of `image` read from the target's memory `mem`, whatever the target's
+/// OS: an ELF libjvm's `_DYNAMIC` and hash table ([`exported_in_memory`], the symbols `names`),
+/// or a PE `jvm.dll`'s DOS/NT headers and export directory ([`pe::ImageHeaders`],
+/// [`pe::Exports`]). The file on disk is never opened.
+///
+/// # Errors
+/// Those of [`exported_in_memory`], [`pe::ImageHeaders::read`] and [`pe::Exports::read`].
+pub(crate) fn exported_symbols<'n>(
+    image: &JvmImage,
+    mem: &dyn ReadMemory,
+    names: &[&'n str],
+) -> Result<Exported<'n>, Error> {
+    match image {
+        JvmImage::Elf(module) => Ok(Exported::Elf(exported_in_memory(module, mem, names)?.1)),
+        JvmImage::Pe { base, path } => {
+            let name = path.display().to_string();
+            let headers = pe::ImageHeaders::read(mem, *base, &name)?;
+            Ok(Exported::Pe(pe::Exports::read(mem, &headers, &name)?))
+        }
+    }
 }
 
 /// The load bias of `module` and the run-time addresses of those of `names` it exports, read

@@ -1,7 +1,7 @@
 //! The locate stage where no live backend exists (see [`crate::locate`]).
 
-use super::Located;
 use super::cache::SymbolCacheUse;
+use super::{JvmImage, Located};
 use crate::error::Error;
 use crate::process::Process;
 use crate::read::ProcessMemory;
@@ -13,5 +13,11 @@ pub fn locate_in_process(
     _mem: &ProcessMemory,
     _cache: SymbolCacheUse,
 ) -> Result<Located, Error> {
+    match *process {}
+}
+
+/// # Errors
+/// Never returns: no `Process` exists on this build.
+pub fn find_jvm(process: &Process) -> Result<JvmImage, Error> {
     match *process {}
 }

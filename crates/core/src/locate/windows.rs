@@ -15,7 +15,7 @@ use windows_sys::Win32::System::Diagnostics::ToolHelp::{
 };
 
 use super::cache::SymbolCacheUse;
-use super::{JVM_DLL, Located};
+use super::{JVM_DLL, JvmImage, Located};
 use crate::error::Error;
 use crate::process::Process;
 use crate::process::os::{from_wide, last_error, os_code, permission_hint};
@@ -33,22 +33,30 @@ pub fn locate_in_process(
     mem: &ProcessMemory,
     _cache: SymbolCacheUse,
 ) -> Result<Located, Error> {
+    let module = jvm_dll(process, "jcmd or jstat")?;
+    super::pe::locate_jvm_dll(mem, &module.path, module.base, u64::from(module.size))
+}
+
+/// `jvm.dll` in `process`'s toolhelp module list ([`find_module`]); a 32-bit (WOW64) process is
+/// refused, the message naming `tools` (`"jcmd"`) of that JDK to use instead.
+///
+/// # Errors
+/// [`Error::Os`] for a WOW64 process; [`Error::NotAJvm`] when no `jvm.dll` is loaded; those
+/// of [`find_module`].
+fn jvm_dll(process: &Process, tools: &str) -> Result<ModuleInfo, Error> {
     let pid = process.pid();
     if process.is_wow64() {
         return Err(Error::Os {
             what: format!(
-                "process {pid} is a 32-bit process (WOW64): only 64-bit JVMs can be read; use that JDK's jcmd or jstat"
+                "process {pid} is a 32-bit process (WOW64): only 64-bit JVMs can be read; use that JDK's {tools}"
             ),
             source: std::io::Error::from(std::io::ErrorKind::Unsupported),
         });
     }
-    let Some(module) = find_module(process, JVM_DLL)? else {
-        return Err(Error::NotAJvm {
-            pid,
-            comm: process.image_name(),
-        });
-    };
-    super::pe::locate_jvm_dll(mem, &module.path, module.base, u64::from(module.size))
+    find_module(process, JVM_DLL)?.ok_or_else(|| Error::NotAJvm {
+        pid,
+        comm: process.image_name(),
+    })
 }
 
 /// A module loaded in a process, from its toolhelp module list.
@@ -60,6 +68,19 @@ pub struct ModuleInfo {
     pub size: u32,
     /// Its path as the loader recorded it.
     pub path: PathBuf,
+}
+
+/// The JVM loaded in live process `process`: `jvm.dll` from its toolhelp module list
+/// ([`find_module`]).
+///
+/// # Errors
+/// As [`jvm_dll`].
+pub fn find_jvm(process: &Process) -> Result<JvmImage, Error> {
+    let module = jvm_dll(process, "jcmd")?;
+    Ok(JvmImage::Pe {
+        base: module.base,
+        path: module.path,
+    })
 }
 
 /// The module loaded in `process` whose file name is `name` (case-insensitive), from a toolhelp module

@@ -15,7 +15,7 @@ use crate::process::StopReport;
 #[non_exhaustive]
 pub enum ReadPath {
     /// A live process's memory (`-F`).
-    Forced {
+    Live {
         /// The pid.
         pid: Pid,
         /// Its command name (`comm`, or the executable's file name on Windows).
@@ -48,7 +48,7 @@ pub enum ReadPath {
 impl fmt::Display for ReadPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReadPath::Forced { pid, name } => {
+            ReadPath::Live { pid, name } => {
                 write!(f, "forced read of process {pid} ({name}) memory")
             }
             ReadPath::Hsperfdata(desc) => f.write_str(desc),
@@ -133,7 +133,7 @@ pub enum Detail {
     },
     /// A forced read was refused (ptrace permission) and the hsperfdata file was read instead;
     /// the refusal's cause and fix.
-    ForcedRefused(String),
+    LiveRefused(String),
     /// A fact of a thread dump (`inspect threads -v`): the VM model read, the walk's reads and
     /// time.
     Threads(String),
@@ -188,7 +188,7 @@ impl fmt::Display for Detail {
             Detail::Region { start, capacity } => {
                 write!(f, "region: {capacity} bytes at {start:#x}")
             }
-            Detail::ForcedRefused(hint) => write!(f, "forced read refused: {hint}"),
+            Detail::LiveRefused(hint) => write!(f, "forced read refused: {hint}"),
         }
     }
 }

@@ -30,8 +30,8 @@ use crate::locate::core_libjvm::libjvm_from_nt_file;
 use crate::locate::{LoadedImage, exported_in_memory};
 use crate::memory::{MemoryError, ReadMemory};
 use crate::read::CoreMemory;
+use crate::threads::dump::{Dump, walk};
 use crate::vm::VmModel;
-use crate::vm::dump::{Dump, walk};
 use crate::vm::paged::Paged;
 use crate::vm::tables::all_symbols;
 
@@ -181,7 +181,7 @@ fn reference(name: &str) -> String {
 
 fn threads_text(core: &Path) -> Result<(String, super::ThreadDump), crate::error::Error> {
     let dump = super::dump_threads_core(core, None, None, true)?;
-    Ok((dump.dump.to_jcmd_text(), dump))
+    Ok((crate::format::thread_dump::to_jcmd_text(&dump.dump), dump))
 }
 
 fn histo_text(core: &Path) -> Result<String, crate::error::Error> {

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::jvm::Jvm;
 use super::{Detail, Warning};
 use crate::error::Error;
 use crate::heap::Histogram;
@@ -38,7 +39,7 @@ impl Default for HeapOptions {
     fn default() -> Self {
         HeapOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(1000),
+            stop_timeout: super::DEFAULT_STOP_TIMEOUT,
             wait: Duration::from_secs(5),
         }
     }
@@ -73,26 +74,23 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
 /// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
 /// not walked (ZGC); [`Error::VmStructs`] when the heap's entries are
 /// missing.
-#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn heap_histogram(
     pid: crate::process::Pid,
     opts: &HeapOptions,
 ) -> Result<HeapHistogram, Error> {
-    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
-    let mut details = vec![
-        Detail::Path(super::ReadPath::Forced {
-            pid,
-            name: process.name().to_string(),
-        }),
-        Detail::Heap(super::threads::model_fact(&vm, modelled)),
-    ];
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let (walked, report) =
-        super::threads::held(&process, &stop, |_| walk(&vm, &mem, &mut details))?;
+    let (walked, report) = super::threads::held(process, &stop, |_| {
+        walk(&jvm.vm, jvm.memory(), &mut details)
+    })?;
     let histogram = walked?;
     let mut warnings = Vec::new();
     if let Some(r) = report {
@@ -116,13 +114,13 @@ pub fn heap_histogram_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
-    let (core, vm, warnings, mut details) =
-        super::threads::open_elf_core(core_path, exe, sysroot, "the heap is", Detail::Heap)?;
-    let histogram = walk(&vm, &core, &mut details)?;
+    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let histogram = walk(&jvm.vm, jvm.memory(), &mut details)?;
     Ok(HeapHistogram {
         histogram,
         details,
-        warnings,
+        warnings: jvm.warnings,
     })
 }
 
@@ -149,26 +147,20 @@ fn metaspace_note(info: &crate::heap::summary::HeapInfo, warnings: &mut Vec<Warn
 ///
 /// # Errors
 /// As [`heap_histogram`]; [`Error::Unsupported`] for a collector not summarized yet.
-#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<HeapSummary, Error> {
-    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
-    let module = crate::locate::os::find_in_process(pid)?;
-    let symbols =
-        crate::locate::symtab_addresses(&module, &mem, &crate::heap::summary::METASPACE_SYMBOLS);
-    let mut details = vec![
-        Detail::Path(super::ReadPath::Forced {
-            pid,
-            name: process.name().to_string(),
-        }),
-        Detail::Heap(super::threads::model_fact(&vm, modelled)),
-    ];
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let (read, report) = super::threads::held(&process, &stop, |_| {
-        crate::heap::summary::heap_info(&vm, &mem, &|n| symbols.get(n).copied())
+    let (read, report) = super::threads::held(process, &stop, |_| {
+        crate::heap::summary::heap_info(&jvm.vm, jvm.memory(), &|n| symbols.get(n).copied())
     })?;
     let info = read?;
     let mut warnings = Vec::new();
@@ -193,15 +185,12 @@ pub fn heap_summary_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapSummary, Error> {
-    let (core, vm, mut warnings, details) =
-        super::threads::open_elf_core(core_path, exe, sysroot, "the heap is", Detail::Heap)?;
-    let symbols = match core.files() {
-        Some(_) => crate::locate::core_libjvm::libjvm_from_nt_file(&core, exe, sysroot),
-        None => crate::locate::core_libjvm::libjvm_from_link_map(&core, exe, sysroot),
-    }
-    .map(|m| crate::locate::symtab_addresses(&m, &core, &crate::heap::summary::METASPACE_SYMBOLS))
-    .unwrap_or_default();
-    let info = crate::heap::summary::heap_info(&vm, &core, &|n| symbols.get(n).copied())?;
+    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
+    let info =
+        crate::heap::summary::heap_info(&jvm.vm, jvm.memory(), &|n| symbols.get(n).copied())?;
+    let mut warnings = jvm.warnings;
     metaspace_note(&info, &mut warnings);
     Ok(HeapSummary {
         info,

@@ -4,12 +4,13 @@
 //! start-up (a manageable flag set later is read as it is), and the properties rarely change
 //! after it, so nothing is held. The open is the thread dump's ([`super::threads`]).
 
+use super::jvm::Jvm;
 use super::{Detail, Warning};
 use crate::error::Error;
+use crate::heap::sysprops::read_system_properties;
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::flags::{VmArguments, VmFlag, read_arguments, read_flags};
-use crate::vm::sysprops::read_system_properties;
 
 /// What `inspect info` reads: the VM's flags and its command line.
 #[derive(Debug, Clone)]
@@ -63,17 +64,13 @@ fn read(
 /// # Errors
 /// As [`super::dump_threads`] for the open; those of [`read_flags`] and [`read_arguments`];
 /// [`Error::ProcessExited`], [`Error::PidReused`].
-#[cfg(all(feature = "live", target_os = "linux"))]
 pub fn vm_info(pid: crate::process::Pid, properties: bool) -> Result<VmInfo, Error> {
-    let (process, mem, vm, modelled) = super::threads::open_live(pid)?;
-    let details = vec![
-        Detail::Path(super::ReadPath::Forced {
-            pid,
-            name: process.name().to_string(),
-        }),
-        Detail::Info(super::threads::model_fact(&vm, modelled)),
-    ];
-    let info = read(&vm, &mem, details, Vec::new(), properties)?;
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let details = vec![jvm.path_detail(), Detail::Info(jvm.model_fact())];
+    let info = read(&jvm.vm, jvm.memory(), details, Vec::new(), properties)?;
     process.check_same()?;
     Ok(info)
 }
@@ -93,23 +90,21 @@ pub fn vm_info_core(
     sysroot: Option<&std::path::Path>,
     properties: bool,
 ) -> Result<VmInfo, Error> {
-    if crate::read::is_minidump(core_path).unwrap_or(false) {
-        let needs = "jvm.dll's image, the VM's tables and its flags are";
-        let (mdmp, vm, modelled) = super::threads::open_minidump(core_path, needs)?;
-        let details = vec![
-            Detail::Path(super::ReadPath::Minidump {
-                path: core_path.to_owned(),
-                pid: mdmp.process_id(),
-                executable: mdmp.executable(),
-            }),
-            Detail::Info(super::threads::model_fact(&vm, modelled)),
-        ];
-        return read(&vm, &mdmp, details, Vec::new(), properties)
-            .map_err(|e| super::minidump::explain(&mdmp, e, "the flags", needs));
-    }
-    let (core, vm, warnings, details) =
-        super::threads::open_elf_core(core_path, exe, sysroot, "the flags are", Detail::Info)?;
-    let truncated = core.truncated();
-    read(&vm, &core, details, warnings, properties)
-        .map_err(|e| super::threads::truncated_error(core_path, truncated, e))
+    let jvm = if crate::read::is_minidump(core_path).unwrap_or(false) {
+        Jvm::minidump(
+            core_path,
+            "jvm.dll's image, the VM's tables and its flags are",
+        )?
+    } else {
+        super::threads::open_elf_core(core_path, exe, sysroot, "the flags are")?
+    };
+    let details = vec![jvm.path_detail(), Detail::Info(jvm.model_fact())];
+    read(
+        &jvm.vm,
+        jvm.memory(),
+        details,
+        jvm.warnings.clone(),
+        properties,
+    )
+    .map_err(|e| jvm.explain(e, "the flags"))
 }

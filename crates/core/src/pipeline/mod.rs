@@ -1,7 +1,7 @@
 //! The pipelines: one function per kind of target runs `target → locate → read → parse`, and
 //! [`Sampler`] repeats a read for `--interval` sampling, resolving symbols once.
 //!
-//! Written once for every OS: the live pipelines ([`read_forced`], [`read_hsperfdata`]) use only the names
+//! Written once for every OS: the live pipelines ([`read_live`], [`read_hsperfdata`]) use only the names
 //! each stage's OS seam exports (`process::Process`, `process::stop`, `process::shared_bytes`,
 //! `locate::locate_in_process`, `read::ProcessMemory`); files and cores ([`read_file`],
 //! [`read_core`], [`read_minidump`]) need no OS at all.
@@ -13,31 +13,28 @@ mod coredump;
 mod detail;
 #[cfg(test)]
 mod fixture;
-mod forced;
 mod heap;
 mod hsperfdata;
 mod info;
+mod jvm;
+mod live;
 mod minidump;
 mod threads;
 
 pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
-use self::forced::ForcedReader;
-pub use self::forced::read_forced;
 pub use self::heap::{
-    HeapHistogram, HeapOptions, HeapSummary, heap_histogram_core, heap_summary_core,
+    HeapHistogram, HeapOptions, HeapSummary, heap_histogram, heap_histogram_core, heap_summary,
+    heap_summary_core,
 };
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use self::heap::{heap_histogram, heap_summary};
 pub use self::hsperfdata::read_hsperfdata;
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub use self::info::vm_info;
-pub use self::info::{VmInfo, vm_info_core};
+pub use self::info::{VmInfo, vm_info, vm_info_core};
+use self::live::LiveReader;
+pub use self::live::read_live;
 pub use self::minidump::read_minidump;
-#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
-pub use self::threads::dump_threads;
 pub use self::threads::{
-    StatesSampler, ThreadDump, ThreadsOptions, dump_threads_core, dump_threads_minidump,
+    StatesSampler, ThreadDump, ThreadsOptions, dump_threads, dump_threads_core,
+    dump_threads_minidump,
 };
 use crate::error::Error;
 use crate::error::MemoryItem;
@@ -47,6 +44,11 @@ use crate::memory::ReadMemory;
 use crate::perfdata::{self, Snapshot};
 use crate::process::Pid;
 use crate::process::Process;
+
+/// How long a live read's stop may take by default (`--stop-timeout`, every command that holds
+/// a JVM: `-F`, `threads`, `histo`): seizing, interrupting and waiting for every thread, about
+/// 28 µs a thread, with room for a 5,000-thread JVM on a loaded host.
+pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// A parsed region and how it was obtained.
 #[derive(Debug, Clone)]
@@ -69,7 +71,7 @@ pub struct Reading {
 
 /// Options of a forced read of a live process.
 #[derive(Debug, Clone)]
-pub struct ForcedOptions {
+pub struct LiveOptions {
     /// Stop the target's threads while reading (consistent snapshot). `false`: `--no-stop`.
     pub stop: bool,
     /// How long to wait for every thread to stop (`--stop-timeout`; Windows' debug attach gets
@@ -82,11 +84,11 @@ pub struct ForcedOptions {
     pub symbol_cache: SymbolCacheUse,
 }
 
-impl Default for ForcedOptions {
+impl Default for LiveOptions {
     fn default() -> Self {
-        ForcedOptions {
+        LiveOptions {
             stop: true,
-            stop_timeout: Duration::from_millis(1000),
+            stop_timeout: DEFAULT_STOP_TIMEOUT,
             wait_accessible: Duration::from_secs(5),
             symbol_cache: SymbolCacheUse::ReadWrite,
         }
@@ -224,7 +226,7 @@ fn settled(
     age: &dyn Fn() -> Duration,
     parse: impl FnOnce(&[u8]) -> Result<perfdata::Snapshot, perfdata::ParseError>,
     began: Instant,
-    opts: &ForcedOptions,
+    opts: &LiveOptions,
     torn_reads_left: &mut u32,
 ) -> Result<Option<(Vec<u8>, perfdata::Snapshot)>, Error> {
     let Some(bytes) = bytes else {
@@ -291,11 +293,11 @@ pub enum Target {
     /// A live process's memory (`-F <pid>`). When ptrace is refused (EPERM) and the hsperfdata
     /// file is readable, the [`Sampler`] reads the file instead and says so in
     /// [`Reading::warnings`].
-    Forced {
+    Live {
         /// The JVM's pid (as this host sees it).
         pid: Pid,
         /// Stop, wait and cache options.
-        opts: ForcedOptions,
+        opts: LiveOptions,
     },
     /// A live process's hsperfdata file (`<pid>`).
     Hsperfdata {
@@ -322,7 +324,7 @@ impl Target {
     /// The live process this source reads, if any.
     pub fn pid(&self) -> Option<Pid> {
         match self {
-            Target::Forced { pid, .. } | Target::Hsperfdata { pid, .. } => Some(*pid),
+            Target::Live { pid, .. } | Target::Hsperfdata { pid, .. } => Some(*pid),
             Target::SavedFile(_) | Target::Core { .. } => None,
         }
     }
@@ -339,7 +341,7 @@ impl Target {
 /// ([`Error::PidReused`], [`Error::ProcessExited`] when it does not).
 pub struct Sampler {
     source: Target,
-    forced: Option<ForcedReader>,
+    forced: Option<LiveReader>,
     /// Set once a refused forced read fell back to the hsperfdata file.
     fell_back: Option<String>,
     /// Counters of a reading given back with [`Sampler::recycle`].
@@ -376,7 +378,7 @@ impl Sampler {
     /// One reading.
     ///
     /// # Errors
-    /// As [`read_forced`], [`read_hsperfdata`], [`read_file`] or [`read_core`] for the source.
+    /// As [`read_live`], [`read_hsperfdata`], [`read_file`] or [`read_core`] for the source.
     pub fn sample(&mut self) -> Result<Reading, Error> {
         self.sample_limited(None)
     }
@@ -384,7 +386,7 @@ impl Sampler {
     /// One reading that waits no later than `deadline`, for interactive front ends that must
     /// redraw on time: every wait of the read (for a starting JVM's region or file, for threads
     /// to stop) is cut to the time left, so a JVM that is still starting gives
-    /// [`Error::NotAccessible`] at the deadline instead of after [`ForcedOptions::wait_accessible`].
+    /// [`Error::NotAccessible`] at the deadline instead of after [`LiveOptions::wait_accessible`].
     /// Work that does not wait (opening the library, one read of the region) is not interrupted:
     /// the call may overrun the deadline by that, milliseconds. A deadline already passed still
     /// gets one attempt with no waiting.
@@ -399,7 +401,7 @@ impl Sampler {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let cut = |d: Duration| left.map_or(d, |l| d.min(l));
         match &self.source {
-            Target::Forced { pid, opts } => {
+            Target::Live { pid, opts } => {
                 let pid = *pid;
                 let mut opts = opts.clone();
                 opts.wait_accessible = cut(opts.wait_accessible);
@@ -408,12 +410,12 @@ impl Sampler {
                 opts.stop_timeout = cut(opts.stop_timeout);
                 if let Some(hint) = &self.fell_back {
                     let mut r = read_hsperfdata(pid, opts.wait_accessible)?;
-                    r.details.insert(0, Detail::ForcedRefused(hint.clone()));
+                    r.details.insert(0, Detail::LiveRefused(hint.clone()));
                     return Ok(r);
                 }
                 let opened = match &self.forced {
                     Some(reader) => reader.read(&opts, std::mem::take(&mut self.spare)),
-                    None => ForcedReader::open(pid, opts.clone()).and_then(|reader| {
+                    None => LiveReader::open(pid, opts.clone()).and_then(|reader| {
                         let r = reader.read(&opts, Vec::new());
                         self.forced = Some(reader);
                         r
@@ -423,7 +425,7 @@ impl Sampler {
                     Err(Error::PermissionDenied { what, hint }) => {
                         match read_hsperfdata(pid, opts.wait_accessible) {
                             Ok(mut r) => {
-                                r.details.insert(0, Detail::ForcedRefused(hint.clone()));
+                                r.details.insert(0, Detail::LiveRefused(hint.clone()));
                                 r.fallback = Some(format!(
                                     "{what}: permission denied; read the hsperfdata file instead"
                                 ));
@@ -471,9 +473,9 @@ mod tests {
 
     #[test]
     fn only_live_sources_have_a_pid() {
-        let forced = Target::Forced {
+        let forced = Target::Live {
             pid: 7,
-            opts: ForcedOptions::default(),
+            opts: LiveOptions::default(),
         };
         assert_eq!(forced.pid(), Some(7));
         assert!(!forced.is_static());

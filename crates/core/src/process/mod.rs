@@ -37,13 +37,15 @@ pub(crate) mod os;
 #[path = "unsupported.rs"]
 pub(crate) mod os;
 
+/// Whether a thread's [`TaskStat::nice`] is the `os_prio=` jcmd prints only when the JVM uses
+/// the OS's priorities (Linux: `os::get_native_priority` gives 0 otherwise); Windows'
+/// `GetThreadPriority` is printed always.
+pub(crate) use os::OS_PRIORITY_IS_NICE;
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
-#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub(crate) use os::namespace_tids;
 /// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
 /// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
-#[cfg(all(feature = "live", any(target_os = "linux", windows)))]
 pub(crate) use os::task_stat;
 
 pub(crate) use os::{

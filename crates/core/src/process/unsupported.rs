@@ -63,6 +63,29 @@ impl Stopped {
     pub fn release(self) -> StopReport {
         match self {}
     }
+
+    /// Never called.
+    pub fn registers(&self, _tid: Pid) -> Option<crate::registers::ThreadRegisters> {
+        match *self {}
+    }
+
+    /// Never called.
+    pub fn task_stat(&self, _tid: Pid) -> Option<super::TaskStat> {
+        match *self {}
+    }
+}
+
+/// No thread of a live process is read on this build.
+pub const OS_PRIORITY_IS_NICE: bool = false;
+
+/// No live process: no threads.
+pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {
+    std::collections::HashMap::new()
+}
+
+/// No live process: no threads.
+pub fn task_stat(_pid: Pid, _tid: Pid) -> Option<super::TaskStat> {
+    None
 }
 
 /// # Errors

@@ -127,6 +127,9 @@ fn still_active(h: HANDLE) -> bool {
     unsafe { GetExitCodeProcess(h, &mut code) != 0 && code == STILL_ACTIVE as u32 }
 }
 
+/// jcmd.exe's `os_prio=` is `GetThreadPriority`'s, whatever the JVM's priority policy.
+pub const OS_PRIORITY_IS_NICE: bool = false;
+
 /// Whether `pid` names no running process (gone, or exiting).
 /// Windows has no pid namespaces: a JVM's `OSThread::_thread_id` is the thread id; empty.
 pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {

@@ -3,7 +3,7 @@
 //!
 //! Each scrape of `/metrics` runs [`Exporter::scrape`]: the [`crate::discover::scan`] of `/proc`
 //! (the `inspect list` scan), then a read of each selected JVM's PerfData: its hsperfdata file
-//! where readable, else its memory **without stopping it** ([`crate::pipeline::ForcedOptions`] with
+//! where readable, else its memory **without stopping it** ([`crate::pipeline::LiveOptions`] with
 //! `stop: false`; serve never stops a JVM's threads). The counters go through the naming rule of
 //! [`crate::format::prometheus`], each series labelled `pid`, `main` (main class or jar, never
 //! its arguments), `user`, `jvm_version`, for a JVM in another pid namespace `container_pid`,
@@ -38,7 +38,7 @@ use crate::format::dialect::{self, ApplicationRule, Dialect, Names};
 use crate::format::prometheus::{Exposition, MetricType};
 use crate::pid::Pid;
 use crate::pipeline::{Reading, StatesSampler};
-use crate::vm::states::{ThreadState, ThreadStates};
+use crate::threads::states::{ThreadState, ThreadStates};
 
 /// Which JVMs to export; empty lists select all.
 #[derive(Debug, Default, Clone)]
@@ -240,13 +240,12 @@ impl Exporter {
             return Ok(reading);
         }
         let file = || crate::pipeline::read_hsperfdata(jvm.pid, Duration::ZERO);
-        let memory = || {
-            crate::pipeline::read_forced(jvm.pid, &discover::no_stop_options(!self.symbol_cache))
-        };
+        let memory =
+            || crate::pipeline::read_live(jvm.pid, &discover::no_stop_options(!self.symbol_cache));
         match jvm.readable {
             Readable::File => file(),
             Readable::Both => file().or_else(|_| memory()),
-            Readable::Forced | Readable::Neither => memory(),
+            Readable::Live | Readable::Neither => memory(),
         }
     }
 

@@ -59,7 +59,7 @@ pub fn thread_status_name(status: i32) -> Option<&'static str> {
 }
 
 /// Where a thread's state and daemon flag are, resolved once per JVM
-/// ([`JavaReader::status_fields`]) and kept between no-stop reads ([`super::states`]).
+/// ([`JavaReader::status_fields`]) and kept between no-stop reads (`threads::states`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatusFields {
     /// `java.lang.Thread`'s `Klass*`.
@@ -422,11 +422,11 @@ impl<'a> JavaReader<'a> {
             let offset = u64::from(self.u32_at(at, "java_lang_Class::_klass_offset")?);
             let mirrored = self.u64_at(oop.wrapping_add(offset), "a class mirror's Klass*")?;
             if mirrored != 0 {
-                let of = super::frames::external_name(&self.klass_name(mirrored)?);
+                let of = external_name(&self.klass_name(mirrored)?);
                 return Ok(format!("java.lang.Class for {of}"));
             }
         }
-        Ok(super::frames::external_name(&name))
+        Ok(external_name(&name))
     }
 
     /// The internal name (`java/lang/Object`) of `klass` (`Klass::_name`).
@@ -804,4 +804,18 @@ impl<'a> JavaReader<'a> {
     pub fn name_of_klass(&self, klass: u64) -> Result<String, Error> {
         self.klass_name(klass)
     }
+}
+
+/// A class's external name as `Klass::external_name` gives it (`oops/klass.cpp`): `/` → `.`, and
+/// a hidden class's `+0x<address>` suffix (JDK 15+, `ClassFileParser`'s naming) printed as
+/// `/0x<address>`.
+pub fn external_name(internal: &str) -> String {
+    let dotted = internal.replace('/', ".");
+    if let Some(i) = dotted.rfind("+0x")
+        && dotted.len() > i + 3
+        && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return format!("{}/{}", &dotted[..i], &dotted[i + 1..]);
+    }
+    dotted
 }

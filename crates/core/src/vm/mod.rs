@@ -9,20 +9,11 @@
 //! the layouts follow each JDK build without hard-coded offsets; a missing entry is an error
 //! that names it.
 
-pub mod anonymous8;
 pub(crate) mod codec;
-pub mod dump;
 pub mod flags;
-pub mod frames;
 pub mod java;
-pub mod locks;
 pub mod paged;
-pub mod states;
-pub mod sysprops;
 pub mod tables;
-pub mod thread;
-pub mod threads;
-pub mod vthreads;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -654,6 +645,12 @@ impl PartialVars {
             ))),
         }
     }
+}
+
+/// The `u64` at `addr`, a failure naming `what`.
+pub(crate) fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
+    mem.read_u64(addr)
+        .map_err(|e| Error::memory(what.to_string(), e))
 }
 
 #[cfg(test)]

@@ -358,6 +358,10 @@ fn open_with_stat(pid: Pid) -> Result<(ProcfsProcess, procfs::process::Stat), Er
     Ok((p, stat))
 }
 
+/// A thread's nice value is jcmd's `os_prio=` only when the JVM uses the OS's priorities
+/// (`-XX:ThreadPriorityPolicy`, `os::get_native_priority` in `os_linux.cpp`); else it prints 0.
+pub const OS_PRIORITY_IS_NICE: bool = true;
+
 /// Thread `tid` of process `pid` as `/proc/<pid>/task/<tid>/stat` says (one open and one read:
 /// the line is about 300 bytes, `comm` at most 16 and 52 numbers); `None` when it is gone or
 /// unreadable.

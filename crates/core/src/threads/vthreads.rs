@@ -26,11 +26,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::VmModel;
 use super::frames::{Frame, FrameKind, Walker};
-use super::java::JavaReader;
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::JavaReader;
 
 /// The most virtual threads read (also the most keys read from one set).
 pub const MAX_VIRTUAL_THREADS: usize = 1 << 21;
@@ -436,7 +436,7 @@ pub fn unmounted(
                 let (_, name) = java.class_of(container)?;
                 out.notes.push(format!(
                     "a registered thread container of class {} has no threads set: its threads are not listed",
-                    super::frames::external_name(&name)
+                    crate::vm::java::external_name(&name)
                 ));
             }
             Err(e) => out

@@ -1,6 +1,6 @@
 //! Java threads by state, read **without stopping the JVM** (issue 29 item 5: `serve
 //! --thread-states`, `top`'s BLOCKED and WAITING columns): the thread list
-//! ([`super::threads::ThreadLayout::thread_addresses`]), each `JavaThread::_threadObj`, and
+//! ([`super::list::ThreadLayout::thread_addresses`]), each `JavaThread::_threadObj`, and
 //! that `java.lang.Thread`'s `threadStatus` and `daemon` (in `Thread.FieldHolder` from JDK 19).
 //! No frame is walked.
 //!
@@ -25,12 +25,12 @@
 
 use std::collections::HashSet;
 
-use super::VmModel;
-use super::java::{JavaLayout, JavaReader, StatusFields};
-use super::paged::Paged;
-use super::threads::ThreadLayout;
+use super::list::ThreadLayout;
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::{JavaLayout, JavaReader, StatusFields};
+use crate::vm::paged::Paged;
 
 /// How many times a thread list replaced during its read is read again before giving up.
 pub const MAX_LIST_TRIES: usize = 4;

@@ -15,9 +15,9 @@
 //! Every count and pointer is bounded: at most [`MAX_THREADS`] threads, each read failure is
 //! that thread's error.
 
-use super::VmModel;
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
+use crate::vm::{VmModel, rd};
 
 /// The most threads read from a `ThreadsList` (a JVM with more is refused as corrupt).
 pub const MAX_THREADS: u64 = 100_000;
@@ -45,7 +45,7 @@ pub struct ThreadLayout {
     /// `JavaThreadState` names by value (`_thread_in_native`, ...), from the int constants.
     vm_states: Vec<(i64, &'static str)>,
     /// How the target lays out oops (OopHandles hold coloured pointers under generational ZGC).
-    oops: super::Layout,
+    oops: crate::vm::Layout,
 }
 
 /// How the Java threads are listed.
@@ -138,12 +138,6 @@ pub struct VmThread {
     /// The virtual thread mounted on it (`JavaThread::_vthread` when it is not `_threadObj`,
     /// as `JavaThread::is_vthread_mounted` finds with the continuation entries); 0 when none.
     pub mounted_vthread: u64,
-}
-
-/// The `u64` at `addr`, a failure naming `what`.
-pub(crate) fn rd(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u64, Error> {
-    mem.read_u64(addr)
-        .map_err(|e| Error::memory(what.to_string(), e))
 }
 
 fn rd32(mem: &dyn ReadMemory, addr: u64, what: &str) -> Result<u32, Error> {

@@ -14,10 +14,10 @@
 
 use std::collections::HashSet;
 
-use super::VmModel;
-use super::java::JavaReader;
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::JavaReader;
 
 /// The most buckets read of the table.
 const MAX_TABLE: usize = 1 << 20;
@@ -34,7 +34,8 @@ pub fn read_system_properties(
     mem: &dyn ReadMemory,
 ) -> Result<Vec<(String, String)>, Error> {
     let java = JavaReader::new(vm, mem)?;
-    let system = match super::vthreads::find_classes(vm, mem, &java, &["java/lang/System"]) {
+    let system = match crate::threads::vthreads::find_classes(vm, mem, &java, &["java/lang/System"])
+    {
         Ok(found) => found.get("java/lang/System").copied(),
         // JDK 8 does not export `ClassLoaderData::_klasses`.
         Err(_) => None,
@@ -97,7 +98,7 @@ fn object_subclass(
 ) -> Result<u64, Error> {
     let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
     // java.lang.Object: the root of the first Java thread's class.
-    let threads = super::threads::ThreadLayout::new(vm)?;
+    let threads = crate::threads::list::ThreadLayout::new(vm)?;
     let (_, list) = threads.thread_addresses(mem)?;
     let oop = list
         .iter()

@@ -29,12 +29,12 @@
 //!   the thread owning it; a thread met again within the current walk closes a cycle. jcmd's
 //!   `Thread.print` always includes the synchronizers (`VM_FindDeadlocks(outputStream*)`).
 
-use super::VmModel;
 use super::frames::{FrameMonitor, LockKind, LockLine, Receiver};
-use super::java::JavaReader;
 use super::thread::{DeadlockLink, DumpThread, ThreadLocks, Waits};
 use crate::error::Error;
 use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::JavaReader;
 
 /// The most lock stack entries read (`LockStack::CAPACITY` is 8 in JDK 21–25).
 const MAX_LOCK_STACK: u64 = 64;
@@ -54,7 +54,7 @@ pub struct LockReader<'a> {
     owner_is_id: bool,
     lock_stack: Option<(u64, u64, u64)>,
     /// How the target lays out oops (WeakHandles hold coloured pointers under generational ZGC).
-    oops: super::Layout,
+    oops: crate::vm::Layout,
     /// `InstanceKlass::_init_state` (a `u1`), `_init_thread` and the constant
     /// `InstanceKlass::being_initialized`, where the JDK has them.
     class_init: Option<(u64, u64, u8)>,

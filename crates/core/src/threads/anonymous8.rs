@@ -27,8 +27,8 @@
 
 use std::collections::HashMap;
 
-use super::VmModel;
 use crate::memory::ReadMemory;
+use crate::vm::VmModel;
 
 /// The most `ClassLoaderData`s walked (one per loader plus one per anonymous class).
 const MAX_CLDS: usize = 1 << 20;

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use super::{Detail, ForcedOptions, ReadPath, Reading, read_region, record_stop, settled};
+use super::{Detail, LiveOptions, ReadPath, Reading, read_region, record_stop, settled};
 use crate::error::Error;
 use crate::locate;
 use crate::memory::MemoryError;
@@ -27,8 +27,8 @@ use crate::vm::PerfMemoryVars;
 /// Every [`Error`] the steps can give; notably [`Error::PerfDataDisabled`] for `-XX:-UsePerfData`,
 /// [`Error::PermissionDenied`] with the cause and fix, [`Error::NotAJvm`], [`Error::PidReused`],
 /// [`Error::Unsupported`] on an OS without a live backend.
-pub fn read_forced(pid: Pid, opts: &ForcedOptions) -> Result<Reading, Error> {
-    ForcedReader::open(pid, opts.clone())?.read(opts, Vec::new())
+pub fn read_live(pid: Pid, opts: &LiveOptions) -> Result<Reading, Error> {
+    LiveReader::open(pid, opts.clone())?.read(opts, Vec::new())
 }
 
 /// Says what happened when a step on a live process fails: an exiting process fails in odd ways
@@ -94,9 +94,9 @@ pub(super) fn stop_when_free(
     }
 }
 
-/// A live process whose region has been located: [`ForcedReader::read`] re-reads only
+/// A live process whose region has been located: [`LiveReader::read`] re-reads only
 /// `_start`, `_capacity` and the region, so repeated samples skip the module and symbol work.
-pub(super) struct ForcedReader {
+pub(super) struct LiveReader {
     process: Process,
     mem: ProcessMemory,
     vars: PerfMemoryVars,
@@ -106,18 +106,18 @@ pub(super) struct ForcedReader {
     region_at: Cell<Option<(u64, u64)>>,
 }
 
-impl ForcedReader {
-    pub(super) fn open(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
+impl LiveReader {
+    pub(super) fn open(pid: Pid, opts: LiveOptions) -> Result<Self, Error> {
         Self::open_inner(pid, opts).map_err(|e| exited_or(pid, e))
     }
 
-    fn open_inner(pid: Pid, opts: ForcedOptions) -> Result<Self, Error> {
+    fn open_inner(pid: Pid, opts: LiveOptions) -> Result<Self, Error> {
         let process = Process::open(pid)?;
         let mem = ProcessMemory::open(&process)?;
         let located = locate::locate_in_process(&process, &mem, opts.symbol_cache)
             .map_err(|e| permission(pid, e))?;
         let mut located_details = vec![
-            Detail::Path(ReadPath::Forced {
+            Detail::Path(ReadPath::Live {
                 pid,
                 name: process.name().to_string(),
             }),
@@ -129,7 +129,7 @@ impl ForcedReader {
             },
         ];
         located_details.extend(located.notes.into_iter().map(Detail::Note));
-        Ok(ForcedReader {
+        Ok(LiveReader {
             process,
             mem,
             vars: located.vars,
@@ -142,7 +142,7 @@ impl ForcedReader {
     /// `spare`: the counters of an earlier one, whose allocations the parse reuses.
     pub(super) fn read(
         &self,
-        opts: &ForcedOptions,
+        opts: &LiveOptions,
         spare: Vec<perfdata::Counter>,
     ) -> Result<Reading, Error> {
         let pid = self.process.pid();
@@ -157,7 +157,7 @@ impl ForcedReader {
 
     fn read_inner(
         &self,
-        opts: &ForcedOptions,
+        opts: &LiveOptions,
         mut spare: Vec<perfdata::Counter>,
     ) -> Result<Reading, Error> {
         let pid = self.process.pid();

@@ -41,17 +41,18 @@ use std::fmt::Write as _;
 
 use std::rc::Rc;
 
-use super::VmModel;
-use super::codec::line_numbers::LineNumberTable;
-use super::codec::scopes::{
-    self, DebugInfoFormat, LocationType, PcDesc, PcDescLayout, ScopeMethod, ScopeValue,
-    decode_pc_descs, find_pc_desc, scope_chain,
-};
-use super::codec::unsigned5::Variant;
-use super::threads::Anchor;
+use super::list::Anchor;
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
 use crate::registers::{Arch, ThreadRegisters};
+use crate::vm::VmModel;
+use crate::vm::codec::line_numbers::LineNumberTable;
+use crate::vm::codec::scopes::{
+    self, DebugInfoFormat, LocationType, PcDesc, PcDescLayout, ScopeMethod, ScopeValue,
+    decode_pc_descs, find_pc_desc, scope_chain,
+};
+use crate::vm::codec::unsigned5::Variant;
+use crate::vm::java::external_name;
 
 /// The most frames walked per thread (jcmd prints them all; a deeper stack is cut with a note).
 pub const MAX_FRAMES: usize = 4096;
@@ -440,7 +441,7 @@ pub struct Walker<'a> {
     symbol_length: u64,
     symbol_body: u64,
     line_variant: Variant,
-    layout: super::Layout,
+    layout: crate::vm::Layout,
     /// `sizeof(BasicObjectLock)` and `BasicObjectLock::_obj`.
     basic_object_lock: (u64, u64),
     /// Where the interpreter frame's slots are below its fp.
@@ -471,20 +472,6 @@ fn rd32(mem: &dyn ReadMemory, addr: u64) -> Option<u32> {
 
 fn rd16(mem: &dyn ReadMemory, addr: u64) -> Option<u16> {
     mem.read_u16(addr).ok()
-}
-
-/// A class's external name as `Klass::external_name` gives it (`oops/klass.cpp`): `/` → `.`, and
-/// a hidden class's `+0x<address>` suffix (JDK 15+, `ClassFileParser`'s naming) printed as
-/// `/0x<address>`.
-pub fn external_name(internal: &str) -> String {
-    let dotted = internal.replace('/', ".");
-    if let Some(i) = dotted.rfind("+0x")
-        && dotted.len() > i + 3
-        && dotted[i + 3..].bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        return format!("{}/{}", &dotted[..i], &dotted[i + 1..]);
-    }
-    dotted
 }
 
 impl<'a> Walker<'a> {

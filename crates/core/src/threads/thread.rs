@@ -1,12 +1,12 @@
-//! One thread of a dump as the stages fill it in: what the VM keeps of it ([`super::threads`]),
-//! its Java identity ([`super::java`]), frames ([`super::frames`]) and lock state
+//! One thread of a dump as the stages fill it in: what the VM keeps of it ([`super::list`]),
+//! its Java identity ([`crate::vm::java`]), frames ([`super::frames`]) and lock state
 //! ([`super::locks`]); and the links of a Java-level deadlock. Plain data, so that the stages
 //! that read it and [`super::dump`], which prints it, depend on it and not on each other.
 
 use super::frames::{Frame, LockLine};
-use super::java::JavaIdentity;
-use super::threads::VmThread;
+use super::list::VmThread;
 use crate::registers::ThreadRegisters;
+use crate::vm::java::JavaIdentity;
 
 /// One thread of a dump.
 #[derive(Debug, Clone, serde::Serialize)]
