@@ -6,7 +6,7 @@ use anyhow::Context;
 
 /// The static (musl) builds allocate through mimalloc: with musl's own malloc, `list`, a scrape
 /// of 20 JVMs and a sample's CPU were 1.2-3.6x slower than the glibc build's
-/// (scripts/bench_musl.py). Built without transparent huge pages, and set to return freed pages
+/// (bench/bench_musl.py). Built without transparent huge pages, and set to return freed pages
 /// at once (purge delay 0): otherwise the exporter's RSS after a scrape of 20 JVMs was 64 MiB
 /// (glibc: 9), with this ~12 MiB.
 #[cfg(target_env = "musl")]

@@ -158,7 +158,7 @@ fn live(major: u32, flags: &[&str]) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_live() {
     live(17, &["-XX:+UseSerialGC"]);
 }
@@ -166,7 +166,7 @@ fn jdk17_serial_live() {
 /// Also C1 only: no C2, so no allocation-prefetch reserve (`_reserve_for_allocation_prefetch`
 /// is 0) and a TLAB's hard end is its `_end` plus room for the smallest filler.
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_uncompressed_oops_and_class_pointers() {
     live(
         17,
@@ -180,7 +180,7 @@ fn jdk17_serial_uncompressed_oops_and_class_pointers() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_parallel_live() {
     live(17, &["-XX:+UseParallelGC"]);
 }
@@ -189,44 +189,44 @@ fn jdk17_parallel_live() {
 /// jcmd leaves out those the last marking found unreachable (`HeapRegion::is_obj_dead` with the
 /// previous mark bitmap, which vmStructs does not export); a linear walk counts them.
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_g1_live_without_cds() {
     live(17, &["-XX:+UseG1GC", "-Xshare:off"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_serial_live() {
     live(21, &["-XX:+UseSerialGC"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_serial_compact_headers() {
     live(25, &["-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_serial_uncompressed_oops() {
     live(25, &["-XX:+UseSerialGC", "-XX:-UseCompressedOops"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_parallel_live() {
     live(25, &["-XX:+UseParallelGC"]);
 }
 
 /// G1 with 1 MiB regions: HeapTarget's `int[300000]` is humongous.
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_g1_live() {
     live(25, &["-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_g1_compact_headers() {
     live(
         25,
@@ -241,7 +241,7 @@ fn jdk25_g1_compact_headers() {
 /// A gcore of a running JVM, read after the JVM is gone: jcmd before and after the core is
 /// written bracket it.
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_gcore() {
     let home = jdk(17);
     let dir = scratch_dir("heap-core");
