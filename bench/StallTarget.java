@@ -1,4 +1,4 @@
-// The JVM scripts/bench.py measures: `threads` idle threads (first argument, default 100) plus one
+// The JVM bench/bench.py measures: `threads` idle threads (first argument, default 100) plus one
 // "spinner" thread that, during a measurement window, reads System.nanoTime() in a tight loop and
 // records the longest gap between two consecutive reads. A gap longer than the loop's usual few
 // tens of nanoseconds means the spinner did not run: it was descheduled, stopped by ptrace, or

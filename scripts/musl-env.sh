@@ -1,5 +1,5 @@
 # Sourced (bash) by the scripts that build the static (musl) binaries: a C compiler for the
-# musl targets, which compile mimalloc's C (the musl builds' allocator, src/main.rs).
+# musl targets, which compile mimalloc's C (the musl builds' allocator, src/os/unix.rs).
 #   x86_64-unknown-linux-musl:  Debian's musl-gcc (musl-tools), which cc-rs picks by itself;
 #   aarch64-unknown-linux-musl: clang against an arm64 musl sysroot (aarch64/musl-sysroot.sh),
 #                               archived with llvm-ar; linked by rust-lld (.cargo/config.toml).

@@ -8,7 +8,7 @@
 #      scripts/windows/minidump.py and threads_minidump.py (a Windows JVM's minidumps, made once and cached);
 #   2. the fast tier, exactly as plain `cargo test` runs it on a laptop, but with each test binary
 #      run by scripts/fast-tier-runner.sh: as an unprivileged user, with no JDK or other test
-#      tool and no network. A test that needs one of them and is not `#[ignore = "needs ..."]`
+#      tool and no network. A test that needs one of them and is not `#[ignore = "requires ..."]`
 #      fails here;
 #   3. the carved jvm.dll fixture is reproducible from the real jvm.dll; scripts/check-portable.sh
 #      (the library builds for macOS and Windows and without its live backend);

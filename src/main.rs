@@ -1,15 +1,18 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve.rs`, `top/`; `elsewhere.rs` for what other OSes lack); the plain
-//! counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats in `output.rs`
-//! and the sampling loop `--interval` and `stat` share in `sampling.rs`.
+//! its own file (`stat.rs`, `list.rs`, `serve/`, `top/`; `elsewhere.rs` for what other OSes
+//! lack); the plain counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats
+//! in `output.rs` and the sampling loop `--interval` and `stat` share in `sampling.rs`. OS code
+//! sits behind seams chosen once: `os/` (the allocator, the multi-call names), `serve/os/`
+//! (signals, the Windows service) and `top/os/` (`/proc` or toolhelp, the terminal).
 
 mod heap;
 mod info;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
 mod multicall;
+mod os;
 mod output;
 mod pods;
 mod sampling;
@@ -20,8 +23,6 @@ mod target;
 mod threads;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod top;
-#[cfg(all(windows, feature = "live"))]
-mod winservice;
 // `list`, `serve` and `top` find JVMs on Linux and Windows: elsewhere they say how to do
 // without them.
 #[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
@@ -158,25 +159,8 @@ enum Command {
     },
 }
 
-/// The static (musl) builds allocate through mimalloc: with musl's own malloc, `list`, a scrape
-/// of 20 JVMs and a sample's CPU were 1.2-3.6x slower than the glibc build's
-/// (scripts/bench_musl.py). Built without transparent huge pages, and set to return freed pages
-/// at once (purge delay 0): otherwise the exporter's RSS after a scrape of 20 JVMs was 64 MiB
-/// (glibc: 9), with this ~12 MiB.
-#[cfg(target_env = "musl")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
-    #[cfg(target_env = "musl")]
-    {
-        // mimalloc.h (v3, the one libmimalloc-sys builds): `mi_option_purge_delay` is the 16th
-        // entry of `mi_option_e`; the Rust bindings do not name it.
-        const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-        // A default: $MIMALLOC_PURGE_DELAY still overrides it.
-        // SAFETY: mi_option_set_default only stores the value; any thread may call it any time.
-        unsafe { libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, 0) };
-    }
+    os::init_allocator();
     // Called as jstack, jmap, jinfo, jstat or jcmd (a link of `inspect links`): that tool's
     // command line, rewritten into inspect's.
     // `inspect jstack 4242` likewise (busybox's form; what the FROM scratch image, whose
@@ -218,7 +202,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Stat(args)) => stat::run(args),
         Some(Command::List(args)) => list::run(args),
-        Some(Command::Serve(args)) => serve_command(args),
+        Some(Command::Serve(args)) => serve::run(args),
         Some(Command::Top(args)) => top::run(args),
         Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Histo(args)) => heap::run(args),
@@ -250,24 +234,6 @@ fn main() -> ExitCode {
             }
         }
     }
-}
-
-/// `inspect serve`: on Windows the service's install, uninstall and run (under the service
-/// control manager) go to `winservice.rs`; everything else is `serve::run`.
-fn serve_command(args: &serve::ServeArgs) -> anyhow::Result<ExitCode> {
-    #[cfg(all(windows, feature = "live"))]
-    {
-        if args.install_service {
-            return winservice::install();
-        }
-        if args.uninstall_service {
-            return winservice::uninstall();
-        }
-        if args.service {
-            return winservice::run(args);
-        }
-    }
-    serve::run(args)
 }
 
 /// `inspect completions <shell>`: clap_complete's script for the whole command tree.

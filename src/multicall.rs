@@ -295,12 +295,7 @@ pub fn make_links(dir: &Path) -> anyhow::Result<ExitCode> {
             code = ExitCode::FAILURE;
             continue;
         }
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(&exe, &link)
-            .with_context(|| format!("linking {} to {}", link.display(), exe.display()))?;
-        #[cfg(not(unix))]
-        std::fs::copy(&exe, link.with_extension("exe"))
-            .with_context(|| format!("copying {} to {}", exe.display(), link.display()))?;
+        crate::os::link_tool(&exe, &link)?;
         println!("{} -> {}  ({what})", link.display(), exe.display());
     }
     Ok(code)

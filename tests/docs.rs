@@ -1,6 +1,6 @@
 //! The documentation stays true to the repository: README.md, every page under docs/, and the
-//! links of ARCHITECTURE.md and scripts/README.md. Fast tier: no JDK, no network, no root; it runs
-//! the built `inspect` only on pids and files that do not exist.
+//! links of ARCHITECTURE.md, scripts/README.md and bench/README.md. Fast tier: no JDK, no
+//! network, no root; it runs the built `inspect` only on pids and files that do not exist.
 //!
 //! What is checked, outside fenced code blocks and HTML comments:
 //!
@@ -21,7 +21,7 @@
 //!     a `.py` file under scripts/ or tests/ (the Windows tests are Python).
 //! * **Cited files** (README and docs/): an inline code span that is a path starting with
 //!   `scripts/`, `tests/`, `testdata/`, `deploy/`, `crates/`, `src/`, `fuzz/` or `bench/` exists
-//!   (the benchmark scripts `scripts/bench*.py` among them); for a glob (`*`) or a placeholder
+//!   (the benchmark scripts `bench/bench*.py` among them); for a glob (`*`) or a placeholder
 //!   (`<...>`), the directory before it exists.
 //! * **README's examples**: every line of README's fenced `sh` blocks that runs `inspect` parses
 //!   with today's CLI. Each is run with its pid `4242` replaced by one that cannot exist and its
@@ -240,13 +240,15 @@ fn link_targets(line: &str) -> Vec<String> {
     out
 }
 
-/// Every relative link of README.md, docs/, ARCHITECTURE.md and scripts/README.md reaches an
+/// Every relative link of README.md, docs/, ARCHITECTURE.md, scripts/README.md and
+/// bench/README.md reaches an
 /// existing file, and every anchor a heading of its page.
 #[test]
 fn links_resolve_to_files_and_headings() {
     let mut pages = doc_pages();
     pages.push(root().join("ARCHITECTURE.md"));
     pages.push(root().join("scripts/README.md"));
+    pages.push(root().join("bench/README.md"));
     let mut problems = Vec::new();
     let mut checked = 0;
     for page in &pages {
@@ -463,7 +465,7 @@ fn cited_tests_benchmarks_and_files_exist() {
                 {
                     for path in expand_braces(&span) {
                         files_checked += 1;
-                        if path.starts_with("scripts/bench") {
+                        if path.starts_with("bench/bench") {
                             benches_checked += 1;
                         }
                         let cut = path.find(['*', '<']).unwrap_or(path.len());

@@ -291,32 +291,8 @@ where
 }
 
 fn is_transient(e: &io::Error) -> bool {
-    #[cfg(unix)]
-    let transient = [
-        libc::ECONNABORTED,
-        libc::EINTR,
-        libc::EMFILE,
-        libc::ENFILE,
-        libc::ENOBUFS,
-        libc::ENOMEM,
-        libc::EPROTO,
-    ];
-    // Winsock's codes for the same conditions.
-    #[cfg(windows)]
-    let transient = {
-        use windows_sys::Win32::Networking::WinSock::{
-            WSAECONNABORTED, WSAECONNRESET, WSAEINTR, WSAEMFILE, WSAENOBUFS,
-        };
-        [
-            WSAECONNABORTED,
-            WSAECONNRESET,
-            WSAEINTR,
-            WSAEMFILE,
-            WSAENOBUFS,
-        ]
-    };
     e.raw_os_error()
-        .is_some_and(|code| transient.contains(&code))
+        .is_some_and(|code| super::os::TRANSIENT_ERRORS.contains(&code))
         || matches!(
             e.kind(),
             io::ErrorKind::ConnectionAborted | io::ErrorKind::Interrupted

@@ -8,6 +8,7 @@
 //! for the first time, which is not a leak (`serve::memory_and_fds_flat_over_10000_scrapes`).
 
 pub(crate) mod http;
+mod os;
 mod otlp;
 mod web;
 
@@ -21,6 +22,7 @@ use hsinspect::format::prometheus;
 use hsinspect::serve::{Dialects, Exporter, Selection, index_page};
 
 use hsinspect::Pid;
+pub use os::Stop;
 use web::Web;
 
 /// The arguments of `inspect serve`.
@@ -85,58 +87,23 @@ pub struct ServeArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// Windows: install `inspect serve` with the other options given here as the Windows
-    /// service `hsinspect` (LocalSystem, started at boot: every JVM of every user and service is
-    /// read), then exit. Needs an elevated prompt; start it with `sc.exe start hsinspect`.
-    #[cfg(windows)]
-    #[arg(long, conflicts_with = "uninstall_service")]
-    pub install_service: bool,
-
-    /// Windows: stop and remove the Windows service `hsinspect`, then exit.
-    #[cfg(windows)]
-    #[arg(long, conflicts_with_all = ["listen", "web_config_file", "pids", "users", "main", "no_cache"])]
-    pub uninstall_service: bool,
-
-    /// Windows: run under the service control manager (what the installed service runs).
-    #[cfg(windows)]
-    #[arg(long, hide = true)]
-    pub service: bool,
+    #[command(flatten)]
+    pub service: os::ServiceArgs,
 }
 
 /// Runs `inspect serve` until SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's
-/// close, or the service's stop control).
-/// (The Windows service's install, uninstall and run are dispatched by `main.rs` to
-/// `winservice.rs`, which calls [`serve`] with `Stop::Service`.)
+/// close); on Windows, or installs, uninstalls or runs it as a service (`os::service_command`,
+/// which calls [`serve`] with `Stop::Service`).
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(done) = os::service_command(args) {
+        return done;
+    }
     serve(args, Stop::Console)
-}
-
-/// What stops a [`serve`].
-pub enum Stop {
-    /// SIGTERM or SIGINT (Windows: Ctrl-C, Ctrl-Break, the console's close or logoff).
-    Console,
-    /// Windows: the service's stop control; the flag is set by the service's control handler,
-    /// which then wakes the accept loop at the address sent back here.
-    #[cfg(windows)]
-    Service {
-        /// Set when the service is asked to stop.
-        flag: Arc<std::sync::atomic::AtomicBool>,
-        /// Where the listening address goes once bound.
-        addr: std::sync::mpsc::Sender<SocketAddr>,
-    },
 }
 
 /// Serves until `stop` says so.
 pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
-    #[cfg(unix)]
-    block_stop_signals().context("blocking SIGTERM/SIGINT")?;
-    // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
-    // which keeps freed pages: two arenas keep the exporter's memory flat and small.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
+    os::prepare()?;
     let main = match &args.main {
         Some(g) => Some(
             globset::GlobBuilder::new(g)
@@ -211,16 +178,7 @@ pub fn serve(args: &ServeArgs, stop: Stop) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let flag = match stop {
-        Stop::Console => watch_console(addr).context("catching the stop signals")?,
-        #[cfg(windows)]
-        Stop::Service { flag, addr: tx } => {
-            if let Some(addr) = addr {
-                let _ = tx.send(addr);
-            }
-            flag
-        }
-    };
+    let flag = os::stop_flag(stop, addr)?;
     let pusher = push.map(|(cfg, agent)| {
         eprintln!(
             "inspect serve: pushing OTLP to {} every {:.3} s",
@@ -276,80 +234,4 @@ fn handle(exporter: &Exporter, req: &http::Request) -> http::Response {
             body: Arc::from(index_page(&scrape).into_bytes()),
         }
     }
-}
-
-/// The signals that stop `serve`: SIGTERM and SIGINT (SIGHUP is taken and ignored).
-#[cfg(unix)]
-fn stop_signals() -> nix::sys::signal::SigSet {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut signals = SigSet::empty();
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        signals.add(s);
-    }
-    signals
-}
-
-/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every thread it starts
-/// later: call it first, before anything can be asked to stop (then a SIGTERM that arrives
-/// early waits for [`watch_console`] instead of killing the process half-started).
-#[cfg(unix)]
-fn block_stop_signals() -> std::io::Result<()> {
-    use nix::sys::signal::{SigmaskHow, pthread_sigmask};
-    pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_signals()), None)
-        .map_err(std::io::Error::from)
-}
-
-/// A flag set on SIGTERM or SIGINT, after which the accept loop on `addr` is woken: the
-/// requests in progress are answered, then serve returns. The signals are blocked in every
-/// thread ([`block_stop_signals`]) and taken by one thread with `sigwait`, so no handler runs
-/// inside a scrape.
-#[cfg(unix)]
-fn watch_console(addr: Option<SocketAddr>) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
-    use nix::sys::signal::Signal;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    block_stop_signals()?;
-    let signals = stop_signals();
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            // SIGHUP: nothing to reload; only SIGTERM and SIGINT stop.
-            while let Ok(Signal::SIGHUP) = signals.wait() {}
-            stop.store(true, Ordering::SeqCst);
-            if let Some(addr) = addr {
-                http::wake(addr);
-            }
-        });
-    }
-    Ok(stop)
-}
-
-/// What the console control handler stops: the flag, and the address to wake.
-#[cfg(windows)]
-static CONSOLE_STOP: std::sync::OnceLock<(Arc<std::sync::atomic::AtomicBool>, Option<SocketAddr>)> =
-    std::sync::OnceLock::new();
-
-/// Windows: a flag set on Ctrl-C, Ctrl-Break, the console's close, logoff or shutdown
-/// (`SetConsoleCtrlHandler`; the handler runs on a thread of its own, sets the flag and wakes
-/// the accept loop on `addr`).
-#[cfg(windows)]
-fn watch_console(addr: Option<SocketAddr>) -> std::io::Result<Arc<std::sync::atomic::AtomicBool>> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
-    unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
-        if let Some((flag, addr)) = CONSOLE_STOP.get() {
-            flag.store(true, Ordering::SeqCst);
-            if let Some(addr) = addr {
-                http::wake(*addr);
-            }
-        }
-        1
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    let _ = CONSOLE_STOP.set((Arc::clone(&stop), addr));
-    // SAFETY: a handler that only touches a static set above and a socket.
-    if unsafe { SetConsoleCtrlHandler(Some(on_ctrl), 1) } == 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(stop)
 }

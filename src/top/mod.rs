@@ -11,6 +11,7 @@
 
 mod metrics;
 mod model;
+mod os;
 mod table;
 mod tui;
 
@@ -120,11 +121,7 @@ fn parse_delay(s: &str) -> anyhow::Result<Duration> {
 pub fn run(args: &TopArgs) -> anyhow::Result<ExitCode> {
     // Each scan's worker threads would otherwise each get a glibc malloc arena of their own,
     // which keeps freed pages (as in `serve`).
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
+    os::limit_malloc_arenas();
     let host = Host::new(HostOptions {
         rescan: args.rescan,
         no_cache: args.no_cache,

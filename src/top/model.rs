@@ -17,6 +17,7 @@ use hsinspect::discover::{self, JvmInfo, Readable, ScanOptions};
 use hsinspect::{Error, LiveOptions, Reading, Sampler, SymbolCacheUse, Target};
 
 use super::metrics::{Counters, Figures, Point};
+use super::os;
 use hsinspect::Pid;
 use hsinspect::pipeline::StatesSampler;
 use hsinspect::threads::states::ThreadStates;
@@ -81,10 +82,8 @@ pub struct Tracked {
     /// Live, unreadable or gone.
     pub state: State,
     sampler: Option<Sampler>,
-    /// Linux: `/proc/<pid>/stat`, held open and re-read with `pread` (one system call a sample;
-    /// a reused pid is another file, so an exited process's reads fail rather than lie).
-    #[cfg(target_os = "linux")]
-    stat: Option<std::fs::File>,
+    /// Its CPU time and RSS (Linux: `/proc/<pid>/stat` held open).
+    usage: os::Usage,
     /// When the process started, on [`Host`]'s monotonic clock (seconds).
     started_at: f64,
     last: Option<Point>,
@@ -131,8 +130,7 @@ impl Tracked {
             (Some(_), _) => State::Live,
         };
         Tracked {
-            #[cfg(target_os = "linux")]
-            stat: std::fs::File::open(format!("/proc/{pid}/stat")).ok(),
+            usage: os::Usage::open(pid),
             sampler: source.map(Sampler::new),
             info: JvmInfo {
                 reading: None,
@@ -175,13 +173,7 @@ impl Tracked {
             }
         };
         reading.bytes = Vec::new();
-        #[cfg(target_os = "linux")]
-        let (cpu_s, rss) = proc_figures(self.stat.as_ref());
-        #[cfg(windows)]
-        let (cpu_s, rss) = match hsinspect::process_usage(self.info.pid) {
-            Ok(u) => (Some(u.cpu_seconds), Some(u.resident_bytes)),
-            Err(_) => (None, None),
-        };
+        let (cpu_s, rss) = self.usage.sample();
         let point = Point {
             at,
             counters: Counters::of(&reading.snapshot),
@@ -218,13 +210,7 @@ impl Tracked {
     /// A sample of the process alone (CPU time and RSS), for a JVM whose PerfData this user
     /// cannot read: its other figures stay `-`.
     fn sample_process_only(&mut self, at: f64) {
-        #[cfg(target_os = "linux")]
-        let (cpu_s, rss) = proc_figures(self.stat.as_ref());
-        #[cfg(windows)]
-        let (cpu_s, rss) = match hsinspect::process_usage(self.info.pid) {
-            Ok(u) => (Some(u.cpu_seconds), Some(u.resident_bytes)),
-            Err(_) => (None, None),
-        };
+        let (cpu_s, rss) = self.usage.sample();
         let point = Point {
             at,
             counters: Counters::default(),
@@ -238,30 +224,6 @@ impl Tracked {
         self.figures = Figures::between(&from, &point);
         self.last = Some(point);
         self.taken = SystemTime::now();
-    }
-}
-
-/// `utime + stime` in seconds and the RSS in bytes, from the process's `/proc/<pid>/stat`
-/// (`utime`, `stime` in clock ticks, `rss` in pages), read again from offset 0. (Windows:
-/// [`hsinspect::process_usage`]'s CPU time and working set.)
-#[cfg(target_os = "linux")]
-fn proc_figures(stat: Option<&std::fs::File>) -> (Option<f64>, Option<u64>) {
-    use procfs::FromRead;
-    use std::os::unix::fs::FileExt;
-    let Some(file) = stat else {
-        return (None, None);
-    };
-    let mut buf = [0u8; 2048];
-    let stat = match file.read_at(&mut buf, 0) {
-        Ok(n) if n < buf.len() => procfs::process::Stat::from_read(&buf[..n]).ok(),
-        _ => None,
-    };
-    match stat {
-        Some(s) => (
-            Some((s.utime + s.stime) as f64 / procfs::ticks_per_second() as f64),
-            Some(s.rss * procfs::page_size()),
-        ),
-        None => (None, None),
     }
 }
 
@@ -348,7 +310,7 @@ impl Host {
         if !due {
             return Ok(());
         }
-        let (pids, threads) = proc_pids()?;
+        let (pids, threads) = os::pids()?;
         let unreadable = self
             .jvms
             .values()
@@ -372,11 +334,7 @@ impl Host {
         scan.jvms.retain(|j| pods.selects(j.container.as_ref()));
         self.scans += 1;
         // The scan's peak is far above what top keeps between scans: give the free pages back.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        os::trim_heap();
         self.last_scan = Some(Instant::now());
         self.seen = pids;
         self.not_inspected = scan.not_inspected_by_reason();
@@ -405,33 +363,3 @@ impl Host {
 
 /// The fewest threads a started JVM has (`-Xint -XX:+UseSerialGC` has about ten).
 const MIN_JVM_THREADS: i64 = 6;
-
-/// The pids in `/proc` now (one `getdents` pass; nothing opened per process), and how to learn
-/// a pid's thread count: `/proc/<pid>/stat`, `None` when it is gone.
-#[cfg(target_os = "linux")]
-fn proc_pids() -> anyhow::Result<(HashSet<Pid>, impl Fn(Pid) -> Option<i64>)> {
-    use anyhow::Context;
-    let pids = std::fs::read_dir("/proc")
-        .context("listing /proc")?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    let threads = |pid: Pid| {
-        use procfs::FromRead;
-        let bytes = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-        procfs::process::Stat::from_read(&bytes[..])
-            .ok()
-            .map(|s| s.num_threads)
-    };
-    Ok((pids, threads))
-}
-
-/// Windows: the pids of one toolhelp process snapshot, with their thread counts.
-#[cfg(windows)]
-fn proc_pids() -> anyhow::Result<(HashSet<Pid>, impl Fn(Pid) -> Option<i64>)> {
-    let all: std::collections::HashMap<i32, i64> = hsinspect::discover::processes()?
-        .into_iter()
-        .map(|p| (p.pid, i64::from(p.threads)))
-        .collect();
-    let pids = all.keys().copied().collect();
-    Ok((pids, move |pid| all.get(&pid).copied()))
-}

@@ -11,7 +11,6 @@
 //! columns are kept in [`table::PRIORITY`] order.
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hsinspect::stat::View;
@@ -24,47 +23,9 @@ use ratatui::{DefaultTerminal, Frame};
 
 use super::TopArgs;
 use super::model::{Host, State, Tracked};
+use super::os::{self, Input};
 use super::table::{self, ALL, Column, PRIORITY, Sort};
 use hsinspect::Pid;
-
-/// Set by SIGTERM, SIGINT or SIGHUP.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[cfg(unix)]
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-#[cfg(unix)]
-fn catch_stop_signals() -> anyhow::Result<()> {
-    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-    let action = SigAction::new(
-        SigHandler::Handler(on_stop_signal),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    for s in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe { sigaction(s, &action) }?;
-    }
-    Ok(())
-}
-
-/// Windows: the console's Ctrl-C, Ctrl-Break (in raw mode Ctrl-C is a key, `q`'s twin), close,
-/// logoff and shutdown events set the flag (`SetConsoleCtrlHandler`).
-#[cfg(windows)]
-fn catch_stop_signals() -> anyhow::Result<()> {
-    unsafe extern "system" fn on_ctrl(_kind: u32) -> windows_sys::core::BOOL {
-        STOP.store(true, Ordering::SeqCst);
-        1
-    }
-    // SAFETY: the handler only stores to an atomic.
-    if unsafe { windows_sys::Win32::System::Console::SetConsoleCtrlHandler(Some(on_ctrl), 1) } == 0
-    {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    Ok(())
-}
 
 /// What the screen shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,25 +60,13 @@ struct Ui {
 /// A thread dump of `pid` as `inspect threads` prints it, in lines; the error's words when it
 /// cannot be taken.
 fn take_dump(pid: Pid) -> Vec<String> {
-    #[cfg(target_os = "linux")]
-    let text = match hsinspect::pipeline::dump_threads(
-        pid,
-        &hsinspect::pipeline::ThreadsOptions::default(),
-    ) {
-        Ok(d) => hsinspect::format::thread_dump::to_jcmd_text(&d.dump),
-        Err(e) => format!(
-            "inspect threads {pid}: {}",
-            hsinspect::error::with_causes(&e)
-        ),
-    };
-    #[cfg(not(target_os = "linux"))]
-    let text = format!("inspect threads {pid}: thread dumps of a live JVM are read on Linux");
+    let text = os::thread_dump_text(pid);
     text.lines().map(str::to_string).collect()
 }
 
 /// Runs the full-screen view until quit.
 pub fn run(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCode> {
-    catch_stop_signals()?;
+    os::catch_stop_signals()?;
     let mut ui = Ui {
         sort,
         filter: String::new(),
@@ -141,47 +90,6 @@ pub fn run(mut host: Host, args: &TopArgs, sort: Sort) -> anyhow::Result<ExitCod
     result.map(|()| ExitCode::SUCCESS)
 }
 
-/// What the terminal has for us within a wait.
-enum Input {
-    /// Bytes to read (or the wait passed): crossterm may be asked for an event.
-    Ready,
-    /// The terminal hung up (an SSH connection dropped, a tmux session killed, the terminal
-    /// emulator closed), with or without a SIGHUP reaching us: nothing can be shown and nobody
-    /// can quit, so the view ends. (crossterm's own poll would spin on the end-of-file a hung-up
-    /// terminal reads as, and never return.)
-    #[cfg_attr(
-        windows,
-        allow(dead_code, reason = "a Windows console does not hang up")
-    )]
-    Gone,
-}
-
-/// Windows: crossterm's own poll of the console input (a console does not hang up as a
-/// terminal does; a closed console is the close event of [`catch_stop_signals`]).
-#[cfg(windows)]
-fn wait_for_input(wait: Duration) -> Input {
-    let _ = event::poll(wait);
-    Input::Ready
-}
-
-/// Waits up to `wait` for input on stdin (the terminal crossterm reads) with one `poll(2)`.
-#[cfg(unix)]
-fn wait_for_input(wait: Duration) -> Input {
-    let mut p = libc::pollfd {
-        fd: libc::STDIN_FILENO,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd.
-    let ready = unsafe { libc::poll(&mut p, 1, ms) };
-    if ready > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
-        Input::Gone
-    } else {
-        Input::Ready
-    }
-}
-
 /// Raw mode off, the main screen back, the cursor shown.
 fn restore() {
     ratatui::restore();
@@ -199,7 +107,7 @@ fn event_loop(
     loop {
         terminal.draw(|f| draw(f, host, ui))?;
         loop {
-            if STOP.load(Ordering::SeqCst) {
+            if os::stop_requested() {
                 return Ok(());
             }
             let now = Instant::now();
@@ -209,11 +117,11 @@ fn event_loop(
             let wait = (next - now).min(Duration::from_millis(100));
             // Our own poll first: crossterm is asked only when the terminal is still there
             // (its buffered events, then the bytes that arrived).
-            if let Input::Gone = wait_for_input(Duration::ZERO) {
+            if let Input::Gone = os::wait_for_input(Duration::ZERO) {
                 return Ok(());
             }
             if !event::poll(Duration::ZERO)? {
-                if let Input::Gone = wait_for_input(wait) {
+                if let Input::Gone = os::wait_for_input(wait) {
                     return Ok(());
                 }
                 continue;

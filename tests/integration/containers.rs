@@ -479,7 +479,7 @@ fn assert_labels(page: &str, family: &str, pid: i32, want: &[(&str, &str)], abse
 const K8S_LABELS: [&str; 5] = ["namespace", "pod", "container", "container_id", "pod_uid"];
 
 #[test]
-#[ignore = "needs root, containerd, podman, JDK 17 and Prometheus: run scripts/test.sh"]
+#[ignore = "requires root, containerd, podman, JDK 17, Prometheus (scripts/test.sh)"]
 fn jvms_in_containerd_podman_and_unshare_are_named_by_their_pods() {
     let _containerd = Containerd::ensure();
     let tag = random_hex(6);
@@ -800,7 +800,7 @@ fn daemonset_names() -> String {
 }
 
 #[test]
-#[ignore = "needs root, containerd and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, containerd, JDK 17 (scripts/test.sh)"]
 fn a_plain_ctr_run_jvm_gets_its_container_id() {
     // `ctr run` outside Kubernetes: cgroup `/<namespace>/<id>`, no pod, an id of the user's.
     let _containerd = Containerd::ensure();

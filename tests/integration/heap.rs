@@ -8,41 +8,11 @@
 //! tail as a filler array (`[I` up to JDK 18, `[Ljdk.internal.vm.FillerElement;` from 21);
 //! `inspect histo` skips those tails, so for the filler class ours may only be smaller.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support::histo::{COUNT, compare, compare_as};
 use crate::support::{Jvm, assert_left_alone, gcore, inspect_ok, jdk, scratch_dir, test_classes};
-
-/// How many of each known kind HeapTarget makes.
-const COUNT: u64 = 20_000;
-
-/// Rows of a histogram by `class name (module)` (the text after the bytes column): instances
-/// and bytes, summed over classes of one name in several loaders; and the header lines.
-fn parse(text: &str) -> (Vec<String>, BTreeMap<String, (u64, u64)>) {
-    let mut rows = BTreeMap::new();
-    let mut header = Vec::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        let Some((rank, rest)) = t.split_once(": ") else {
-            if t.starts_with("num") || t.starts_with("---") {
-                header.push(line.to_string());
-            }
-            continue;
-        };
-        if rank.parse::<u64>().is_err() {
-            continue;
-        }
-        let mut parts = rest.trim_start().splitn(2, ' ');
-        let instances: u64 = parts.next().unwrap().parse().unwrap();
-        let rest = parts.next().unwrap().trim_start();
-        let (bytes, name) = rest.split_once("  ").unwrap();
-        let e = rows.entry(name.to_string()).or_insert((0, 0));
-        e.0 += instances;
-        e.1 += bytes.parse::<u64>().unwrap();
-    }
-    (header, rows)
-}
 
 fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
@@ -72,95 +42,6 @@ fn start(java_home: &Path, flags: &[&str]) -> Jvm {
     jvm
 }
 
-/// Compares ours with jcmd's `before` and `after`.
-fn compare(before: &str, ours: &str, after: &str) {
-    compare_as(before, ours, after, false);
-}
-
-/// As [`compare`]; with `reachable_only` (Shenandoah and ZGC, whose `object_iterate` visits only
-/// the objects reachable from the roots, while a walk from outside also meets the unreachable ones
-/// not collected yet) a stable class may have more instances and bytes in ours, never fewer;
-/// HeapTarget's own classes must still be exact.
-pub(crate) fn compare_as(before: &str, ours: &str, after: &str, reachable_only: bool) {
-    let (jcmd_header, before) = parse(before);
-    let (_, after) = parse(after);
-    let (header, ours) = parse(ours);
-    assert_eq!(header, jcmd_header, "header lines");
-    let fillers = [
-        "[I",
-        "[Ljdk.internal.vm.FillerElement;",
-        "jdk.internal.vm.FillerArray",
-    ];
-    let is_filler = |name: &str| {
-        let class = name.split(" (").next().unwrap_or(name);
-        fillers.contains(&class)
-    };
-    let total: u64 = after
-        .iter()
-        .filter(|(n, _)| !is_filler(n))
-        .map(|(_, r)| r.1)
-        .sum();
-    let mut stable_bytes = 0;
-    let mut wrong = Vec::new();
-    let names: std::collections::BTreeSet<&String> = before
-        .keys()
-        .chain(after.keys())
-        .chain(ours.keys())
-        .collect();
-    for name in names {
-        let b = before.get(name).copied().unwrap_or_default();
-        let a = after.get(name).copied().unwrap_or_default();
-        let o = ours.get(name).copied().unwrap_or_default();
-        if b != a {
-            continue;
-        }
-        if is_filler(name) {
-            // Unreachable fillers (retired TLABs' tails) are met by a walk of a heap whose
-            // jcmd counts only reachable objects.
-            if !reachable_only && (o.0 > a.0 || o.1 > a.1) {
-                wrong.push(format!(
-                    "{name}: jcmd {a:?}, ours {o:?} (a filler class: ours may only be smaller)"
-                ));
-            }
-            continue;
-        }
-        stable_bytes += a.1;
-        let superset =
-            reachable_only && !name.starts_with("HeapTarget") && o.0 >= a.0 && o.1 >= a.1;
-        if o != a && !superset {
-            wrong.push(format!("{name}: jcmd {a:?}, ours {o:?}"));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "rows differ from jcmd's:\n{}",
-        wrong.join("\n")
-    );
-    assert!(
-        stable_bytes * 10 >= total * 9,
-        "the stable classes hold {stable_bytes} of {total} bytes: too few to judge"
-    );
-    // A class's row: `name (java.base@...)`, or `name` alone from a JDK 8 target.
-    let row = |class: &str| {
-        ours.iter()
-            .find(|(n, _)| *n == class || n.starts_with(&format!("{class} (java.base@")))
-            .map(|(_, r)| *r)
-            .unwrap_or_else(|| panic!("no row {class} in ours"))
-    };
-    assert_eq!(row("HeapTarget$Node").0, COUNT);
-    assert!(row("[B").0 >= COUNT / 10);
-    assert!(row("java.lang.String").0 >= COUNT);
-    assert!(row("[J").0 >= COUNT / 100);
-    assert!(row("[Ljava.lang.Object;").0 >= COUNT / 100);
-    // A hidden class (the capturing lambda), named as jcmd names it (`/0x<address>`; JDK 8
-    // `/<identity hash>`).
-    let lambda = ours
-        .iter()
-        .find(|(n, _)| n.starts_with("HeapTarget$$Lambda") && n.contains('/'))
-        .unwrap_or_else(|| panic!("no lambda row in ours"));
-    assert_eq!(lambda.1.0, COUNT / 100, "{}", lambda.0);
-}
-
 fn live(major: u32, flags: &[&str]) {
     let home = jdk(major);
     let jvm = start(&home, flags);
@@ -173,7 +54,7 @@ fn live(major: u32, flags: &[&str]) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_live() {
     live(17, &["-XX:+UseSerialGC"]);
 }
@@ -181,7 +62,7 @@ fn jdk17_serial_live() {
 /// Also C1 only: no C2, so no allocation-prefetch reserve (`_reserve_for_allocation_prefetch`
 /// is 0) and a TLAB's hard end is its `_end` plus room for the smallest filler.
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_uncompressed_oops_and_class_pointers() {
     live(
         17,
@@ -195,7 +76,7 @@ fn jdk17_serial_uncompressed_oops_and_class_pointers() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_parallel_live() {
     live(17, &["-XX:+UseParallelGC"]);
 }
@@ -204,44 +85,44 @@ fn jdk17_parallel_live() {
 /// jcmd leaves out those the last marking found unreachable (`HeapRegion::is_obj_dead` with the
 /// previous mark bitmap, which vmStructs does not export); a linear walk counts them.
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_g1_live_without_cds() {
     live(17, &["-XX:+UseG1GC", "-Xshare:off"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_serial_live() {
     live(21, &["-XX:+UseSerialGC"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_serial_compact_headers() {
     live(25, &["-XX:+UseSerialGC", "-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_serial_uncompressed_oops() {
     live(25, &["-XX:+UseSerialGC", "-XX:-UseCompressedOops"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_parallel_live() {
     live(25, &["-XX:+UseParallelGC"]);
 }
 
 /// G1 with 1 MiB regions: HeapTarget's `int[300000]` is humongous.
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_g1_live() {
     live(25, &["-XX:+UseG1GC", "-XX:G1HeapRegionSize=1m"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_g1_compact_headers() {
     live(
         25,
@@ -254,7 +135,7 @@ fn jdk25_g1_compact_headers() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
 fn jdk11_serial_parallel_and_g1_live() {
     live(11, &["-XX:+UseSerialGC"]);
     live(11, &["-XX:+UseParallelGC"]);
@@ -262,19 +143,19 @@ fn jdk11_serial_parallel_and_g1_live() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_shenandoah_live() {
     live(17, &["-XX:+UseShenandoahGC"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_shenandoah_live() {
     live(21, &["-XX:+UseShenandoahGC"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_epsilon_live() {
     live(
         21,
@@ -283,7 +164,7 @@ fn jdk21_epsilon_live() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_shenandoah_compact_headers_live() {
     live(
         25,
@@ -292,20 +173,20 @@ fn jdk25_shenandoah_compact_headers_live() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_zgc_live() {
     live(17, &["-XX:+UseZGC"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_zgc_single_and_generational_live() {
     live(21, &["-XX:+UseZGC", "-XX:-ZGenerational"]);
     live(21, &["-XX:+UseZGC", "-XX:+ZGenerational"]);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_generational_zgc_live_and_compact_headers() {
     live(25, &["-XX:+UseZGC"]);
     live(25, &["-XX:+UseZGC", "-XX:+UseCompactObjectHeaders"]);
@@ -314,7 +195,7 @@ fn jdk25_generational_zgc_live_and_compact_headers() {
 /// Medium pages (a 2 GiB heap gives 32 MiB pages whose objects are 4 KiB aligned): HeapTarget's
 /// humongous `int[]` lands in one.
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_generational_zgc_medium_pages() {
     live(25, &["-XX:+UseZGC", "-Xmx2g"]);
 }
@@ -322,7 +203,7 @@ fn jdk25_generational_zgc_medium_pages() {
 /// A gcore of a running JVM, read after the JVM is gone: jcmd before and after the core is
 /// written bracket it.
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn jdk17_serial_gcore() {
     let home = jdk(17);
     let dir = scratch_dir("heap-core");
@@ -376,7 +257,7 @@ fn heap_info_live(major: u32, flags: &[&str], collector: &str) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_heap_info_serial_parallel_g1_z() {
     heap_info_live(17, &["-XX:+UseSerialGC"], "Serial");
     heap_info_live(17, &["-XX:+UseParallelGC"], "Parallel");
@@ -385,7 +266,7 @@ fn jdk17_heap_info_serial_parallel_g1_z() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_heap_info_serial_parallel_g1_z() {
     heap_info_live(21, &["-XX:+UseSerialGC"], "Serial");
     heap_info_live(21, &["-XX:+UseParallelGC"], "Parallel");
@@ -394,7 +275,7 @@ fn jdk21_heap_info_serial_parallel_g1_z() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_heap_info_serial_parallel_g1() {
     heap_info_live(25, &["-XX:+UseSerialGC"], "Serial");
     heap_info_live(25, &["-XX:+UseParallelGC"], "Parallel");
@@ -404,7 +285,7 @@ fn jdk25_heap_info_serial_parallel_g1() {
 /// JDK 11: the collectors' lines equal jcmd's; the Metaspace lines (JDK 11's metaspace is not
 /// read yet) are left out with a warning.
 #[test]
-#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
 fn jdk11_heap_info_serial_and_parallel_without_metaspace() {
     let home = jdk(11);
     for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC"] {
@@ -434,7 +315,7 @@ fn jdk11_heap_info_serial_and_parallel_without_metaspace() {
 /// A gcore of a JDK 21 G1 JVM, read after the JVM is gone, equals jcmd's `GC.heap_info`
 /// before or after the core was written.
 #[test]
-#[ignore = "needs root, gdb and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 21 (scripts/test.sh)"]
 fn jdk21_g1_heap_info_from_gcore() {
     let home = jdk(21);
     let dir = scratch_dir("heap-info-core");
@@ -453,7 +334,7 @@ fn jdk21_g1_heap_info_from_gcore() {
 /// A SIGSTOPped JVM (jcmd cannot answer it): `inspect histo` and `inspect heap` read it, it is
 /// left stopped, and both agree with jcmd's answers before the stop and after the SIGCONT.
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_g1_stopped_jvm_histo_and_heap_info() {
     let home = jdk(21);
     let jvm = start(&home, &["-XX:+UseG1GC"]);

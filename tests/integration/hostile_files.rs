@@ -350,7 +350,7 @@ fn by_pid(plant: impl FnOnce(&Path, u32, u32)) -> (Output, i32) {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_a_valid_file_is_read() {
     let (out, _) = by_pid(plant_valid);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -360,7 +360,7 @@ fn by_pid_a_valid_file_is_read() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_symlinked_file_is_refused() {
     let secret_dir = tempfile::tempdir().unwrap();
     let secret = secret_dir.path().join("secret");
@@ -378,7 +378,7 @@ fn by_pid_symlinked_file_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_hard_linked_file_is_refused() {
     let keep = tempfile::tempdir().unwrap();
     let (out, pid) = by_pid(|path, uid, gid| {
@@ -392,7 +392,7 @@ fn by_pid_hard_linked_file_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_fifo_is_refused_without_blocking() {
     let (out, pid) = by_pid(|path, uid, gid| {
         nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
@@ -405,7 +405,7 @@ fn by_pid_fifo_is_refused_without_blocking() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_device_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         // A character device like /dev/zero (1, 5): never opened, whatever the mount allows.
@@ -425,7 +425,7 @@ fn by_pid_device_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_directory_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::create_dir(path).unwrap();
@@ -438,7 +438,7 @@ fn by_pid_directory_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_absurdly_large_sparse_file_is_refused() {
     let (out, pid) = by_pid(|path, uid, gid| {
         std::fs::File::create(path)
@@ -451,7 +451,7 @@ fn by_pid_absurdly_large_sparse_file_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_empty_file_is_waited_for_then_refused() {
     // An empty file of a live process is what a starting JVM shows between creating and sizing
     // it: waited for (--wait, 5 s), then refused with what it is and what to do.
@@ -470,7 +470,7 @@ fn by_pid_empty_file_is_waited_for_then_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_file_of_another_owner_is_refused() {
     // A valid file owned by root in the user's directory: not the JVM's own file.
     let (out, pid) = by_pid(|path, _, _| std::fs::write(path, real_file_bytes()).unwrap());
@@ -498,7 +498,7 @@ fn with_dir_changed(
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_symlinked_directory_is_refused_and_its_target_not_printed() {
     // As root: the user replaced its hsperfdata directory by a link to a root-only directory
     // that holds a valid hsperfdata file under the sleeper's pid. Following it would print root's
@@ -529,7 +529,7 @@ fn by_pid_symlinked_directory_is_refused_and_its_target_not_printed() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_planted_link_to_root_file_is_not_followed() {
     // As root: the user planted, under its own pid, a link to a root-only hsperfdata file.
     let secret = tempfile::tempdir().unwrap();
@@ -568,7 +568,7 @@ fn assert_not_leaked(out: &Output, target: &Path) {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_group_or_other_writable_directory_is_refused() {
     for mode in [0o775, 0o757] {
         with_dir_changed(
@@ -594,7 +594,7 @@ fn by_pid_group_or_other_writable_directory_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_directory_of_another_owner_is_refused() {
     with_dir_changed(
         |dir, _, _| {
@@ -611,7 +611,7 @@ fn by_pid_directory_of_another_owner_is_refused() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
     // A real JVM run as the test user: HotSpot makes the directory and file itself, and both
     // pass the rules. Then the user swaps its file for a link to a root-only hsperfdata file.
@@ -669,7 +669,7 @@ fn jvm_of_another_user_is_read_and_a_link_planted_for_it_is_not_followed() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn by_pid_a_file_still_being_initialized_is_waited_for() {
     // A starting JVM creates its file zero-filled and writes the prologue afterwards: a read in
     // between must wait (as for a region not yet accessible), not call the file malformed.

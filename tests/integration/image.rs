@@ -122,7 +122,7 @@ fn free_port() -> u16 {
 }
 
 #[test]
-#[ignore = "needs root, podman, JDK 17, Prometheus and the musl target: run scripts/test.sh"]
+#[ignore = "requires root, podman, JDK 17, Prometheus, musl target (scripts/test.sh)"]
 fn image_lists_reads_and_serves_the_hosts_jvms() {
     let podman = Podman::new();
     podman.build_image();

@@ -150,14 +150,14 @@ fn live(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 11: run scripts/test.sh"]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
 fn jdk11_flags_and_command_line_match_jcmd() {
     live(11);
 }
 
 /// Also byte for byte with `jinfo -flags`.
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_flags_and_command_line_match_jcmd_and_jinfo() {
     live(17);
     let home = jdk(17);
@@ -168,13 +168,13 @@ fn jdk17_flags_and_command_line_match_jcmd_and_jinfo() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_flags_and_command_line_match_jcmd() {
     live(21);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_flags_and_command_line_match_jcmd() {
     live(25);
 }
@@ -183,7 +183,7 @@ fn jdk25_flags_and_command_line_match_jcmd() {
 /// stopped JVM and the core read after the JVM is gone print what jcmd printed before, and the
 /// JVM is left stopped.
 #[test]
-#[ignore = "needs root, gdb and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 21 (scripts/test.sh)"]
 fn jdk21_stopped_jvm_and_its_gcore_print_what_jcmd_printed() {
     let home = jdk(21);
     let dir = scratch_dir("info-core");

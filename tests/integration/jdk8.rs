@@ -13,12 +13,11 @@
 //! JDK 11/21/25 runtimes, JDK 17 and promtool: every test is ignored in plain `cargo test`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+use crate::support::serve::Serve;
 use crate::support::*;
 
 /// JDK 8's home inside the root (Debian's path).
@@ -158,7 +157,7 @@ const OPTIONS: &[&str] = &[
 ];
 
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_options_are_jdk8_jstats() {
     let listed: Vec<String> = jstat8(&["-options"])
         .lines()
@@ -168,7 +167,7 @@ fn jdk8_options_are_jdk8_jstats() {
 }
 
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_forced_and_file_match_jdk8_jcmd_parallel_g1_cms() {
     for (gc, flags) in COLLECTORS {
         let jvm = start8("Target", flags);
@@ -195,7 +194,7 @@ fn jdk8_forced_and_file_match_jdk8_jcmd_parallel_g1_cms() {
 }
 
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_list_matches_jdk8_jps_and_shows_the_java_version() {
     let jvm = start8("Target", &[]);
     let jps = String::from_utf8(tool8("jps", &["-l"]).stdout).unwrap();
@@ -251,7 +250,7 @@ fn assert_bracketed(ours: &str, before: &str, after: &str, what: &str) {
 }
 
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_stat_matches_jdk8_jstat_live_every_option_parallel_g1_cms() {
     for (gc, flags) in COLLECTORS {
         let jvm = start8("Churn", flags);
@@ -272,7 +271,7 @@ fn jdk8_stat_matches_jdk8_jstat_live_every_option_parallel_g1_cms() {
 /// The committed JDK 8 jstat outputs (testdata/stat/jdk8-golden/, which the fast tier compares
 /// `inspect stat` with) are what JDK 8's jstat prints for those regions today.
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_saved_jstat_outputs_are_jdk8_jstats() {
     let stat = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat");
     let mut cases = Vec::new();
@@ -318,7 +317,7 @@ fn jdk8_saved_jstat_outputs_are_jdk8_jstats() {
 /// of itself at exit (`-XX:+PerfDataSaveToFile`) its constants are equal and its monotonic
 /// counters no larger. `stat -F` prints JDK 8's layout for it.
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_perf_disable_shared_mem_forced_matches_its_exit_dump() {
     use hsinspect::perfdata::{Value, Variability};
     let dir = scratch_dir("jdk8-perfdisable");
@@ -383,64 +382,11 @@ fn jdk8_perf_disable_shared_mem_forced_matches_its_exit_dump() {
     );
 }
 
-/// A running `inspect serve` on a free loopback port.
-struct Serve(Child, u16);
-
-impl Serve {
-    fn start(pids: &[i32]) -> Serve {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_inspect"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0"]);
-        for p in pids {
-            cmd.args(["--pid", &p.to_string()]);
-        }
-        let mut child = cmd
-            .env(
-                "HSINSPECT_CACHE_DIR",
-                scratch_dir("jdk8-serve-cache").keep(),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting inspect serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("inspect serve: http://127.0.0.1:")
-            .and_then(|r| r.strip_suffix("/metrics"))
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("serve said {line:?}"));
-        Serve(child, port)
-    }
-
-    /// The /metrics body (HTTP/1.1, one request, the connection closed after it).
-    fn metrics(&self) -> String {
-        let mut s = TcpStream::connect(("127.0.0.1", self.1)).unwrap();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut raw = String::new();
-        s.read_to_string(&mut raw).unwrap();
-        let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
-        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-        body.to_owned()
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A JDK 8 JVM in a container made without Docker: its own pid and mount namespace (pid 1 there)
 /// and a private /tmp (the file only reachable as /proc/<pid>/root/tmp/hsperfdata_root/1): `-F` and the file path by host pid match JDK 8's jcmd run inside the same
 /// namespaces (`nsenter`), and `list` shows its container pid and Java version.
 #[test]
-#[ignore = "needs JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root (scripts/test.sh)"]
 fn jdk8_in_own_pid_and_mount_namespace_both_paths_match_jcmd() {
     let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
     cmd.env("HSINSPECT_JDK8_PIDNS", "1")
@@ -492,7 +438,7 @@ fn jdk8_in_own_pid_and_mount_namespace_both_paths_match_jcmd() {
 /// passes `promtool check metrics` (format and lint: JDK 8's `sun.rt._sync_PrivateB` no longer
 /// reads as "B" bytes), and labels the JDK 8 JVMs with the Java version `1.8.0_…`.
 #[test]
-#[ignore = "needs JDK 8 root, the JDK 11/21/25 runtimes and promtool: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root, JDK 11 runtime, JDK 21 runtime, JDK 25 runtime, promtool (scripts/test.sh)"]
 fn serve_page_with_jdk8_11_17_21_25_passes_promtool() {
     let mut jvms: Vec<(String, Jvm)> = Vec::new();
     for (gc, flags) in COLLECTORS {
@@ -502,7 +448,7 @@ fn serve_page_with_jdk8_11_17_21_25_passes_promtool() {
         jvms.push((major.to_string(), Jvm::start_with(&jdk(major), &[], 1)));
     }
     let pids: Vec<i32> = jvms.iter().map(|(_, j)| j.pid).collect();
-    let serve = Serve::start(&pids);
+    let serve = Serve::for_pids(&pids);
     let page = serve.metrics();
     crate::support::prom::check_metrics(&page, "JVMs of JDK 8, 11, 17, 21 and 25");
     let (samples, _) = crate::support::prom::parse(&page);
@@ -555,7 +501,7 @@ fn gcore8(pid: i32, filter: u32, dir: &Path) -> PathBuf {
 /// core: read, and equal to forced reads before and after. A shared-file region is not in such a
 /// core: the error says which bit would have kept it.
 #[test]
-#[ignore = "needs JDK 8 root and gdb: run scripts/test.sh"]
+#[ignore = "requires JDK 8 root, gdb (scripts/test.sh)"]
 fn jdk8_cores_at_the_default_filter_read_or_say_what_to_change() {
     // gcore, run on the host, names the root's files by their host paths (no --sysroot needed).
     let dir = scratch_dir("jdk8-cores");
@@ -645,21 +591,21 @@ fn kernel_core8_matches_jcmd(flags: &[&str]) {
         }
     }
     let mut cmd = threads_target8_command(flags);
-    crate::threads_field::allow_core_dumps(&mut cmd);
+    crate::support::cores::allow_core_dumps(&mut cmd);
     let mut jvm = Jvm::spawn(cmd, Path::new(JAVA_HOME8));
     let first = jcmd8_threads(jvm.pid);
     let second = jcmd8_threads(jvm.pid);
-    crate::threads_field::abort_with_core(&mut jvm);
+    crate::support::cores::abort_with_core(&mut jvm);
     // chroot(8) runs the JVM in the root's /: the kernel writes its core there.
-    let core = crate::threads_field::kernel_core_in(&root);
-    let ours = crate::threads_field::threads_ok(&[
+    let core = crate::support::cores::kernel_core_in(&root);
+    let ours = crate::support::jcmd::threads_ok(&[
         "--core",
         core.to_str().unwrap(),
         "--sysroot",
         root.to_str().unwrap(),
     ]);
     std::fs::remove_file(&core).unwrap();
-    let compared = crate::threads_field::agree(&first, &ours, &second, crate::threads::NAMED);
+    let compared = crate::support::jcmd::agree(&first, &ours, &second, crate::support::jcmd::NAMED);
     assert!(
         compared >= 12,
         "JDK 8 kernel core: only {compared} threads compared"
@@ -675,18 +621,18 @@ fn threads8_match_jcmd(flags: &[&str]) {
         eprintln!("JDK 8 threads, {name} {flags:?}");
         let jvm = threads_target8(&all);
         let pid = jvm.pid.to_string();
-        crate::threads::compare_with(jvm.pid, &jcmd8_threads);
+        crate::support::jcmd::compare_with(jvm.pid, &jcmd8_threads);
         // The lambdas' frames carry the hash jcmd installed in their mirrors, as jcmd's do.
-        let ours = lambda_frames(&crate::threads::inspect_threads_with(&[&pid]));
+        let ours = lambda_frames(&crate::support::jcmd::inspect_threads_with(&[&pid]));
         let jcmd = lambda_frames(&jcmd8_threads(jvm.pid));
         assert!(
             !ours.is_empty() && ours.is_subset(&jcmd),
             "lambda frames: ours {ours:?}, jcmd's {jcmd:?}"
         );
-        crate::threads::compare_locks_with(jvm.pid, &jcmd8_threads);
+        crate::support::jcmd::compare_locks_with(jvm.pid, &jcmd8_threads);
         // The thread states of `serve --thread-states`, read without a stop.
         for names in ["hotspot", "otel"] {
-            crate::thread_states::agree(jvm.pid, &jcmd8_threads, names);
+            crate::support::states::agree(jvm.pid, &jcmd8_threads, names);
         }
         if flags.is_empty() && *name == "parallel" {
             kernel_core8_matches_jcmd(&all);
@@ -695,13 +641,13 @@ fn threads8_match_jcmd(flags: &[&str]) {
 }
 
 #[test]
-#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
 fn jdk8_thread_dumps_match_jcmd() {
     threads8_match_jcmd(&[]);
 }
 
 #[test]
-#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
 fn jdk8_interpreted_thread_dumps_match_jcmd() {
     threads8_match_jcmd(&["-Xint"]);
 }
@@ -710,7 +656,7 @@ fn jdk8_interpreted_thread_dumps_match_jcmd() {
 /// JDK 8's `jcmd <pid> VM.flags`, before and after ours; `jvm_args:`/`java_command:` as its
 /// `VM.command_line` prints them.
 #[test]
-#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
 fn jdk8_flags_and_command_line_match_jcmd() {
     let jvm = start8(
         "Target",
@@ -762,7 +708,7 @@ fn jdk8_flags_and_command_line_match_jcmd() {
 /// on later JDKs) taken before and after, as `heap::` compares them; lambdas named
 /// `Name/<identity hash>` as JDK 8 names them.
 #[test]
-#[ignore = "needs root and the JDK 8 root: run scripts/test.sh"]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
 fn jdk8_parallel_histogram_matches_jmap() {
     let jvm = start8_with(classes8(), "HeapTarget", &["-XX:+UseParallelGC"], "20000");
     let pid = jvm.pid.to_string();
@@ -775,5 +721,5 @@ fn jdk8_parallel_histogram_matches_jmap() {
     let before = jmap();
     let ours = inspect_ok(&["histo", &pid]);
     let after = jmap();
-    crate::heap::compare_as(&before, &ours, &after, false);
+    crate::support::histo::compare_as(&before, &ours, &after, false);
 }

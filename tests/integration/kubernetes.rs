@@ -74,7 +74,7 @@ fn python(script: &str, args: &[&Path]) -> String {
 }
 
 #[test]
-#[ignore = "needs kubectl and kubernetes-validate: run scripts/test.sh"]
+#[ignore = "requires kubectl, kubernetes-validate (scripts/test.sh)"]
 fn manifests_build_and_pass_the_kubernetes_schemas() {
     let scratch = scratch_dir("kustomize");
     let all = scratch.path().join("all.yaml");
@@ -124,7 +124,7 @@ fn manifests_build_and_pass_the_kubernetes_schemas() {
 /// deploy/prometheus/rules.yml: `promtool check rules`, and its unit tests
 /// (`promtool test rules`: two JVMs' series, one in each kind of trouble, one fine).
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn prometheus_rules_check_and_pass_their_unit_tests() {
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/prometheus");
     for (args, file) in [
@@ -149,7 +149,7 @@ fn prometheus_rules_check_and_pass_their_unit_tests() {
 
 /// What the exporter relies on, in the built objects.
 #[test]
-#[ignore = "needs kubectl and python3-yaml: run scripts/test.sh"]
+#[ignore = "requires kubectl, python3-yaml (scripts/test.sh)"]
 fn daemonset_and_monitors_have_what_the_exporter_needs() {
     let scratch = scratch_dir("kustomize");
     let all = scratch.path().join("all.yaml");

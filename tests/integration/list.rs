@@ -175,7 +175,7 @@ impl Drop for FakeJava {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17, a C compiler and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, C compiler, test users (scripts/test.sh)"]
 fn every_kind_of_jvm_is_listed_and_agrees_with_jps() {
     let plain = Jvm::start(&[]);
     let other = start_as_user("hsinspect-jvm", &[]);
@@ -342,7 +342,7 @@ fn every_kind_of_jvm_is_listed_and_agrees_with_jps() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn main_args_and_flags_only_on_request_never_in_json_escaped_in_text() {
     let odd = "a b\nc\t\u{1b}[31m\\";
     let mut cmd = Command::new(jdk17().join("bin/java"));
@@ -383,7 +383,7 @@ fn main_args_and_flags_only_on_request_never_in_json_escaped_in_text() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn unprivileged_user_lists_what_it_can_see_and_recognizes_the_rest() {
     require_user("hsinspect-jvm");
     let root_jvm = Jvm::start(&[]);
@@ -428,7 +428,7 @@ fn unprivileged_user_lists_what_it_can_see_and_recognizes_the_rest() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 as Debian's /usr/bin/java and the test users: run scripts/test.sh"]
+#[ignore = "requires root, Debian's JDK 17, test users (scripts/test.sh)"]
 fn another_users_jvm_started_by_a_link_or_a_bare_name_has_its_version() {
     require_user("hsinspect-other");
     // Debian's alternatives: /usr/bin/java -> /etc/alternatives/java -> the JDK's bin/java.
@@ -476,7 +476,7 @@ fn another_users_jvm_started_by_a_link_or_a_bare_name_has_its_version() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jvm_exiting_during_the_scan_is_listed_whole_or_not_at_all() {
     let staying = Jvm::start(&[]);
     let leaving = Jvm::start(&[]);
@@ -510,7 +510,7 @@ fn jvm_exiting_during_the_scan_is_listed_whole_or_not_at_all() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn a_zombie_jvm_is_not_listed() {
     // Killed but not yet reaped by its parent (this test): a zombie, with no mappings left.
     let mut jvm = Jvm::start(&[]);

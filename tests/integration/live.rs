@@ -3,7 +3,7 @@
 use crate::support::*;
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn forced_read_matches_jcmd() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -16,7 +16,7 @@ fn forced_read_matches_jcmd() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn shared_file_read_matches_jcmd() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -27,7 +27,7 @@ fn shared_file_read_matches_jcmd() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn output_is_byte_identical_to_jcmd_for_constants() {
     // Counters that never change must print exactly as jcmd prints them, quoting included.
     let jvm = Jvm::start(&[]);
@@ -48,7 +48,7 @@ fn output_is_byte_identical_to_jcmd_for_constants() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn symbol_cache_is_used_and_gives_the_same_counters() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -80,7 +80,7 @@ fn symbol_cache_is_used_and_gives_the_same_counters() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn no_stop_read_matches_jcmd_and_never_stops_the_target() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -106,7 +106,7 @@ fn no_stop_read_matches_jcmd_and_never_stops_the_target() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn patterns_select_by_prefix_and_glob() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -135,7 +135,7 @@ fn patterns_select_by_prefix_and_glob() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn saved_region_reads_back_identically() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -155,7 +155,7 @@ fn saved_region_reads_back_identically() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn verbose_names_the_path_symbols_region_and_stop() {
     let jvm = Jvm::start(&[]);
     let out = inspect(&["-F", "-v", &jvm.pid.to_string(), "java.threads.live"]);
@@ -174,7 +174,7 @@ fn verbose_names_the_path_symbols_region_and_stop() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn threads_that_miss_the_stop_timeout_are_read_anyway_with_a_warning() {
     // With a zero bound some of 60 threads are still on their way to the stop when the region is
     // read: the read goes on, says so, and every thread is released.
@@ -203,7 +203,7 @@ fn threads_that_miss_the_stop_timeout_are_read_anyway_with_a_warning() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn two_forced_readers_at_once_both_read() {
     // Each `inspect -F` holds the JVM for its read; a second one that finds it held waits for the
     // hold to end (bounded by --wait) instead of failing on "already traced".
@@ -252,7 +252,7 @@ fn held_by_gdb(pid: i32, seconds: f64) -> std::process::Child {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn a_jvm_held_by_a_debugger_names_it_and_offers_no_stop() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -279,7 +279,7 @@ fn a_jvm_held_by_a_debugger_names_it_and_offers_no_stop() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn stop_timeout_bounds_the_whole_stop_of_a_many_threaded_jvm() {
     // Seizing 3,000 threads takes longer than 5 ms (about 28 µs a thread on a quiet machine):
     // --stop-timeout 5 bounds the whole stop, so most threads are read running, with a warning

@@ -4,7 +4,8 @@
 //!
 //! Tiers (scripts/README.md): plain `cargo test` runs what needs nothing but the repository;
 //! every test that needs a JDK, root, gdb, Prometheus, the test users or the network is
-//! `#[ignore = "needs ...: run scripts/test.sh"]`, and `scripts/test.sh` runs them all with
+//! `#[ignore = "requires <what>, ... (scripts/test.sh)"]` in the words of `support/tiers.rs`,
+//! and `scripts/test.sh` runs them all with
 //! `--include-ignored`, failing with a how-to message for anything still missing. Run one subject
 //! with `cargo test --test integration -- --include-ignored live::`.
 //! The parser's own property tests are the library's (`crates/core/tests`).

@@ -40,43 +40,43 @@ fn forced_and_shared_match_jcmd_on(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 11 runtime (scripts/test.sh)"]
 fn jdk11_forced_and_shared_match_jcmd() {
     forced_and_shared_match_jcmd_on(11);
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_forced_and_shared_match_jcmd() {
     forced_and_shared_match_jcmd_on(17);
 }
 
 #[test]
-#[ignore = "needs root and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_forced_and_shared_match_jcmd() {
     forced_and_shared_match_jcmd_on(21);
 }
 
 #[test]
-#[ignore = "needs root and the JDK 25 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 runtime (scripts/test.sh)"]
 fn jdk25_forced_and_shared_match_jcmd() {
     forced_and_shared_match_jcmd_on(25);
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn perf_disable_shared_mem_forced_matches_agent_dump_jdk17() {
     perf_disable_shared_mem_forced_matches_agent_dump(17);
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, JDK 11 runtime (scripts/test.sh)"]
 fn perf_disable_shared_mem_forced_matches_agent_dump_jdk11() {
     perf_disable_shared_mem_forced_matches_agent_dump(11);
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, JDK 21 runtime (scripts/test.sh)"]
 fn perf_disable_shared_mem_forced_matches_agent_dump_jdk21() {
     perf_disable_shared_mem_forced_matches_agent_dump(21);
 }
@@ -122,7 +122,7 @@ fn perf_disable_shared_mem_forced_matches_agent_dump(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn disable_attach_mechanism_both_paths_match_jcmd() {
     // jcmd's PerfCounter.print reads the hsperfdata file (jvmstat), not the attach socket, so it
     // still serves as the reference here; the attach API itself is refused.
@@ -143,7 +143,7 @@ fn disable_attach_mechanism_both_paths_match_jcmd() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn use_perf_data_off_fails_fast_with_the_cause() {
     let jvm = Jvm::start(&["-XX:-UsePerfData"]);
     let pid = jvm.pid.to_string();
@@ -182,25 +182,25 @@ fn has_section(lib: &Path, section: &str) -> bool {
 }
 
 #[test]
-#[ignore = "needs root, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 17 (scripts/test.sh)"]
 fn stripped_libjvm_found_through_vmstructs_jdk17() {
     stripped_libjvm_found_through_vmstructs(17);
 }
 
 #[test]
-#[ignore = "needs root, binutils and the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 11 runtime (scripts/test.sh)"]
 fn stripped_libjvm_found_through_vmstructs_jdk11() {
     stripped_libjvm_found_through_vmstructs(11);
 }
 
 #[test]
-#[ignore = "needs root, binutils and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 21 runtime (scripts/test.sh)"]
 fn stripped_libjvm_found_through_vmstructs_jdk21() {
     stripped_libjvm_found_through_vmstructs(21);
 }
 
 #[test]
-#[ignore = "needs root, binutils and the JDK 25 runtime: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 25 runtime (scripts/test.sh)"]
 fn stripped_libjvm_found_through_vmstructs_jdk25() {
     stripped_libjvm_found_through_vmstructs(25);
 }
@@ -232,7 +232,7 @@ fn stripped_libjvm_found_through_vmstructs(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root, binutils, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, binutils, gdb, JDK 17 (scripts/test.sh)"]
 fn separate_debug_file_by_debuglink() {
     let dir = scratch_dir("debuglink");
     let home = jdk_copy(&jdk17(), dir.path());
@@ -292,7 +292,7 @@ impl Drop for RemoveOnDrop {
 }
 
 #[test]
-#[ignore = "needs root, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 17 (scripts/test.sh)"]
 fn separate_debug_file_by_build_id() {
     let dir = scratch_dir("build-id");
     let home = jdk_copy(&jdk17(), dir.path());
@@ -354,7 +354,7 @@ fn separate_debug_file_by_build_id() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, JDK 21 runtime (scripts/test.sh)"]
 fn libjvm_replaced_on_disk_after_start() {
     let dir = scratch_dir("replaced");
     let home = jdk_copy(&jdk17(), dir.path());
@@ -386,7 +386,7 @@ fn libjvm_replaced_on_disk_after_start() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn sigstopped_target_answers_and_stays_stopped() {
     let jvm = Jvm::start_with(&jdk17(), &[], 4);
     let pid = jvm.pid.to_string();
@@ -413,7 +413,7 @@ fn sigstopped_target_answers_and_stays_stopped() {
 }
 
 #[test]
-#[ignore = "needs root (unshare) and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn own_pid_and_mount_namespace_by_host_pid() {
     // A container without Docker: own pid namespace (the JVM is pid 1 there) and a private /tmp.
     let jvm = start_in_own_namespaces(&[]);
@@ -545,7 +545,7 @@ fn user_namespace_jvm_matches_jcmd(jvm: &Jvm, dir_name: &str) {
 }
 
 #[test]
-#[ignore = "needs root (unshare), JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn jvm_in_a_user_namespace_as_its_root_is_read_like_jcmd() {
     // `unshare --user --map-root-user`: uid 0 inside, so HotSpot's directory is hsperfdata_root,
     // owned by the namespace's owner on the host.
@@ -555,7 +555,7 @@ fn jvm_in_a_user_namespace_as_its_root_is_read_like_jcmd() {
 }
 
 #[test]
-#[ignore = "needs root (unshare), JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn jvm_in_a_user_namespace_with_a_uid_the_host_does_not_know() {
     assert!(
         nix::unistd::User::from_uid(12345.into()).unwrap().is_none(),
@@ -619,7 +619,7 @@ fn jvm_in_a_user_namespace_with_a_uid_the_host_does_not_know() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
     require_user("hsinspect-other");
     let jvm = start_as_user("hsinspect-jvm", &[]);
@@ -653,7 +653,7 @@ fn another_users_jvm_root_reads_it_others_get_cause_and_fix() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the test users: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users (scripts/test.sh)"]
 fn no_hsperfdata_file_says_where_it_looked_why_and_a_fix_for_this_user() {
     require_user("hsinspect-other");
     let jvm = start_as_user("hsinspect-jvm", &["-XX:+PerfDisableSharedMem"]);
@@ -758,7 +758,7 @@ fn inspect_starting(args: &[&str]) -> (std::process::Output, Duration) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn starting_jvm_is_waited_for_then_read() {
     // With the default wait (5 s), both paths wait for the region (or file) to appear and become
     // accessible, then answer.
@@ -860,7 +860,7 @@ impl Drop for HeldAtSizing {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn jvm_caught_with_an_empty_hsperfdata_file_is_waited_for() {
     let held = HeldAtSizing::start();
     let pid = held.pid.to_string();
@@ -934,7 +934,7 @@ fn jvm_caught_with_an_empty_hsperfdata_file_is_waited_for() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn not_a_jvm_no_such_pid_and_exit_during_read() {
     // A live process without libjvm.
     let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
@@ -987,7 +987,7 @@ fn not_a_jvm_no_such_pid_and_exit_during_read() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn larger_perf_data_memory_size_both_paths_match() {
     let jvm = both_paths_match_jcmd(&jdk17(), &["-XX:PerfDataMemorySize=256k"]);
     let out = inspect(&["-F", "-v", &jvm.pid.to_string()]);
@@ -998,7 +998,7 @@ fn larger_perf_data_memory_size_both_paths_match() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn perf_data_save_to_file_matches_last_read() {
     use hsinspect::perfdata::{Value, Variability};
     let dir = scratch_dir("save-to-file");

@@ -43,7 +43,7 @@ fn variabilities(core: &Path) -> BTreeMap<String, String> {
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_full_minidump_read_on_linux_matches_jcmd_exe_before_the_dump() {
     let full = dumps().join("full.mdmp");
     let out = inspect(&["-v", "--core", path_arg(&full)]);
@@ -116,7 +116,7 @@ fn windows_full_minidump_read_on_linux_matches_jcmd_exe_before_the_dump() {
 /// HotSpot's own crash dump (`hs_err_pid<pid>.mdmp`, written with `-XX:+CreateCoredumpOnCrash`
 /// when the JVM crashed on an access violation) against `jcmd.exe` just before the crash.
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_hotspot_crash_dump_hs_err_pid_mdmp_matches_jcmd_exe_before_the_crash() {
     let info: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dumps().join("info.json")).unwrap()).unwrap();
@@ -176,7 +176,7 @@ fn windows_hotspot_crash_dump_hs_err_pid_mdmp_matches_jcmd_exe_before_the_crash(
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_minidump_is_found_by_its_signature_whatever_its_name() {
     let dir = scratch_dir("minidump-name");
     let renamed = dir.path().join("core.4242");
@@ -197,7 +197,7 @@ fn windows_minidump_is_found_by_its_signature_whatever_its_name() {
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_full_minidump_stat_gc_matches_its_counters() {
     let full = dumps().join("full.mdmp");
     let c = counters(&inspect_ok(&["--core", path_arg(&full)]));
@@ -224,7 +224,7 @@ fn windows_full_minidump_stat_gc_matches_its_counters() {
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_minidump_without_full_memory_is_refused_with_how_to_write_one() {
     let normal = dumps().join("normal.mdmp");
     for args in [
@@ -251,7 +251,7 @@ fn windows_minidump_without_full_memory_is_refused_with_how_to_write_one() {
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_minidump_cut_off_copy_is_a_clear_error() {
     use std::io::{Read, Write};
     let dir = scratch_dir("minidump-cut");

@@ -2,8 +2,8 @@
 //! JDK 21 JVM run under Wine: tests/java/ThreadsTarget.java (named threads in known states, two
 //! deadlocks, a thread spinning in Java code), dumped with `MiniDumpWriteDump` between two
 //! `jcmd.exe <pid> Thread.print -l`. Ours must agree with both as a live dump does
-//! (`crate::threads_field::agree`: same threads, ids, nids, states, top 10 frames where jcmd's
-//! two dumps agree; `crate::threads::agree_locks`: lock lines, ownable synchronizers, the
+//! (`support::jcmd::agree`: same threads, ids, nids, states, top 10 frames where jcmd's
+//! two dumps agree; `support::jcmd::agree_locks`: lock lines, ownable synchronizers, the
 //! deadlock section), and the spinning thread, which has no frame anchor, must be walked from
 //! its registers (its `CONTEXT` in the dump's `ThreadListStream`). A dump without full memory
 //! (`scripts/windows/minidump.py`'s `normal.mdmp`) is refused with how to write one.
@@ -15,7 +15,7 @@
 use crate::support::*;
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
     let dir = threads_minidump();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
@@ -24,16 +24,16 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
         read("threads-jcmd-after.txt"),
     );
     let dump = dir.join("threads.mdmp");
-    let ours = crate::threads_field::threads_ok(&["--core", dump.to_str().unwrap()]);
-    let compared = crate::threads_field::agree(&before, &ours, &after, crate::threads::NAMED);
+    let ours = crate::support::jcmd::threads_ok(&["--core", dump.to_str().unwrap()]);
+    let compared = crate::support::jcmd::agree(&before, &ours, &after, crate::support::jcmd::NAMED);
     // As many as the JDK 8 kernel core test requires.
     assert!(
         compared >= 12,
         "Windows minidump: only {compared} threads compared\n{ours}"
     );
-    let locks = crate::threads::agree_locks(&before, &ours, &after);
+    let locks = crate::support::jcmd::agree_locks(&before, &ours, &after);
     // The thread running Java code at dump time: walked from its registers, down to its start.
-    let spin = crate::threads::parse(&ours);
+    let spin = crate::support::jcmd::parse(&ours);
     let frames = &spin["t-spin"].frames;
     assert!(
         frames
@@ -89,7 +89,7 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
 /// `jcmd.exe <pid> VM.flags` taken before the dump, and the `jvm_args:`/`java_command:` lines as
 /// its `VM.command_line` printed them.
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/setup.sh): run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK (scripts/test.sh)"]
 fn windows_minidump_flags_and_command_line_match_jcmd_exe() {
     let dir = threads_minidump();
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();

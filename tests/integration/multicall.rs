@@ -40,7 +40,7 @@ fn thread_names(dump: &str) -> BTreeSet<String> {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
     let dir = scratch_dir("links");
     let made = inspect_ok(&["links", dir.path().to_str().unwrap()]);

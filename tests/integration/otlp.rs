@@ -7,15 +7,15 @@
 //! 2.42, and its OTLP receiver came in 2.47; PyPI and npm carry no Collector.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::support::prom::{Sample, parse};
+use crate::support::serve::Serve;
 use crate::support::{Jvm, scratch_dir, status_field};
 
 const HOW: &str = "run scripts/python-deps.sh (or scripts/setup-test-deps.sh): it installs \
@@ -112,102 +112,6 @@ impl Drop for Receiver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// `inspect serve` with the push, its stderr in a file.
-struct Serve {
-    child: Child,
-    port: Option<u16>,
-    stderr: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Serve {
-    fn start(args: &[&str], env: &[(&str, &str)]) -> Serve {
-        let dir = scratch_dir("otlp-serve");
-        let stderr = dir.path().join("stderr");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_inspect"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .env("HSINSPECT_CACHE_DIR", dir.path().join("cache"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let child = cmd.spawn().expect("starting inspect serve");
-        let t0 = Instant::now();
-        let listens = !args.contains(&"--no-metrics");
-        let port = loop {
-            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
-            if text.contains("pushing OTLP to") && !listens {
-                break None;
-            }
-            if let Some(p) = text.lines().find_map(|l| {
-                l.strip_prefix("inspect serve: http://127.0.0.1:")
-                    .and_then(|r| r.strip_suffix("/metrics"))
-                    .and_then(|p| p.parse().ok())
-            }) {
-                break Some(p);
-            }
-            assert!(t0.elapsed() < Duration::from_secs(20), "serve said {text}");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        Serve {
-            child,
-            port,
-            stderr,
-            _dir: dir,
-        }
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-
-    /// `/metrics`, with the times just before the request and just after the answer.
-    fn page(&self) -> (f64, String, f64) {
-        let t0 = now();
-        let mut s = TcpStream::connect(("127.0.0.1", self.port.unwrap())).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut all = String::new();
-        s.read_to_string(&mut all).unwrap();
-        let body = all.split_once("\r\n\r\n").unwrap().1.to_string();
-        (t0, body, now())
-    }
-
-    fn terminate(mut self) -> String {
-        crate::support::send_signal(self.child.id() as i32, libc::SIGTERM);
-        let t0 = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "serve exited {status}: {}", self.stderr());
-                return self.stderr();
-            }
-            assert!(
-                t0.elapsed() < Duration::from_secs(15),
-                "serve did not stop on SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
 }
 
 /// A JSON int64 (protobuf's JSON writes them as strings); absent is 0.
@@ -516,14 +420,15 @@ fn bracket(rm: &Value, pid: i32, arrived: f64, pages: &[(f64, String, f64)]) {
 }
 
 #[test]
-#[ignore = "needs JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn two_jvms_pushed_over_three_intervals_as_their_otel_page_says() {
     let receiver = Receiver::start(&[]);
     let a = Jvm::start(&["-Dsecret.password=hunter2"]);
     let b = Jvm::start(&["-XX:+PerfDisableSharedMem"]);
     let url = format!("http://127.0.0.1:{}", receiver.port);
     let (pa, pb) = (a.pid.to_string(), b.pid.to_string());
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &[
             "--names",
             "otel",
@@ -650,17 +555,18 @@ fn two_jvms_pushed_over_three_intervals_as_their_otel_page_says() {
             .iter()
             .any(|s| s.name == "hsinspect_otlp_points_sent_total" && s.value > 0.0)
     );
-    serve.terminate();
+    serve.stop();
 }
 
 #[test]
-#[ignore = "needs JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn delta_temporality_sends_changes_since_the_last_push() {
     let receiver = Receiver::start(&[]);
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
     let url = format!("http://127.0.0.1:{}", receiver.port);
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &[
             "--names",
             "otel",
@@ -739,11 +645,11 @@ fn delta_temporality_sends_changes_since_the_last_push() {
         checked += 1;
     }
     assert!(checked >= 5, "{total:?}");
-    serve.terminate();
+    serve.stop();
 }
 
 #[test]
-#[ignore = "needs JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn tls_with_a_custom_ca_a_client_certificate_a_header_and_gzip() {
     use crate::support::tls::{ca, leaf};
     let dir = scratch_dir("otlp-tls");
@@ -789,7 +695,7 @@ fn tls_with_a_custom_ca_a_client_certificate_a_header_and_gzip() {
         ("OTEL_METRIC_EXPORT_INTERVAL", "1000"),
         ("OTEL_SERVICE_NAME", "orders"),
     ];
-    let serve = Serve::start(&["--otlp", "--no-metrics", "--pid", &pid, "-v"], &env);
+    let serve = Serve::start_with(&[], &["--otlp", "--no-metrics", "--pid", &pid, "-v"], &env);
     let records = receiver.wait_for(2, Duration::from_secs(30));
     for r in &records[..2] {
         assert_eq!(r["status"], 200, "{r}");
@@ -805,7 +711,7 @@ fn tls_with_a_custom_ca_a_client_certificate_a_header_and_gzip() {
         let res = resources(r);
         assert_eq!(res[&(jvm.pid as i64)].0["service.name"], "orders");
     }
-    let stderr = serve.terminate();
+    let stderr = serve.stop();
     assert!(stderr.contains("OTLP sent: 1 JVMs"), "{stderr}");
     // Without the CA the receiver's certificate is not trusted: nothing arrives, and the batch
     // is dropped when its time is up (counted on /metrics).
@@ -815,7 +721,8 @@ fn tls_with_a_custom_ca_a_client_certificate_a_header_and_gzip() {
         .copied()
         .filter(|(k, _)| *k != "OTEL_EXPORTER_OTLP_CERTIFICATE")
         .collect();
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &["--otlp", "--otlp-timeout", "500ms", "--pid", &pid],
         &untrusted,
     );
@@ -838,18 +745,19 @@ fn tls_with_a_custom_ca_a_client_certificate_a_header_and_gzip() {
             .count(),
         0
     );
-    let stderr = serve.terminate();
+    let stderr = serve.stop();
     assert!(stderr.contains("dropped"), "{stderr}");
 }
 
 #[test]
-#[ignore = "needs JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn a_503_with_retry_after_then_200_delivers_the_batch_once() {
     let receiver = Receiver::start(&["--fail-first", "1", "--retry-after", "1"]);
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
     let url = format!("http://127.0.0.1:{}/v1/metrics", receiver.port);
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &[
             "--otlp",
             &url,
@@ -884,7 +792,7 @@ fn a_503_with_retry_after_then_200_delivers_the_batch_once() {
     let (_, page, _) = serve.page();
     assert!(page.contains("hsinspect_otlp_requests_total 2"), "{page}");
     assert_eq!(batches(&page, "sent"), 1.0, "{page}");
-    serve.terminate();
+    serve.stop();
 }
 
 /// Anonymous resident memory of a process (`RssAnon`: the heap and stacks; not the binary's
@@ -908,13 +816,14 @@ fn rss_kib(pid: i32) -> u64 {
 }
 
 #[test]
-#[ignore = "needs JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
     let receiver = Receiver::start(&["--hang", "2"]);
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
     let url = format!("http://127.0.0.1:{}", receiver.port);
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &[
             "--otlp",
             &url,
@@ -953,7 +862,7 @@ fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
         rss.push(rss_kib(spid));
     }
     let rss_1000 = rss[3];
-    let stderr = serve.terminate();
+    let stderr = serve.stop();
     // The batches counted below are every one written until now: the time runs until now too.
     let elapsed = t100.elapsed();
     let lines: Vec<&str> = stderr
@@ -1017,14 +926,15 @@ fn a_receiver_that_never_answers_costs_the_timeout_and_no_memory() {
 /// `jvm.thread.daemon`) once per state and daemon status, each count within the threads that
 /// changed between the `jcmd Thread.print` dumps taken before the push and after it arrived.
 #[test]
-#[ignore = "needs root, JDK 17, python3 and opentelemetry-proto: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
 fn thread_states_are_pushed_as_jvm_thread_count_by_state() {
     let receiver = Receiver::start(&[]);
     let java_home = crate::support::jdk17();
-    let jvm = crate::threads::start_target(&java_home, &[]);
+    let jvm = crate::support::jcmd::start_target(&java_home, &[]);
     let pid = jvm.pid.to_string();
     let url = format!("http://127.0.0.1:{}", receiver.port);
-    let serve = Serve::start(
+    let serve = Serve::start_with(
+        &[],
         &[
             "--otlp",
             &url,
@@ -1041,11 +951,11 @@ fn thread_states_are_pushed_as_jvm_thread_count_by_state() {
     while receiver.records().is_empty() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let before = crate::thread_states::jcmd_tally(&java_home, jvm.pid);
+    let before = crate::support::states::jcmd_tally(&java_home, jvm.pid);
     while receiver.records().len() < 2 {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let after = crate::thread_states::jcmd_tally(&java_home, jvm.pid);
+    let after = crate::support::states::jcmd_tally(&java_home, jvm.pid);
     let records = receiver.records();
     let res = resources(&records[1]);
     let (_, rm) = &res[&(jvm.pid as i64)];
@@ -1066,6 +976,6 @@ fn thread_states_are_pushed_as_jvm_thread_count_by_state() {
             *v,
         );
     }
-    crate::thread_states::within(&ours, &before, &after);
-    serve.terminate();
+    crate::support::states::within(&ours, &before, &after);
+    serve.stop();
 }

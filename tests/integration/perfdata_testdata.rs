@@ -115,7 +115,7 @@ fn every_capture_parses_as_the_jvm_its_name_says() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn every_capture_prints_as_jstat_reads_it() {
     for path in &files("captures") {
         let name = stem(path);
@@ -155,7 +155,7 @@ fn big_endian_rewrites_give_exactly_the_source_counters() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn big_endian_rewrites_print_as_jstat_reads_them() {
     for path in &files("captures") {
         let name = stem(path);
@@ -204,7 +204,7 @@ fn tail_in_progress_keeps_every_written_entry() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn tail_in_progress_prints_as_jstat_reads_it() {
     // jvmstat also stops at the zero entry_length.
     let path = testdata("derived/jdk17-serial.tail-in-progress.hsperf");

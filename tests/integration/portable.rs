@@ -79,7 +79,7 @@ fn assert_same(args: &[&str]) {
 }
 
 #[test]
-#[ignore = "builds the CLI a second time without its live backend (about a minute): run scripts/test.sh"]
+#[ignore = "slow: builds the CLI a second time without its live backend (about a minute) (scripts/test.sh)"]
 fn files_and_stat_read_the_same_without_the_live_backend() {
     for capture in ["jdk17-serial", "jdk17-g1", "jdk21-g1"] {
         let file = format!("testdata/captures/{capture}.hsperf");
@@ -93,7 +93,7 @@ fn files_and_stat_read_the_same_without_the_live_backend() {
 }
 
 #[test]
-#[ignore = "builds the CLI a second time without its live backend (about a minute): run scripts/test.sh"]
+#[ignore = "slow: builds the CLI a second time without its live backend (about a minute) (scripts/test.sh)"]
 fn live_commands_say_not_supported_with_status_2() {
     let os = std::env::consts::OS;
     let me = std::process::id().to_string();
@@ -125,7 +125,7 @@ fn live_commands_say_not_supported_with_status_2() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and gdb (gcore), and builds the CLI without its live backend: run scripts/test.sh"]
+#[ignore = "requires JDK 17, gdb; slow: builds the CLI without its live backend (scripts/test.sh)"]
 fn a_core_reads_the_same_without_the_live_backend() {
     let jvm = crate::support::Jvm::start(&[]);
     let dir = crate::support::scratch_dir("portable-core");
@@ -146,7 +146,7 @@ fn a_core_reads_the_same_without_the_live_backend() {
 }
 
 #[test]
-#[ignore = "needs Wine and the Windows JDK (scripts/windows/minidump.py), and builds the CLI without its live backend: run scripts/test.sh"]
+#[ignore = "requires Wine, Windows JDK; slow: builds the CLI without its live backend (scripts/test.sh)"]
 fn a_windows_minidump_reads_the_same_without_the_live_backend() {
     let dir = crate::support::minidumps();
     let dump = dir.join("full.mdmp");

@@ -2,15 +2,16 @@
 //! load; the deploy/ files against their checkers.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::support::prom::Prometheus;
+use crate::support::serve::{Serve, http};
 use crate::support::{Jvm, jdk17, scratch_dir, start_in_own_namespaces, test_classes};
 
 /// Tests that start JVMs hold this for reading; the memory test holds it for writing, so the JVMs
@@ -19,128 +20,6 @@ static JVMS_CHANGE: RwLock<()> = RwLock::new(());
 
 fn jvms_may_change() -> std::sync::RwLockReadGuard<'static, ()> {
     JVMS_CHANGE.read().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A running `inspect serve` on a free loopback port; stopped with SIGTERM on drop.
-pub(crate) struct Serve {
-    child: Child,
-    port: u16,
-}
-
-impl Serve {
-    pub(crate) fn start(args: &[&str]) -> Serve {
-        Serve::start_under(&[], args)
-    }
-
-    /// Starts serve under a wrapper command (e.g. `setpriv ... --`).
-    fn start_under(wrapper: &[&str], args: &[&str]) -> Serve {
-        let binary = env!("CARGO_BIN_EXE_inspect");
-        let mut cmd = match wrapper.split_first() {
-            Some((first, rest)) => {
-                let mut c = Command::new(first);
-                c.args(rest).arg(binary);
-                c
-            }
-            None => Command::new(binary),
-        };
-        let mut child = cmd
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .env("HSINSPECT_CACHE_DIR", scratch_dir("serve-cache").keep())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting inspect serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("inspect serve: http://127.0.0.1:")
-            .and_then(|r| r.strip_suffix("/metrics"))
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("serve said {line:?}"));
-        Serve { child, port }
-    }
-
-    /// Serves only these JVMs (`--pid` each).
-    fn for_pids(pids: &[i32]) -> Serve {
-        let pids: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-        let args: Vec<&str> = pids.iter().flat_map(|p| ["--pid", p.as_str()]).collect();
-        Serve::start(&args)
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.id() as i32
-    }
-
-    /// A request: (status, head, body).
-    fn request(&self, raw: &[u8]) -> (u16, String, String) {
-        http(self.port, raw)
-    }
-
-    fn get(&self, path: &str) -> (u16, String, String) {
-        self.request(format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n").as_bytes())
-    }
-
-    /// The /metrics page, asserting 200 and a well-formed response.
-    pub(crate) fn metrics(&self) -> String {
-        let (status, head, body) = self.get("/metrics");
-        assert_eq!(status, 200, "{head}\n{body}");
-        assert!(
-            head.contains("Content-Type: text/plain; version=0.0.4"),
-            "{head}"
-        );
-        body
-    }
-
-    /// Stops it with SIGTERM; returns whether it exited 0 within 10 s.
-    fn terminate(mut self) -> bool {
-        crate::support::send_signal(self.pid(), libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One HTTP exchange on a fresh connection: (status, head, body); the body's length is checked
-/// against Content-Length.
-fn http(port: u16, raw: &[u8]) -> (u16, String, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connecting");
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    s.write_all(raw).unwrap();
-    let mut all = Vec::new();
-    s.read_to_end(&mut all).expect("reading the response");
-    let text = String::from_utf8(all).expect("UTF-8 response");
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no head: {text:?}"));
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("status line: {head}"));
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Content-Length: "))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no Content-Length: {head}"));
-    assert_eq!(body.len(), length, "body length");
-    (status, head.to_string(), body.to_string())
 }
 
 fn rss_kib(pid: i32) -> u64 {
@@ -200,7 +79,7 @@ fn of_pid(
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and Prometheus: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, Prometheus (scripts/test.sh)"]
 fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
     let _jvms = jvms_may_change();
     let plain = Jvm::start(&[]);
@@ -211,7 +90,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
     let page = serve.metrics();
     crate::support::prom::check_metrics(&page, "three JVMs");
 
-    let prometheus = Prometheus::start(serve.port);
+    let prometheus = Prometheus::start(serve.port());
     prometheus.wait_for("up{job=\"hsinspect\"}", |r| r.len() == 1 && r[0].1 == 1.0);
     // Each JVM's pid label, with its identity; the namespaced one also with its container pid.
     let info = prometheus.wait_for("hotspot_jvm_info", |r| r.len() == 3);
@@ -244,7 +123,7 @@ fn prometheus_scrapes_three_jvms_file_memory_and_namespaced() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, promtool (scripts/test.sh)"]
 fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
     let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-jar");
@@ -286,7 +165,7 @@ fn page_escapes_a_hostile_jar_path_and_never_shows_secrets() {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn http_surface_is_get_on_two_paths_with_bounded_heads() {
     let serve = Serve::start(&["--pid", "999999999"]);
     let page = serve.metrics();
@@ -327,7 +206,7 @@ fn http_surface_is_get_on_two_paths_with_bounded_heads() {
 #[test]
 fn silent_and_trickling_clients_get_408_within_the_bound() {
     let serve = Serve::start(&["--pid", "999999999"]);
-    let port = serve.port;
+    let port = serve.port();
     let began = Instant::now();
     let slow = |trickle: bool| {
         std::thread::spawn(move || {
@@ -359,7 +238,7 @@ fn silent_and_trickling_clients_get_408_within_the_bound() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, promtool (scripts/test.sh)"]
 fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
     let _jvms = jvms_may_change();
     // -XX:-UsePerfData: a JVM (maps libjvm) with no region at all.
@@ -393,7 +272,7 @@ fn a_jvm_that_cannot_be_read_is_counted_not_fatal() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17, the test users and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, test users, promtool (scripts/test.sh)"]
 fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
     let _jvms = jvms_may_change();
     // Root's JVMs: one read through its file, one only through its memory.
@@ -416,7 +295,7 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
         &memory.pid.to_string(),
     ];
     let exported = |wrapper: &[&str]| {
-        let page = Serve::start_under(wrapper, &args).metrics();
+        let page = Serve::start_with(wrapper, &args, &[]).metrics();
         crate::support::prom::check_metrics(&page, "serve as another user");
         let (samples, _) = crate::support::prom::parse(&page);
         pids.iter()
@@ -438,7 +317,7 @@ fn ptrace_and_dac_read_search_are_enough_to_export_other_users_jvms() {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, promtool (scripts/test.sh)"]
 fn pid_user_and_match_select_jvms() {
     let _jvms = jvms_may_change();
     let jvm = Jvm::start(&[]);
@@ -476,14 +355,14 @@ fn churn(jar: PathBuf, stop: Arc<AtomicBool>, started: Arc<Mutex<usize>>) {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, promtool (scripts/test.sh)"]
 fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
     let _jvms = jvms_may_change();
     let dir = scratch_dir("serve-load");
     let jar = jar_at(dir.path(), "load.jar");
     let glob = format!("{}/*", dir.path().display());
     let serve = Serve::start(&["--match", &glob]);
-    let port = serve.port;
+    let port = serve.port();
     let scrape_concurrently = |n: usize| {
         let clients: Vec<_> = (0..8)
             .map(|_| {
@@ -588,12 +467,12 @@ fn load_8_clients_200_scrapes_each_while_jvms_start_and_exit() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn memory_and_fds_flat_over_10000_scrapes() {
     let _quiet = JVMS_CHANGE.write().unwrap_or_else(|e| e.into_inner());
     let jvm = Jvm::start(&[]);
     let serve = Serve::for_pids(&[jvm.pid]);
-    let port = serve.port;
+    let port = serve.port();
     let scrape_n = |n: usize| {
         let clients: Vec<_> = (0..8)
             .map(|_| {
@@ -659,7 +538,7 @@ fn deploy(name: &str) -> PathBuf {
 }
 
 #[test]
-#[ignore = "needs systemd-analyze: run scripts/test.sh"]
+#[ignore = "requires systemd-analyze (scripts/test.sh)"]
 fn deploy_systemd_unit_verifies() {
     let tool = Path::new("/usr/bin/systemd-analyze");
     assert!(
@@ -689,7 +568,7 @@ fn deploy_systemd_unit_verifies() {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn deploy_prometheus_config_checks() {
     let out = Command::new(crate::support::prom::tool("promtool"))
         .args(["check", "config"])
@@ -708,7 +587,7 @@ fn deploy_prometheus_config_checks() {
 /// README's scrape config): one series per JVM, per pool and per collector, and two JVMs of one
 /// application never merge (each is its own `instance`).
 #[test]
-#[ignore = "needs root, JDK 17 and Prometheus: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, Prometheus (scripts/test.sh)"]
 fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
     let _jvms = jvms_may_change();
     let dir = scratch_dir("dialects");
@@ -802,7 +681,7 @@ fn dashboard_queries_in_every_dialect_keep_each_jvm_apart() {
                 "process_unix_file_descriptor_count",
             ],
         );
-        let prometheus = Prometheus::start_with(serve.port, true);
+        let prometheus = Prometheus::start_with(serve.port(), true);
         for (q, want) in *queries {
             let r = prometheus.wait_for(q, |r| r.len() == *want);
             if q.contains("instance") {

@@ -4,13 +4,14 @@
 //! Certificates are made at test time (rcgen). No JVM is needed: serve exports its own metrics.
 #![cfg(all(target_os = "linux", feature = "live"))]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::serve::Serve;
 use crate::support::tls::{ca, leaf};
 use rcgen::KeyPair;
 use rustls::pki_types::pem::PemObject;
@@ -158,66 +159,14 @@ const README_PASSWORD: &str = "change-me";
 
 // ---- serve ----
 
-struct Serve {
-    child: Child,
-    port: u16,
-    scheme: String,
-}
-
-impl Serve {
-    fn start(web_config: Option<&Path>) -> Serve {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_inspect"));
-        cmd.args([
-            "serve",
-            "--web.listen-address",
-            "127.0.0.1:0",
-            "--pid",
-            "999999999",
-        ]);
-        if let Some(c) = web_config {
-            cmd.arg("--web.config.file").arg(c);
-        }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting inspect serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let rest = line
-            .trim()
-            .strip_prefix("inspect serve: ")
-            .unwrap_or_else(|| panic!("serve said {line:?}"));
-        let (scheme, rest) = rest.split_once("://127.0.0.1:").unwrap();
-        let port = rest.strip_suffix("/metrics").unwrap().parse().unwrap();
-        Serve {
-            child,
-            port,
-            scheme: scheme.to_string(),
-        }
+/// `inspect serve` on a free loopback port by the exporter-toolkit's flag name, reading no JVM,
+/// with this web configuration.
+fn start(web_config: Option<&Path>) -> Serve {
+    let mut args = vec!["--web.listen-address", "127.0.0.1:0", "--pid", "999999999"];
+    if let Some(c) = web_config {
+        args.extend(["--web.config.file", c.to_str().unwrap()]);
     }
-
-    fn terminate(mut self) -> bool {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.success();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    Serve::start(&args)
 }
 
 /// `inspect serve --web.config.file <file>` that must refuse to start: its status and stderr.
@@ -337,10 +286,10 @@ fn plain_get(port: u16, auth: Option<&str>) -> (u16, String) {
 #[test]
 fn tls_with_basic_auth_401_without_or_with_wrong_credentials_200_with_right_ones() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_tls_auth(&pki)));
+    let serve = start(Some(&config_tls_auth(&pki)));
     assert_eq!(serve.scheme, "https");
     let client = Client::new(&pki.path("server-ca.crt"), None);
-    let port = serve.port;
+    let port = serve.port();
     for (auth, what) in [
         (None, "no credentials"),
         (Some(("prometheus", "wrong")), "wrong password"),
@@ -384,7 +333,7 @@ fn a_wrong_user_costs_what_a_wrong_password_costs() {
             bcrypt::hash(PASSWORD, 10).unwrap()
         ),
     );
-    let serve = Serve::start(Some(&config));
+    let serve = start(Some(&config));
     let once = |user: Option<&str>, i: usize| {
         // A new password each time: no remembered result.
         let header = user.map(|user| {
@@ -394,7 +343,7 @@ fn a_wrong_user_costs_what_a_wrong_password_costs() {
             format!("Basic {token}")
         });
         let began = Instant::now();
-        let (status, _) = plain_get(serve.port, header.as_deref());
+        let (status, _) = plain_get(serve.port(), header.as_deref());
         assert_eq!(status, 401);
         began.elapsed()
     };
@@ -433,7 +382,7 @@ fn a_wrong_user_costs_what_a_wrong_password_costs() {
 #[test]
 fn basic_auth_over_plain_http() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_auth_only(&pki)));
+    let serve = start(Some(&config_auth_only(&pki)));
     assert_eq!(serve.scheme, "http");
     use base64::Engine;
     let token = |u: &str, p: &str| {
@@ -442,33 +391,33 @@ fn basic_auth_over_plain_http() {
             base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
         )
     };
-    assert_eq!(plain_get(serve.port, None).0, 401);
+    assert_eq!(plain_get(serve.port(), None).0, 401);
     assert_eq!(
-        plain_get(serve.port, Some(&token("prometheus", "x"))).0,
+        plain_get(serve.port(), Some(&token("prometheus", "x"))).0,
         401
     );
     assert_eq!(
-        plain_get(serve.port, Some(&token("prometheus", PASSWORD))).0,
+        plain_get(serve.port(), Some(&token("prometheus", PASSWORD))).0,
         200
     );
-    assert_eq!(plain_get(serve.port, Some("Bearer abc")).0, 401);
+    assert_eq!(plain_get(serve.port(), Some("Bearer abc")).0, 401);
 }
 
 #[test]
 fn mtls_requires_a_client_certificate_from_the_client_ca() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_mtls(&pki)));
+    let serve = start(Some(&config_mtls(&pki)));
     let ca = pki.path("server-ca.crt");
     let right = Client::new(
         &ca,
         Some((&pki.path("client.crt"), &pki.path("client.key"))),
     );
-    let (status, _, body) = right.get(serve.port, None).unwrap();
+    let (status, _, body) = right.get(serve.port(), None).unwrap();
     assert_eq!(status, 200);
     assert!(body.contains("hsinspect_jvms 0\n"));
     let none = Client::new(&ca, None);
     let e = none
-        .get(serve.port, None)
+        .get(serve.port(), None)
         .expect_err("no client certificate");
     eprintln!("without a client certificate: {e}");
     let wrong = Client::new(
@@ -476,11 +425,11 @@ fn mtls_requires_a_client_certificate_from_the_client_ca() {
         Some((&pki.path("wrong-client.crt"), &pki.path("wrong-client.key"))),
     );
     let e = wrong
-        .get(serve.port, None)
+        .get(serve.port(), None)
         .expect_err("client certificate of another CA");
     eprintln!("with another CA's client certificate: {e}");
     // Still serving.
-    assert_eq!(right.get(serve.port, None).unwrap().0, 200);
+    assert_eq!(right.get(serve.port(), None).unwrap().0, 200);
 }
 
 #[test]
@@ -541,10 +490,10 @@ fn bad_web_configs_are_refused_at_start_with_the_reason() {
 fn changed_users_and_certificates_apply_without_a_restart() {
     let pki = Pki::new();
     let config = config_tls_auth(&pki);
-    let serve = Serve::start(Some(&config));
+    let serve = start(Some(&config));
     let old = Client::new(&pki.path("server-ca.crt"), None);
     assert_eq!(
-        old.get(serve.port, Some(("prometheus", PASSWORD)))
+        old.get(serve.port(), Some(("prometheus", PASSWORD)))
             .unwrap()
             .0,
         200
@@ -560,13 +509,13 @@ fn changed_users_and_certificates_apply_without_a_restart() {
     )
     .unwrap();
     assert_eq!(
-        old.get(serve.port, Some(("prometheus", PASSWORD)))
+        old.get(serve.port(), Some(("prometheus", PASSWORD)))
             .unwrap()
             .0,
         401
     );
     assert_eq!(
-        old.get(serve.port, Some(("grafana", "new password")))
+        old.get(serve.port(), Some(("grafana", "new password")))
             .unwrap()
             .0,
         200
@@ -574,13 +523,13 @@ fn changed_users_and_certificates_apply_without_a_restart() {
     // A new certificate from a new CA: clients of the old CA now fail, of the new one succeed.
     pki.replace_server_cert("renewed-ca.crt");
     assert!(
-        old.get(serve.port, Some(("grafana", "new password")))
+        old.get(serve.port(), Some(("grafana", "new password")))
             .is_err()
     );
     let renewed = Client::new(&pki.path("renewed-ca.crt"), None);
     assert_eq!(
         renewed
-            .get(serve.port, Some(("grafana", "new password")))
+            .get(serve.port(), Some(("grafana", "new password")))
             .unwrap()
             .0,
         200
@@ -589,7 +538,7 @@ fn changed_users_and_certificates_apply_without_a_restart() {
     std::fs::write(&config, "tls_server_config: [\n").unwrap();
     assert!(
         renewed
-            .get(serve.port, Some(("grafana", "new password")))
+            .get(serve.port(), Some(("grafana", "new password")))
             .is_err()
     );
     std::fs::write(
@@ -597,15 +546,15 @@ fn changed_users_and_certificates_apply_without_a_restart() {
         "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n",
     )
     .unwrap();
-    assert_eq!(renewed.get(serve.port, None).unwrap().0, 200);
+    assert_eq!(renewed.get(serve.port(), None).unwrap().0, 200);
     assert!(serve.terminate());
 }
 
 #[test]
 fn silent_half_handshaken_and_trickling_tls_clients_are_dropped_within_the_bound() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_tls_only(&pki)));
-    let port = serve.port;
+    let serve = start(Some(&config_tls_only(&pki)));
+    let port = serve.port();
     let client = Arc::new(Client::new(&pki.path("server-ca.crt"), None));
     let began = Instant::now();
     // Three slow clients (of 4 workers), each must be let go within READ_TIMEOUT (5 s).
@@ -675,11 +624,11 @@ fn silent_half_handshaken_and_trickling_tls_clients_are_dropped_within_the_bound
 }
 
 #[test]
-#[ignore = "10,000 TLS scrapes take minutes: run scripts/test.sh"]
+#[ignore = "slow: 10,000 TLS scrapes take minutes (scripts/test.sh)"]
 fn memory_and_fds_flat_over_10000_tls_scrapes() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_tls_only(&pki)));
-    let port = serve.port;
+    let serve = start(Some(&config_tls_only(&pki)));
+    let port = serve.port();
     let client = Arc::new(Client::new(&pki.path("server-ca.crt"), None));
     let pid = serve.child.id();
     let rss = || -> u64 {
@@ -787,7 +736,7 @@ fn promtool_check(kind: &str, file: &Path) {
 }
 
 #[test]
-#[ignore = "needs promtool: run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn promtool_accepts_every_web_config_used_and_the_readmes() {
     let pki = Pki::new();
     for config in [
@@ -806,7 +755,7 @@ fn promtool_accepts_every_web_config_used_and_the_readmes() {
         .find_map(|l| l.trim().strip_prefix("prometheus: "))
         .expect("README's example has a user prometheus");
     assert!(bcrypt::verify(README_PASSWORD, hash.trim_matches('\'')).unwrap());
-    let serve = Serve::start(Some(&pki.path("readme-web-config.yml")));
+    let serve = start(Some(&pki.path("readme-web-config.yml")));
     assert_eq!(serve.scheme, "https");
     // The README's scrape config, with its files where it names them.
     let scrape = pki.config("prometheus.yml", &readme_block("prometheus-tls.yml"));
@@ -816,11 +765,11 @@ fn promtool_accepts_every_web_config_used_and_the_readmes() {
 }
 
 #[test]
-#[ignore = "needs curl: run scripts/test.sh"]
+#[ignore = "requires curl (scripts/test.sh)"]
 fn curl_gets_401_401_200_for_no_wrong_and_right_credentials() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_tls_auth(&pki)));
-    let url = format!("https://127.0.0.1:{}/metrics", serve.port);
+    let serve = start(Some(&config_tls_auth(&pki)));
+    let url = format!("https://127.0.0.1:{}/metrics", serve.port());
     let curl = |extra: &[&str]| -> String {
         let out = Command::new(tool("curl"))
             .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
@@ -835,8 +784,8 @@ fn curl_gets_401_401_200_for_no_wrong_and_right_credentials() {
     assert_eq!(curl(&["-u", "prometheus:wrong"]), "401");
     assert_eq!(curl(&["-u", &format!("prometheus:{PASSWORD}")]), "200");
     // And over mTLS.
-    let serve = Serve::start(Some(&config_mtls(&pki)));
-    let url = format!("https://127.0.0.1:{}/metrics", serve.port);
+    let serve = start(Some(&config_mtls(&pki)));
+    let url = format!("https://127.0.0.1:{}/metrics", serve.port());
     let out = Command::new(tool("curl"))
         .args(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
         .arg(pki.path("server-ca.crt"))
@@ -851,11 +800,11 @@ fn curl_gets_401_401_200_for_no_wrong_and_right_credentials() {
 }
 
 #[test]
-#[ignore = "needs openssl: run scripts/test.sh"]
+#[ignore = "requires openssl (scripts/test.sh)"]
 fn a_tls_scan_finds_nothing_below_tls_1_2() {
     let pki = Pki::new();
-    let serve = Serve::start(Some(&config_tls_only(&pki)));
-    let connect = format!("127.0.0.1:{}", serve.port);
+    let serve = start(Some(&config_tls_only(&pki)));
+    let connect = format!("127.0.0.1:{}", serve.port());
     let handshake = |version: &str| -> (bool, String) {
         let out = Command::new(tool("openssl"))
             .args(["s_client", "-connect", &connect, version, "-CAfile"])
@@ -977,11 +926,11 @@ impl Drop for Prometheus {
 }
 
 #[test]
-#[ignore = "needs Prometheus: run scripts/test.sh"]
+#[ignore = "requires Prometheus (scripts/test.sh)"]
 fn prometheus_scrapes_over_tls_with_basic_auth_and_over_mtls() {
     let pki = Pki::new();
-    let auth = Serve::start(Some(&config_tls_auth(&pki)));
-    let mtls = Serve::start(Some(&config_mtls(&pki)));
+    let auth = start(Some(&config_tls_auth(&pki)));
+    let mtls = start(Some(&config_mtls(&pki)));
     std::fs::write(pki.path("password"), PASSWORD).unwrap();
     std::fs::write(pki.path("wrong-password"), "not it").unwrap();
     let job = |name: &str, port: u16, extra: &str| {
@@ -994,21 +943,21 @@ fn prometheus_scrapes_over_tls_with_basic_auth_and_over_mtls() {
     let jobs = [
         job(
             "basic_auth",
-            auth.port,
+            auth.port(),
             "    basic_auth:\n      username: prometheus\n      password_file: password\n",
         ),
         job(
             "wrong_password",
-            auth.port,
+            auth.port(),
             "    basic_auth:\n      username: prometheus\n      password_file: wrong-password\n",
         ),
         // Under tls_config (6 spaces): the client certificate.
         job(
             "mtls",
-            mtls.port,
+            mtls.port(),
             "      cert_file: client.crt\n      key_file: client.key\n",
         ),
-        job("mtls_without_cert", mtls.port, ""),
+        job("mtls_without_cert", mtls.port(), ""),
     ]
     .concat();
     let prometheus = Prometheus::start(pki.dir.path(), &jobs);

@@ -99,7 +99,7 @@ fn on_two_threads<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn options_listing_is_jstats() {
     let out = run_ok(Command::new(jdk17().join("bin/jstat")).arg("-options"));
     assert_eq!(inspect_ok(&["stat", "-options"]).as_bytes(), out.stdout);
@@ -107,7 +107,7 @@ fn options_listing_is_jstats() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn every_option_on_every_region_is_byte_identical_to_jstat() {
     let options = jstat_options();
     let mut cases = Vec::new();
@@ -183,7 +183,7 @@ fn jdk8_regions_print_jdk8_jstats_layout() {
 
 /// JDK 11's layout by default on JDK 11 regions, against JDK 11's own jstat, every option.
 #[test]
-#[ignore = "needs the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires JDK 11 runtime (scripts/test.sh)"]
 fn jdk11_regions_print_jdk11_jstats_layout() {
     let jstat11 = jdk(11).join("bin/jstat");
     let mut cases = Vec::new();
@@ -214,7 +214,7 @@ fn jdk11_regions_print_jdk11_jstats_layout() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 (jstat): run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn sampling_a_file_with_header_repeat_matches_jstat() {
     let region = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/stat/jdk17-g1.hsperf");
     let began = Instant::now();
@@ -331,7 +331,7 @@ fn bad_arguments_fail_cleanly() {
 }
 
 #[test]
-#[ignore = "needs promtool (Prometheus): run scripts/test.sh"]
+#[ignore = "requires promtool (scripts/test.sh)"]
 fn prometheus_output_is_the_views_counters_as_the_listing_names_them() {
     let options = options();
     let regions = regions();

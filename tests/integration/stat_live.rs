@@ -66,7 +66,7 @@ fn assert_bracketed(ours: &str, before: &str, after: &str, what: &str) -> usize 
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn forced_and_file_views_match_jstat_bracketed() {
     let jvm = churn_jvm(&[]);
     let pid = jvm.pid.to_string();
@@ -94,7 +94,7 @@ fn forced_and_file_views_match_jstat_bracketed() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn perf_disable_shared_mem_jvm_matches_jstat_on_its_own_dump() {
     let jvm = churn_jvm(&["-XX:+PerfDisableSharedMem"]);
     let pid = jvm.pid.to_string();
@@ -124,7 +124,7 @@ fn perf_disable_shared_mem_jvm_matches_jstat_on_its_own_dump() {
 }
 
 #[test]
-#[ignore = "needs root, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 17 (scripts/test.sh)"]
 fn interval_count_and_timestamp_on_a_live_jvm() {
     let jvm = churn_jvm(&[]);
     let pid = jvm.pid.to_string();
@@ -200,7 +200,7 @@ fn read_then(
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jvm_exiting_mid_stream_stops_sampling_with_one_line() {
     for forced in [true, false] {
         let mut jvm = Jvm::start(&[]);
@@ -224,7 +224,7 @@ fn jvm_exiting_mid_stream_stops_sampling_with_one_line() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn closed_stdout_ends_quietly() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -246,7 +246,7 @@ fn closed_stdout_ends_quietly() {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn listing_samples_at_an_interval() {
     let jvm = Jvm::start(&[]);
     let pid = jvm.pid.to_string();
@@ -276,7 +276,7 @@ fn listing_samples_at_an_interval() {
 }
 
 #[test]
-#[ignore = "needs root (unshare) and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn reused_pid_stops_sampling() {
     for how in ["-F --no-stop", ""] {
         reused_pid_stops_sampling_with(how);
@@ -340,7 +340,7 @@ cat /tmp/stat.err
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn core_views_match_jstat_on_the_region_saved_from_the_core() {
     // A small JVM (a core of it is ~400 MB), dumped with gdb's gcore while it keeps running.
     let mut cmd = Command::new(jdk17().join("bin/java"));
@@ -389,7 +389,7 @@ fn core_views_match_jstat_on_the_region_saved_from_the_core() {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn a_forced_stream_lives_through_other_readers_and_a_debugger() {
     let jvm = churn_jvm(&[]);
     let pid = jvm.pid.to_string();

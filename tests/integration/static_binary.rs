@@ -74,7 +74,7 @@ fn assert_static(path: &Path) {
 }
 
 #[test]
-#[ignore = "needs root, JDK 17 and the musl target: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17, musl target (scripts/test.sh)"]
 fn static_binary_reads_a_host_jvm_from_an_empty_root() {
     assert_static(&static_bin());
     let root = EmptyRoot::new();

@@ -9,229 +9,22 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support::jcmd::*;
 use crate::support::{Jvm, jdk, jdk17, test_classes};
-
-/// One thread of a dump, as compared.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Thread {
-    pub(crate) name: String,
-    pub(crate) id: Option<u64>,
-    pub(crate) nid: Option<String>,
-    pub(crate) state: Option<String>,
-    pub(crate) frames: Vec<String>,
-    /// `Carrying virtual thread #N`: the id of the virtual thread mounted on this carrier.
-    pub(crate) carrying: Option<u64>,
-    /// The frames under `Mounted virtual thread #N` (JDK 24+ jcmd, and ours).
-    pub(crate) mounted: Vec<String>,
-}
-
-/// `at java.lang.Object.wait(java.base@17.0.15/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`.
-fn normalize_frame(line: &str) -> String {
-    let body = line.trim_start().trim_start_matches("at ");
-    match (body.find('('), body.rfind(')')) {
-        (Some(open), Some(close)) if close > open => {
-            let inside = &body[open + 1..close];
-            let inside = inside.rsplit('/').next().unwrap_or(inside);
-            format!("{}({inside})", &body[..open])
-        }
-        _ => body.to_string(),
-    }
-}
-
-/// The Java threads of a jcmd `Thread.print` dump (or ours), by name.
-pub(crate) fn parse(text: &str) -> BTreeMap<String, Thread> {
-    let mut out = BTreeMap::new();
-    let mut current: Option<Thread> = None;
-    let mut in_mounted = false;
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix('"') {
-            if let Some(t) = current.take() {
-                out.insert(t.name.clone(), t);
-            }
-            let Some(end) = rest.find("\" ") else {
-                continue;
-            };
-            let name = rest[..end].to_string();
-            let after = &rest[end + 2..];
-            // Only Java threads have `#<id>`: the VM's own threads are left out.
-            let Some(id) = after
-                .strip_prefix('#')
-                .and_then(|r| r.split_whitespace().next())
-                .and_then(|n| n.parse().ok())
-            else {
-                continue;
-            };
-            let nid = after
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("nid="))
-                .map(str::to_string);
-            current = Some(Thread {
-                name,
-                id: Some(id),
-                nid,
-                state: None,
-                frames: Vec::new(),
-                carrying: None,
-                mounted: Vec::new(),
-            });
-            in_mounted = false;
-        } else if let Some(t) = current.as_mut() {
-            if let Some(s) = line.strip_prefix("   java.lang.Thread.State: ") {
-                t.state = Some(s.to_string());
-            } else if let Some(n) = line.strip_prefix("   Carrying virtual thread #") {
-                t.carrying = n.trim().parse().ok();
-            } else if line.starts_with("   Mounted virtual thread #") {
-                in_mounted = true;
-            } else if line.starts_with("\tat ") {
-                if in_mounted {
-                    t.mounted.push(normalize_frame(line));
-                } else {
-                    t.frames.push(normalize_frame(line));
-                }
-            }
-        }
-    }
-    if let Some(t) = current.take() {
-        out.insert(t.name.clone(), t);
-    }
-    out
-}
-
-pub(crate) fn jcmd_threads(java_home: &Path, pid: i32) -> String {
-    let out = Command::new(java_home.join("bin/jcmd"))
-        .args([&pid.to_string(), "Thread.print", "-l"])
-        .output()
-        .expect("running jcmd");
-    assert!(out.status.success(), "jcmd Thread.print failed");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// `inspect threads <pid>`'s output; panics with its stderr when it fails.
-fn inspect_threads(pid: i32) -> String {
-    inspect_threads_with(&[&pid.to_string()])
-}
-
-/// `inspect threads <args>`'s output; panics with its stderr when it fails.
-pub(crate) fn inspect_threads_with(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .arg("threads")
-        .args(args)
-        .output()
-        .expect("running inspect");
-    assert!(
-        out.status.success(),
-        "inspect threads {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-pub(crate) fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
-    let mut cmd = Command::new(java_home.join("bin/java"));
-    cmd.args(["-Xmx64m"])
-        .args(flags)
-        .arg("-cp")
-        .arg(test_classes())
-        .arg("ThreadsTarget")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    Jvm::spawn(cmd, java_home)
-}
-
-/// Threads running Java code (no anchor): walked from their registers. Their top frame is
-/// wherever the thread was stopped (jcmd's is at a safepoint poll), so its line is not compared,
-/// only its `class.method`.
-pub(crate) const RUNNING_JAVA: &[&str] = &["t-spin"];
-
-/// The top 10 frames of `t` as compared with jcmd's; for a thread running Java code
-/// ([`RUNNING_JAVA`]) the first frame without its `(File:line)`.
-pub(crate) fn top_frames(name: &str, t: &Thread) -> Vec<String> {
-    let mut top: Vec<String> = t.frames.iter().take(10).cloned().collect();
-    if RUNNING_JAVA.contains(&name)
-        && let Some(first) = top.first_mut()
-        && let Some(open) = first.find('(')
-    {
-        first.truncate(open);
-    }
-    top
-}
-
-/// The named test threads that must be in every dump.
-pub(crate) const NAMED: &[&str] = &[
-    "main",
-    "t-object-wait",
-    "t-deadlock-1",
-    "t-deadlock-2",
-    "t-juc-deadlock-1",
-    "t-juc-deadlock-2",
-    "t-sleep",
-    "t-park",
-    "t-park-on-class",
-    "t-accept",
-    "t-clinit-owner",
-    "t-clinit-waiter",
-    "t-reflective",
-    "t-recursion",
-    "t-spin",
-];
 
 fn compare(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
     compare_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
 }
 
-/// [`compare`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l` is
-/// `jcmd` (JDK 8's runs inside its root).
-pub(crate) fn compare_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
-    let before = parse(&jcmd(pid));
-    let ours_text = inspect_threads(pid);
-    let after = parse(&jcmd(pid));
-    let ours = parse(&ours_text);
-    for name in NAMED {
-        assert!(
-            ours.contains_key(*name),
-            "{name} missing from ours:\n{ours_text}"
-        );
-    }
-    let mut compared = 0;
-    for (name, b) in &before {
-        let Some(a) = after.get(name) else { continue };
-        if name == "Attach Listener" {
-            continue; // started by jcmd itself, after or during our dump
-        }
-        let o = ours.get(name).unwrap_or_else(|| {
-            panic!("thread {name} in both jcmd dumps, not in ours:\n{ours_text}")
-        });
-        assert_eq!(o.id, b.id, "{name}: Java thread id");
-        assert_eq!(o.nid, b.nid, "{name}: nid");
-        if b.state == a.state {
-            assert_eq!(o.state, b.state, "{name}: java.lang.Thread.State");
-        }
-        let top = |t: &Thread| top_frames(name, t);
-        if top(b) == top(a) {
-            assert_eq!(
-                top(o),
-                top(b),
-                "{name}: top 10 frames differ from jcmd's\nours:\n{ours_text}"
-            );
-            compared += 1;
-        }
-    }
-    assert!(
-        compared >= 12,
-        "only {compared} threads were stable enough to compare"
-    );
-}
-
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_interpreted_frames_match_jcmd() {
     compare(&jdk17(), &["-Xint"]);
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_default_flags_match_jcmd() {
     compare(&jdk17(), &[]);
 }
@@ -249,67 +42,67 @@ fn frames_are_normalized_without_the_module() {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_xcomp_compiled_and_inlined_frames_match_jcmd() {
     compare(&jdk17(), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_without_compressed_oops_matches_jcmd() {
     compare(&jdk17(), &["-XX:-UseCompressedOops"]);
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_zgc_matches_jcmd() {
     compare(&jdk17(), &["-XX:+UseZGC"]);
 }
 
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn jdk11_interpreted_matches_jcmd() {
     compare(&jdk(11), &["-Xint"]);
 }
 
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn jdk11_default_flags_matches_jcmd() {
     compare(&jdk(11), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn jdk11_xcomp_matches_jcmd() {
     compare(&jdk(11), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_interpreted_matches_jcmd() {
     compare(&jdk(21), &["-Xint"]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_default_flags_matches_jcmd() {
     compare(&jdk(21), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_xcomp_matches_jcmd() {
     compare(&jdk(21), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_interpreted_matches_jcmd() {
     compare(&jdk(25), &["-Xint"]);
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_default_flags_matches_jcmd() {
     compare(&jdk(25), &[]);
 }
@@ -319,7 +112,7 @@ fn jdk25_default_flags_matches_jcmd() {
 /// Compact object headers (JDK 24+, a product flag in 25): the narrow klass sits in the mark
 /// word and its shift is 10, beyond any narrow oop's.
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_compact_object_headers_matches_jcmd() {
     compare(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
 }
@@ -327,99 +120,6 @@ fn jdk25_compact_object_headers_matches_jcmd() {
 // ---------------------------------------------------------------------------------------------
 // Locks (issue 28 item 5): the lock lines under each frame, the ownable synchronizers and the
 // Java-level deadlocks, against `jcmd <pid> Thread.print -l` taken before and after ours.
-
-/// A thread's frames with their lock lines (`at …` normalized as [`normalize_frame`], `- …`
-/// as printed) and its `Locked ownable synchronizers:` entries.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct LockedThread {
-    stack: Vec<String>,
-    synchronizers: Vec<String>,
-}
-
-/// The lock-relevant part of a dump: per thread name, and the deadlock section (the text after
-/// the first `Found one Java-level deadlock:`, module prefixes removed).
-fn parse_locks(text: &str) -> (BTreeMap<String, LockedThread>, String) {
-    let (threads, deadlocks) = match text.find("Found one Java-level deadlock:") {
-        Some(i) => text.split_at(i),
-        None => (text, ""),
-    };
-    let mut out = BTreeMap::new();
-    let mut current: Option<(String, LockedThread)> = None;
-    let mut in_synchronizers = false;
-    for line in threads.lines() {
-        if let Some(rest) = line.strip_prefix('"') {
-            if let Some((n, t)) = current.take() {
-                out.insert(n, t);
-            }
-            in_synchronizers = false;
-            let Some(end) = rest.find("\" ") else {
-                continue;
-            };
-            if rest[end + 2..].starts_with('#') {
-                current = Some((rest[..end].to_string(), LockedThread::default()));
-            }
-        } else if let Some((_, t)) = current.as_mut() {
-            if line.trim() == "Locked ownable synchronizers:" {
-                in_synchronizers = true;
-            } else if line.starts_with("\tat ") {
-                t.stack.push(normalize_frame(line));
-            } else if let Some(l) = line.strip_prefix("\t- ") {
-                if in_synchronizers {
-                    if l != "None" {
-                        t.synchronizers.push(l.to_string());
-                    }
-                } else {
-                    t.stack.push(format!("- {l}"));
-                }
-            }
-        }
-    }
-    if let Some((n, t)) = current.take() {
-        out.insert(n, t);
-    }
-    let deadlocks = deadlocks
-        .lines()
-        .map(|l| {
-            if l.starts_with("\tat ") {
-                format!("\tat {}", normalize_frame(l))
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    (out, deadlocks.trim_end().to_string())
-}
-
-/// The top `n` frames of a stack with the lock lines under them.
-fn top_with_locks(stack: &[String], n: usize) -> Vec<String> {
-    let mut frames = 0;
-    let mut out = Vec::new();
-    for l in stack {
-        if !l.starts_with('-') {
-            frames += 1;
-            if frames > n {
-                break;
-            }
-        }
-        out.push(l.clone());
-    }
-    out
-}
-
-/// Threads whose lock lines must be compared in every configuration.
-const LOCKING: &[&str] = &[
-    "t-object-wait",
-    "t-deadlock-1",
-    "t-deadlock-2",
-    "t-juc-deadlock-1",
-    "t-juc-deadlock-2",
-    "t-park",
-    // `- parking to wait for <0x…> (a java.lang.Class)`: a Class blocker is named by its klass.
-    "t-park-on-class",
-    // JDK 17+: `- waiting on the Class initialization monitor for ThreadsTarget$SlowInit`.
-    "t-clinit-waiter",
-];
 
 /// Runs the target on `java_home` with `flags`; jcmd before, ours, jcmd after. For every Java
 /// thread whose top 10 frames and lock lines are the same in both of jcmd's dumps, ours must be
@@ -430,108 +130,44 @@ fn compare_locks(java_home: &Path, flags: &[&str]) {
     compare_locks_with(jvm.pid, &|pid| jcmd_threads(java_home, pid));
 }
 
-/// [`compare_locks`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l`
-/// is `jcmd`.
-pub(crate) fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
-    let before_text = jcmd(pid);
-    let ours_text = inspect_threads(pid);
-    let after_text = jcmd(pid);
-    agree_locks(&before_text, &ours_text, &after_text);
-}
-
-/// The checks of [`compare_locks_with`] on jcmd's dumps before and after ours (texts); returns
-/// the names of the threads whose frames and lock lines were compared.
-pub(crate) fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<String> {
-    let (before, dl_before) = parse_locks(before_text);
-    let (after, dl_after) = parse_locks(after_text);
-    let (ours, dl_ours) = parse_locks(ours_text);
-    let mut compared = Vec::new();
-    for (name, b) in &before {
-        let Some(a) = after.get(name) else { continue };
-        if name == "Attach Listener" || RUNNING_JAVA.contains(&name.as_str()) {
-            continue;
-        }
-        let o = ours
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} not in ours:\n{ours_text}"));
-        let (tb, ta) = (top_with_locks(&b.stack, 10), top_with_locks(&a.stack, 10));
-        if tb == ta {
-            assert_eq!(
-                top_with_locks(&o.stack, 10),
-                tb,
-                "{name}: frames and lock lines differ from jcmd's\nours:\n{ours_text}\njcmd:\n{before_text}"
-            );
-            compared.push(name.clone());
-        }
-        for s in &o.synchronizers {
-            assert!(
-                b.synchronizers.contains(s) || a.synchronizers.contains(s),
-                "{name}: ownable synchronizer {s} not in jcmd's {:?}",
-                b.synchronizers
-            );
-        }
-    }
-    for name in LOCKING {
-        assert!(
-            compared.iter().any(|c| c == name),
-            "{name} was not compared (not stable in jcmd's dumps?)\n{before_text}"
-        );
-    }
-    // Each ReentrantLock deadlock thread owns the lock the other is parked on: known.
-    for name in ["t-juc-deadlock-1", "t-juc-deadlock-2"] {
-        assert_eq!(
-            ours[name].synchronizers.len(),
-            1,
-            "{name}: its ReentrantLock should be listed\n{ours_text}"
-        );
-    }
-    assert_eq!(dl_before, dl_after, "jcmd's deadlock sections differ");
-    assert!(
-        dl_before.contains("Found 2 deadlocks."),
-        "jcmd found no deadlocks?\n{dl_before}"
-    );
-    assert_eq!(dl_ours, dl_before, "deadlock section\nours:\n{ours_text}");
-    compared
-}
-
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn jdk11_lock_lines_and_deadlocks_match_jcmd() {
     compare_locks(&jdk(11), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 11: run scripts/test.sh"]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
 fn jdk11_interpreted_lock_lines_match_jcmd() {
     compare_locks(&jdk(11), &["-Xint"]);
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_lock_lines_and_deadlocks_match_jcmd() {
     compare_locks(&jdk17(), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_compiled_lock_lines_match_jcmd() {
     compare_locks(&jdk17(), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_lock_lines_and_deadlocks_match_jcmd() {
     compare_locks(&jdk(21), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_compiled_lock_lines_match_jcmd() {
     compare_locks(&jdk(21), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_lightweight_locking_lock_lines_match_jcmd() {
     compare_locks(
         &jdk(21),
@@ -540,19 +176,19 @@ fn jdk21_lightweight_locking_lock_lines_match_jcmd() {
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_lock_lines_and_deadlocks_match_jcmd() {
     compare_locks(&jdk(25), &[]);
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_compact_object_headers_lock_lines_match_jcmd() {
     compare_locks(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_interpreted_lock_lines_match_jcmd() {
     compare_locks(&jdk(25), &["-Xint"]);
 }
@@ -574,13 +210,13 @@ fn lock_lines_are_parsed_with_their_frames() {
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_xcomp_matches_jcmd() {
     compare(&jdk(25), &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_compiled_lock_lines_match_jcmd() {
     compare_locks(&jdk(25), &["-Xcomp"]);
 }
@@ -681,13 +317,13 @@ fn mounted_virtual_threads_match_jcmd(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_mounted_virtual_threads_match_jcmd() {
     mounted_virtual_threads_match_jcmd(21);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_mounted_virtual_threads_match_jcmd() {
     mounted_virtual_threads_match_jcmd(25);
 }
@@ -695,7 +331,7 @@ fn jdk25_mounted_virtual_threads_match_jcmd() {
 // ---- Generational ZGC (coloured pointers) and uncompressed oops on 21 and 25 ------------------
 
 #[test]
-#[ignore = "needs JDK 21: run scripts/test.sh"]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
 fn jdk21_generational_zgc_frames_and_lock_lines_match_jcmd() {
     let flags = ["-XX:+UseZGC", "-XX:+ZGenerational"];
     compare(&jdk(21), &flags);
@@ -703,14 +339,14 @@ fn jdk21_generational_zgc_frames_and_lock_lines_match_jcmd() {
 }
 
 #[test]
-#[ignore = "needs JDK 25: run scripts/test.sh"]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
 fn jdk25_zgc_frames_and_lock_lines_match_jcmd() {
     compare(&jdk(25), &["-XX:+UseZGC"]);
     compare_locks(&jdk(25), &["-XX:+UseZGC"]);
 }
 
 #[test]
-#[ignore = "needs JDK 21 and 25: run scripts/test.sh"]
+#[ignore = "requires JDK 21, JDK 25 (scripts/test.sh)"]
 fn jdk21_and_25_without_compressed_oops_match_jcmd() {
     compare(&jdk(21), &["-XX:-UseCompressedOops"]);
     compare(&jdk(25), &["-XX:-UseCompressedOops"]);
@@ -782,7 +418,7 @@ fn headers_agree(java_home: &Path, pid: i32) {
 }
 
 #[test]
-#[ignore = "needs JDK 17: run scripts/test.sh"]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn header_lines_of_a_niced_jvm_match_jcmd() {
     // Tomcat's service runs niced: HotSpot's os_prio is 0 unless ThreadPriorityPolicy=1.
     let mut cmd = Command::new("nice");
@@ -799,7 +435,7 @@ fn header_lines_of_a_niced_jvm_match_jcmd() {
 }
 
 #[test]
-#[ignore = "needs root (unshare) and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn header_lines_in_a_pid_namespace_match_jcmd() {
     // The JVM's nids are its namespace's thread ids: cpu= and os_prio= come through NSpid.
     let jvm = crate::support::start_in_own_namespaces(&[]);
@@ -824,7 +460,7 @@ fn dump_loop(pid: i32, runs: usize) -> std::thread::JoinHandle<Vec<String>> {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn a_dump_beside_a_second_dump_loop_and_two_forced_streams_waits_its_turn() {
     // Every stop of a JVM waits for another reader's hold to end (`--wait`), as `-F` does:
     // two dump loops of 250 runs each (500 dumps) beside two `-F --interval 5ms` streams.

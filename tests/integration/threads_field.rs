@@ -7,25 +7,21 @@
 //! (or both before it, where the JVM cannot answer after: a kernel core, a stuck safepoint). A
 //! Java thread in both of jcmd's dumps must be in ours with the same Java id and nid; where jcmd's
 //! two dumps agree on it, with the same `java.lang.Thread.State` and the same top 10 frames
-//! (`crate::threads::parse`: module prefixes removed).
+//! (`crate::support::jcmd::parse`: module prefixes removed).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::FileExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::support::cores::*;
+use crate::support::jcmd::*;
+use crate::support::jcmd::{NAMED, parse};
 use crate::support::*;
-use crate::threads::{NAMED, Thread, parse, top_frames};
 
-/// The bound on one `inspect threads` run, generous for a loaded CI machine.
-const INSPECT_LIMIT: Duration = Duration::from_secs(20);
-/// The bound on its peak RSS, damaged cores included (a clean dump of these JVMs needs far
-/// less; the page cache of the walk holds at most 64 MiB).
-const INSPECT_RSS_KIB: u64 = 200 * 1024;
 /// How long jcmd is given where it is expected not to answer.
 const JCMD_LIMIT: Duration = Duration::from_secs(10);
 
@@ -88,186 +84,7 @@ fn start(java_home: &Path, flags: &[&str], class: &str, cwd: &Path, kernel_core:
     Jvm::spawn(cmd, java_home)
 }
 
-/// `inspect` with `args`, bounded by [`INSPECT_LIMIT`] (a hang fails the test) and measured
-/// under GNU time: its output, wall time and peak RSS in KiB.
-fn inspect_measured(args: &[&str]) -> (Output, Duration, u64) {
-    assert!(
-        Path::new("/usr/bin/time").exists(),
-        "/usr/bin/time (GNU time) is missing: apt-get install -y time (scripts/setup-test-deps.sh)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("rss");
-    let (out, err) = (
-        std::fs::File::create(dir.path().join("out")).unwrap(),
-        std::fs::File::create(dir.path().join("err")).unwrap(),
-    );
-    let began = Instant::now();
-    let mut child = Command::new("/usr/bin/time")
-        .arg("-f")
-        .arg("%M")
-        .arg("-o")
-        .arg(&report)
-        .arg(env!("CARGO_BIN_EXE_inspect"))
-        .args(args)
-        .env("HSINSPECT_CACHE_DIR", dir.path())
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .expect("running /usr/bin/time inspect");
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if began.elapsed() > INSPECT_LIMIT {
-            // GNU time and inspect: the group started here.
-            send_signal(-(child.id() as i32), libc::SIGKILL);
-            let _ = child.wait();
-            panic!("inspect {args:?} still running after {INSPECT_LIMIT:?} (hang)");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let took = began.elapsed();
-    let rss = std::fs::read_to_string(&report)
-        .unwrap_or_default()
-        .split_whitespace()
-        .last()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no peak RSS from GNU time for inspect {args:?}"));
-    let output = Output {
-        // GNU time exits with its child's status (or 128+signal when it was killed by one).
-        status,
-        stdout: std::fs::read(dir.path().join("out")).unwrap(),
-        stderr: std::fs::read(dir.path().join("err")).unwrap(),
-    };
-    (output, took, rss)
-}
-
-/// `inspect threads` with `args`, which must succeed within the bounds; its dump.
-pub(crate) fn threads_ok(args: &[&str]) -> String {
-    let mut all = vec!["threads"];
-    all.extend_from_slice(args);
-    let (out, took, rss) = inspect_measured(&all);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "inspect {all:?} failed ({}): {stderr}",
-        out.status
-    );
-    assert!(
-        rss <= INSPECT_RSS_KIB,
-        "inspect {all:?}: peak RSS {rss} KiB (took {took:?})"
-    );
-    eprintln!("inspect {all:?}: {took:?}, peak RSS {rss} KiB");
-    String::from_utf8(out.stdout).expect("UTF-8 dump")
-}
-
-/// Checks our dump against jcmd's `first` and `second` (see the module's doc); every thread in
-/// `named` must be in ours. Returns how many threads' frames were compared.
-pub(crate) fn agree(first: &str, ours_text: &str, second: &str, named: &[&str]) -> usize {
-    let (a, b, ours) = (parse(first), parse(second), parse(ours_text));
-    for name in named {
-        assert!(
-            ours.contains_key(*name),
-            "{name} missing from ours:\n{ours_text}"
-        );
-    }
-    let mut compared = 0;
-    for (name, x) in &a {
-        let top = |t: &Thread| top_frames(name, t);
-        let Some(y) = b.get(name) else { continue };
-        if name == "Attach Listener" {
-            continue; // started by jcmd itself
-        }
-        let o = ours.get(name).unwrap_or_else(|| {
-            panic!("thread {name} in both jcmd dumps, not in ours:\n{ours_text}")
-        });
-        assert_eq!(o.id, x.id, "{name}: Java thread id\n{ours_text}");
-        assert_eq!(o.nid, x.nid, "{name}: nid\n{ours_text}");
-        if x.state == y.state {
-            assert_eq!(
-                o.state, x.state,
-                "{name}: java.lang.Thread.State\n{ours_text}"
-            );
-        }
-        if top(x) != top(y) {
-            continue;
-        }
-        assert_eq!(
-            top(o),
-            top(x),
-            "{name}: top 10 frames differ from jcmd's\nours:\n{ours_text}"
-        );
-        compared += 1;
-    }
-    compared
-}
-
 // ---- Cores ----------------------------------------------------------------------------------
-
-/// The kernel's core of a process whose working directory was `cwd`; panics saying how to set
-/// it up when `/proc/sys/kernel/core_pattern` does not write cores there.
-pub(crate) fn kernel_core_in(cwd: &Path) -> PathBuf {
-    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
-    let pattern = pattern.trim();
-    assert!(
-        !pattern.starts_with('|') && !pattern.contains('/'),
-        "kernel cores go to {pattern:?}, not the process's directory: run \
-         `echo core > /proc/sys/kernel/core_pattern` (as root) for this test"
-    );
-    let mut cores: Vec<PathBuf> = std::fs::read_dir(cwd)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("core"))
-        })
-        .collect();
-    assert_eq!(
-        cores.len(),
-        1,
-        "expected one core in {} (pattern {pattern:?}): {cores:?}",
-        cwd.display()
-    );
-    cores.pop().unwrap()
-}
-
-/// Sends SIGABRT to `jvm` and waits (up to 2 min: the kernel writes the core first) for it to
-/// die with a core.
-/// Lifts `RLIMIT_CORE` for the process `cmd` starts, so SIGABRT leaves a kernel core.
-pub(crate) fn allow_core_dumps(cmd: &mut Command) {
-    // SAFETY: setrlimit only sets this (forked) process's limit before exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            let unlimited = libc::rlimit {
-                rlim_cur: libc::RLIM_INFINITY,
-                rlim_max: libc::RLIM_INFINITY,
-            };
-            if libc::setrlimit(libc::RLIMIT_CORE, &unlimited) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-pub(crate) fn abort_with_core(jvm: &mut Jvm) {
-    send_signal(jvm.pid, libc::SIGABRT);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = jvm.child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the JVM did not die on SIGABRT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.signal(), Some(libc::SIGABRT), "{status}");
-    assert!(
-        status.core_dumped(),
-        "no core dumped on SIGABRT ({status}): RLIMIT_CORE or core_pattern"
-    );
-}
 
 /// A sysroot holding the libjvm of `java_home` under its real path.
 fn sysroot_with_libjvm(java_home: &Path, dir: &Path) -> PathBuf {
@@ -306,7 +123,7 @@ fn cores_match_jcmd(major: u32, flags: &[&str]) {
     let sysroot = sysroot_with_libjvm(&home, dir.path());
     let with_sysroot = threads_ok(&["--core", core_s, "--sysroot", sysroot.to_str().unwrap()]);
     assert_eq!(with_sysroot, ours, "--sysroot changed the dump");
-    crate::coredump::hide_nt_file(&core);
+    crate::support::cores::hide_nt_file(&core);
     let java = home.join("bin/java");
     let with_exe = threads_ok(&["--core", core_s, "--exe", java.to_str().unwrap()]);
     assert_eq!(with_exe, ours, "--exe (link_map walk) changed the dump");
@@ -326,55 +143,55 @@ fn cores_match_jcmd(major: u32, flags: &[&str]) {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn jdk17_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(17, &[]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn jdk17_xcomp_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(17, &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(21, &[]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_xcomp_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(21, &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 11 runtime (scripts/test.sh)"]
 fn jdk11_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(11, &[]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 11 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 11 runtime (scripts/test.sh)"]
 fn jdk11_xcomp_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(11, &["-Xcomp"]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 25 runtime (scripts/test.sh)"]
 fn jdk25_default_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &[]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 25 runtime (scripts/test.sh)"]
 fn jdk25_compact_object_headers_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &["-XX:+UseCompactObjectHeaders"]);
 }
 
 #[test]
-#[ignore = "needs root, gdb and the JDK 25 runtime: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 25 runtime (scripts/test.sh)"]
 fn jdk25_xcomp_gcore_and_kernel_core_match_jcmd() {
     cores_match_jcmd(25, &["-Xcomp"]);
 }
@@ -416,13 +233,13 @@ fn sigstopped_full_dump(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_sigstopped_jvm_full_dump_while_jcmd_times_out() {
     sigstopped_full_dump(17);
 }
 
 #[test]
-#[ignore = "needs root and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_sigstopped_jvm_full_dump_while_jcmd_times_out() {
     sigstopped_full_dump(21);
 }
@@ -540,13 +357,13 @@ fn stuck_safepoint_full_dump(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_stuck_safepoint_full_dump_while_jcmd_times_out() {
     stuck_safepoint_full_dump(17);
 }
 
 #[test]
-#[ignore = "needs root and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_stuck_safepoint_full_dump_while_jcmd_times_out() {
     stuck_safepoint_full_dump(21);
 }
@@ -580,13 +397,13 @@ fn stripped_libjvm_same_dump(major: u32) {
 }
 
 #[test]
-#[ignore = "needs root, binutils and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 17 (scripts/test.sh)"]
 fn jdk17_stripped_libjvm_matches_jcmd() {
     stripped_libjvm_same_dump(17);
 }
 
 #[test]
-#[ignore = "needs root, binutils and the JDK 21 runtime: run scripts/test.sh"]
+#[ignore = "requires root, binutils, JDK 21 runtime (scripts/test.sh)"]
 fn jdk21_stripped_libjvm_matches_jcmd() {
     stripped_libjvm_same_dump(21);
 }
@@ -810,7 +627,7 @@ fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
 /// loses them (a clear error); the kernel writes them first, so most cuts of its core leave a
 /// readable core with memory missing: dumps with per-thread notes, or errors.
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn core_cut_at_every_segment_boundary() {
     let dir = scratch_dir("threads-cut");
     let (gcore, _) = recorded_core(&dir.path().join("g"), false);
@@ -826,7 +643,7 @@ fn core_cut_at_every_segment_boundary() {
 /// thread's stack, and anywhere in those segments. Each damaged core is read within the time
 /// and memory bounds and gives a dump (per-thread notes) or a clear error.
 #[test]
-#[ignore = "needs root, gdb and JDK 17: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 17 (scripts/test.sh)"]
 fn flipped_bytes_in_heap_and_stack_segments() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};

@@ -189,7 +189,7 @@ fn list_as(user: Option<&str>) -> BTreeMap<i64, Value> {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn batch_frames_show_every_kind_of_jvm_as_list_names_it() {
     let _turn = turn();
     let dir = scratch_dir("top-batch");
@@ -268,7 +268,7 @@ fn batch_frames_show_every_kind_of_jvm_as_list_names_it() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn another_users_view_shows_the_permission_gap_as_list_does() {
     let _turn = turn();
     require_user("hsinspect-jvm");
@@ -414,7 +414,7 @@ fn reported_bytes(report: &Path, t: f64) -> f64 {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn allocating_jvm_sorts_first_and_its_rates_agree_with_jstat() {
     let _turn = turn();
     let dir = scratch_dir("top-rates");
@@ -555,7 +555,7 @@ fn allocating_jvm_sorts_first_and_its_rates_agree_with_jstat() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn a_jvm_killed_mid_run_is_marked_one_refresh_then_leaves() {
     let _turn = turn();
     let staying = idle("-XX:+UseSerialGC", &[]);
@@ -738,7 +738,7 @@ fn bin() -> &'static str {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn full_screen_view_as_a_person_uses_it() {
     let _turn = turn();
     let dir = scratch_dir("top-tui");
@@ -880,7 +880,7 @@ fn full_screen_view_as_a_person_uses_it() {
 }
 
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn small_terminal_no_color_and_sigterm() {
     let _turn = turn();
     let dir = scratch_dir("top-tui-small");
@@ -941,7 +941,7 @@ fn small_terminal_no_color_and_sigterm() {
 /// A terminal that goes away under `inspect top` (an SSH connection dropped, the tmux session
 /// killed) ends it within a refresh: nothing is left spinning on the host.
 #[test]
-#[ignore = "needs JDK 17 and tmux: run scripts/test.sh"]
+#[ignore = "requires JDK 17, tmux (scripts/test.sh)"]
 fn a_lost_terminal_ends_it() {
     let _turn = turn();
     let serial = idle("-XX:+UseSerialGC", &[]);

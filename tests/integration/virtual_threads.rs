@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support::jcmd::{inspect_threads_with, jcmd_threads, parse};
 use crate::support::{Jvm, gcore, jdk, scratch_dir, test_classes};
-use crate::threads::{inspect_threads_with, jcmd_threads, parse};
 
 /// One virtual thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -292,20 +292,20 @@ fn virtual_threads_match_dump_to_file(major: u32, flags: &[&str], core: bool) {
 }
 
 #[test]
-#[ignore = "needs root, gdb and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, gdb, JDK 21 (scripts/test.sh)"]
 fn jdk21_virtual_threads_match_dump_to_file_live_and_from_a_core() {
     virtual_threads_match_dump_to_file(21, &[], true);
 }
 
 #[test]
-#[ignore = "needs root and JDK 21: run scripts/test.sh"]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
 fn jdk21_interpreted_and_compiled_stack_chunks_match_dump_to_file() {
     virtual_threads_match_dump_to_file(21, &["-Xint"], false);
     virtual_threads_match_dump_to_file(21, &["-Xcomp", "-XX:+UseZGC", "-XX:+ZGenerational"], false);
 }
 
 #[test]
-#[ignore = "needs root and JDK 25: run scripts/test.sh"]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_virtual_threads_match_dump_to_file() {
     virtual_threads_match_dump_to_file(25, &[], false);
     virtual_threads_match_dump_to_file(25, &["-XX:-UseCompressedOops"], false);

@@ -1,8 +1,18 @@
 //! Shared helpers for the integration tests: real JVMs, jcmd as the reference, the `inspect`
 //! binary, and checks on the target's state.
+//! By topic beside this file: `serve` (the one `inspect serve` handle), `jcmd` (thread dumps
+//! compared with jcmd's), `states` (thread states), `cores` (kernel cores), `prom`
+//! (Prometheus), `tls` (certificates), `tiers` (the vocabulary of ignore reasons). Subject
+//! modules share helpers through here only.
 #![allow(dead_code)]
 
+pub mod cores;
+pub mod histo;
+pub mod jcmd;
 pub mod prom;
+pub mod serve;
+pub mod states;
+pub mod tiers;
 pub mod tls;
 
 use std::collections::BTreeMap;

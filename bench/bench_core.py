@@ -14,7 +14,7 @@ Goals, printed as PASS/MISS (they do not change the exit status):
     inspect --core median wall <= 50 ms on every core
     inspect --core >= 10x faster than jhsdb jsnap --core (median wall)
 
-Usage: scripts/bench_core.py [--runs 20] [--jhsdb-runs 5] [--inspect PATH] [--jdk DIR]
+Usage: bench/bench_core.py [--runs 20] [--jhsdb-runs 5] [--inspect PATH] [--jdk DIR]
                              [--no-big] [--big-xmx 2g] [--json FILE]
 Standard library only. Needs gdb (`apt-get install gdb`) and a JDK 17 with jhsdb
 (`apt-get install openjdk-17-jdk-headless`). Cores go to a temp dir that is removed at the end.
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, REPO, SetupError, build_inspect, pct, peak_rss_mib, run_once)
 
 EXPECT = "java.threads.live"

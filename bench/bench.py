@@ -23,7 +23,7 @@ What it measures (python3 standard library only):
    inspect -F >= 100x faster than jcmd (median wall), inspect -F peak RSS <= 12 MiB,
    inspect -F stall < 1 ms beyond noise.
 
-Usage:  scripts/bench.py [--runs 30] [--jdk-runs 10] [--jhsdb-runs 5] [--stall-windows 20]
+Usage:  bench/bench.py [--runs 30] [--jdk-runs 10] [--jhsdb-runs 5] [--stall-windows 20]
                          [--inspect PATH] [--jdk DIR] [--json FILE] [--core [--core-args ARGS]]
 It builds `cargo build --release` unless --inspect is given, compiles the target with the JDK's
 javac into a temp dir, starts and kills its JVM, and removes its temp files. Exit status: 0 when
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, GNU_TIME, JDK_HINT, REPO, SetupError, build_inspect, pct, peak_rss_mib, run_once)
 
 EXPECT = "java.threads.live"  # a counter every tool prints (jhsdb jsnap has no sun.perfdata.*)
@@ -466,7 +466,7 @@ def judge(times, stall):
 
 
 def run_core_hook(core_args):
-    """Calls scripts/bench_core.py's main() (the core-file benchmark) if the file exists."""
+    """Calls bench/bench_core.py's main() (the core-file benchmark) if the file exists."""
     path = Path(__file__).resolve().parent / "bench_core.py"
     if not path.exists():
         print(f"bench: --core: {path} is missing (the core-file benchmark is not written yet)",
@@ -507,7 +507,7 @@ def main(argv=None):
                     help="leave the spinner SCHED_OTHER")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--core", action="store_true",
-                    help="then run the core-file benchmark (scripts/bench_core.py main())")
+                    help="then run the core-file benchmark (bench/bench_core.py main())")
     ap.add_argument("--core-args", default="", help="arguments for bench_core (one string)")
     args = ap.parse_args(argv)
     if min(args.runs, args.jdk_runs, args.jhsdb_runs) < 1 or args.stall_windows < 1:

@@ -20,7 +20,7 @@ from os.wait4):
 
 The JVM is bench/StallTarget.java (idle threads, spinner parked) on JDK 17.
 
-Usage:  scripts/bench_stat.py [--samples 10000] [--threads 20,500,2000] [--inspect PATH]
+Usage:  bench/bench_stat.py [--samples 10000] [--threads 20,500,2000] [--inspect PATH]
                               [--jdk DIR] [--json FILE]
 It builds `cargo build --release` unless --inspect is given. Exit status 0 when the measurements
 ran (whatever the goals say), 2 on a setup error.
@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench  # noqa: E402  (scripts/bench.py: Target, compile_target, jdk_tools)
-import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+import bench  # noqa: E402  (bench/bench.py: Target, compile_target, jdk_tools)
+import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
 
 GOAL_CPU_US = 20.0
 GOAL_RSS_MIB = 1.0

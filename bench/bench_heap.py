@@ -18,7 +18,7 @@ Goals, printed as PASS/MISS (they never fail the run): inspect >= 2x faster than
 wall), >= 300x faster than jhsdb on the small heap, peak RSS <= 64 MiB, the JVM held no longer
 than the walk (the hold is within 10 % of inspect's wall), from a core >= 1 GB/s.
 
-Usage:  scripts/bench_heap.py [--runs 5] [--jhsdb-runs 1] [--count N] [--small-count N]
+Usage:  bench/bench_heap.py [--runs 5] [--jhsdb-runs 1] [--count N] [--small-count N]
                               [--no-core] [--inspect PATH] [--jdk DIR] [--json FILE]
 It builds `cargo build --release` unless --inspect is given. Run it as root (the memory read
 needs ptrace access; jhsdb and gcore too). The core (about the heap's size) is written under
@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
 
 GOAL_VS_JCMD = 2.0
 GOAL_VS_JHSDB = 300.0

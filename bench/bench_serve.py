@@ -23,7 +23,7 @@ pushes after a first one) and its RSS, beside the scrape's.
 Goals, printed as PASS/MISS (they never fail the run): a scrape of 20 JVMs <= 30 ms (median),
 exporter RSS <= 15 MiB, in every dialect.
 
-Usage:  scripts/bench_serve.py [--jvms 20] [--runs 30] [--jstat-runs 3] [--inspect PATH] [--jdk DIR]
+Usage:  bench/bench_serve.py [--jvms 20] [--runs 30] [--jstat-runs 3] [--inspect PATH] [--jdk DIR]
                                [--names hotspot,hotspot+states,micrometer,client_java,client_java_0,otel,otel+states]
                                [--pushes 20] [--push-interval-ms 1000] [--push-gzip]
 It builds `cargo build --release` unless --inspect is given. Exit status 0 when the measurements
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, IDLE_JAVA, SetupError, build_inspect, run_once, start_jvms, stop)
 
 GOAL_SCRAPE_MS = 30.0

@@ -14,7 +14,7 @@ all JVMs but one and measures again. It checks that `inspect list` listed every 
 Goals, printed as PASS/MISS (they never fail the run): N JVMs listed in <= 50 ms, 1 JVM in <= 5 ms
 (median wall of `inspect list`).
 
-Usage:  scripts/bench_list.py [--jvms 50] [--runs 15] [--jps-runs 5] [--inspect PATH] [--jdk DIR]
+Usage:  bench/bench_list.py [--jvms 50] [--runs 15] [--jps-runs 5] [--inspect PATH] [--jdk DIR]
 It builds `cargo build --release` unless --inspect is given. Exit status: 0 when the measurements
 ran, 2 on a setup error (no JDK, build failed, a JVM did not start).
 On a shared machine run it once, briefly: 50 JVMs take ~2 GB and a few CPU-seconds to start.
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, GNU_TIME, IDLE_JAVA, JVM_FLAGS, SetupError, build_inspect, cpu_s, peak_rss_mib,
     run_once, start_jvms, stop)
 

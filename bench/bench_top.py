@@ -14,7 +14,7 @@ half way through). It checks that `inspect top` showed every JVM it started, in 
 Goals, printed as PASS/MISS (they never fail the run): `inspect top` (default options) at most 1%
 of one core on average, at most 10 MiB peak RSS.
 
-Usage:  scripts/bench_top.py [--jvms 50] [--seconds 60] [--inspect PATH] [--jdk DIR]
+Usage:  bench/bench_top.py [--jvms 50] [--seconds 60] [--inspect PATH] [--jdk DIR]
 It builds `cargo build --release` unless --inspect is given. Run it as root (so every JVM is
 read from memory, as `inspect top` reads it in use). Exit status: 0 when the measurements ran,
 2 on a setup error (no JDK, build failed, a JVM did not start).
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, GNU_TIME, IDLE_JAVA, JVM_FLAGS, SetupError, build_inspect, start_jvms, stop)
 
 GOAL_CPU_PERCENT = 1.0

@@ -14,7 +14,7 @@ and the ratio of medians jcmd.exe / inspect.exe (for `list`: jps.exe / inspect.e
 with the floor (true.exe) subtracted from both.
 Wine's costs are not Windows': compare the ratios, not the absolute times.
 
-Usage: scripts/windows/bench.py [--runs 20] [--jcmd-runs 8]   (after scripts/windows/test.sh
+Usage: bench/windows.py [--runs 20] [--jcmd-runs 8]   (after scripts/windows/test.sh
 --build-only, which builds inspect.exe and sets up Wine; this script is run by nothing else).
 """
 import argparse
@@ -26,8 +26,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
-import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+# integration.py (the Windows fixtures and helpers) is scripts/windows's.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts", "windows"))
+import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
 
 
 def main():

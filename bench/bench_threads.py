@@ -17,7 +17,7 @@ all N deep threads (jhsdb: its output must name them).
 Goals, printed as PASS/MISS (they never fail the run): inspect >= 10x faster than jcmd and >= 50x
 faster than jhsdb (median wall), peak RSS <= 20 MiB.
 
-Usage:  scripts/bench_threads.py [--threads 1000] [--runs 7] [--jhsdb-runs 2] [--inspect PATH]
+Usage:  bench/bench_threads.py [--threads 1000] [--runs 7] [--jhsdb-runs 2] [--inspect PATH]
                                  [--jdk DIR] [--jhsdb PATH] [--json FILE]
 It builds `cargo build --release` unless --inspect is given. Run it as root (ptrace; jhsdb).
 Exit status 0 when the measurements ran (whatever the goals say), 2 on a setup error.
@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
 
 GOAL_VS_JCMD = 10.0
 GOAL_VS_JHSDB = 50.0

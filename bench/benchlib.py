@@ -1,12 +1,12 @@
 """What the benchmark scripts share (bench.py, bench_core.py, bench_list.py, bench_serve.py,
-bench_stat.py, bench_top.py, bench_musl.py, bench_threads.py, bench_info.py, windows/bench.py):
+bench_stat.py, bench_top.py, bench_musl.py, bench_threads.py, bench_info.py, windows.py):
 running one command and measuring exactly that child, interleaved runs of several tools, its
 peak RSS, percentiles, the release build of `inspect`, idle JVMs to measure against, and the
 error for a missing precondition.
 
-Python 3 standard library only. Import it with the scripts directory on sys.path:
+Python 3 standard library only. Import it with the bench directory on sys.path:
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))   # scripts/windows: .parent.parent
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import benchlib
 """
 

@@ -15,7 +15,7 @@ of bench_list.py), every build measured interleaved so that load changes hit all
 and each exporter's peak RSS. Verdict per row: a build more than 10% slower than the first
 build (the reference, glibc by default) is a MISS; the goal is no MISS for musl.
 
-Usage:  scripts/bench_musl.py [--build NAME=PATH ...] [--env NAME:VAR=VALUE ...] [--jvms 20]
+Usage:  bench/bench_musl.py [--build NAME=PATH ...] [--env NAME:VAR=VALUE ...] [--jvms 20]
                               [--runs 30] [--samples 5000] [--jdk DIR] [--json FILE]
 --env sets an environment variable for one build's runs only (e.g. to compare allocator
 settings: --build musl-purge10=PATH --env musl-purge10:MIMALLOC_PURGE_DELAY=10).
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_serve  # noqa: E402  (get, sample, status_kib)
-from benchlib import (  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+from benchlib import (  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
     DEFAULT_JDK, IDLE_JAVA, SetupError, run_once, start_jvms, stop)
 
 REPO = Path(__file__).resolve().parent.parent

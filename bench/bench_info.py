@@ -12,7 +12,7 @@ not move), in inspect's and jinfo's output.
 Goals, printed as PASS/MISS (they never fail the run): inspect >= 10x faster than jinfo and
 jcmd, >= 50x faster than jhsdb (median wall), peak RSS <= 20 MiB.
 
-Usage:  scripts/bench_info.py [--runs 9] [--jhsdb-runs 2] [--inspect PATH] [--jdk DIR] [--json FILE]
+Usage:  bench/bench_info.py [--runs 9] [--jhsdb-runs 2] [--inspect PATH] [--jdk DIR] [--json FILE]
 It builds `cargo build --release` unless --inspect is given. Run it as root (the memory read
 needs ptrace access; jhsdb too).
 Exit status 0 when the measurements ran (whatever the goals say), 2 on a setup error.
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import benchlib  # noqa: E402  (scripts/benchlib.py: what every benchmark shares)
+import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
 
 GOAL_VS_JINFO = 10.0
 GOAL_VS_JHSDB = 50.0
