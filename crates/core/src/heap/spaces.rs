@@ -18,10 +18,10 @@
 //!   `_type._tag`. Free regions are skipped, a continues-humongous region is covered by its
 //!   starts-humongous region's one object, as `G1CollectedHeap::object_iterate` does.
 //! * Shenandoah (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
-//!   `ShenandoahHeap::_regions[0.._num_regions)` by `_state` (see [`shenandoah`]).
+//!   `ShenandoahHeap::_regions[0.._num_regions)` by `_state` (see `shenandoah` below).
 //! * Epsilon (`gc/epsilon/epsilonHeap.hpp`): `EpsilonHeap::_space`, one `ContiguousSpace`.
 //! * ZGC (`gc/z/zPageTable.hpp`, `zPage.hpp`, `zGranuleMap.hpp`, `zAddress.hpp`; JDK 21's
-//!   single generation: `gc/x/`, classes `X*`): see [`z`].
+//!   single generation: `gc/x/`, classes `X*`): see `z` below.
 //! * TLABs: `Thread::_tlab` (`ThreadLocalAllocBuffer::_start/_top/_end`,
 //!   `gc/shared/threadLocalAllocBuffer.hpp`): `[top, end + alignment_reserve)` is not parsable.
 
