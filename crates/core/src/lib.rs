@@ -86,7 +86,7 @@ pub mod registers;
 pub mod serve;
 pub mod stat;
 pub mod threads;
-pub mod vm;
+pub(crate) mod vm;
 
 pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
 pub use locate::{LoadedModule, Note};
@@ -96,3 +96,4 @@ pub use pipeline::{
     read_file, read_hsperfdata, read_live, read_minidump,
 };
 pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
+pub use vm::flags::{FlagOrigin, FlagValue, VmArguments, VmFlag};

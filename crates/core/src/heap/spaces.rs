@@ -2,7 +2,7 @@
 //! and the unused parts of the threads' TLABs inside them.
 //!
 //! * Heap: `Universe::_collectedHeap` (`gc/shared/collectedHeap.hpp`); the collector from the
-//!   flags ([`crate::vm::Collector`]).
+//!   flags (`vm::Collector`).
 //! * Serial (`gc/serial/serialHeap.hpp`; `gc/shared/genCollectedHeap.hpp` up to JDK 22):
 //!   `SerialHeap::_young_gen`/`_old_gen` (JDK 17: `GenCollectedHeap::`), then
 //!   `DefNewGeneration::_eden_space`, `_from_space` and `TenuredGeneration::_the_space`, each a

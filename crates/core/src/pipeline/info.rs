@@ -62,7 +62,7 @@ fn read(
 /// checked to be the same one afterwards.
 ///
 /// # Errors
-/// As [`super::dump_threads`] for the open; those of [`read_flags`] and [`read_arguments`];
+/// As [`super::dump_threads`] for the open; those of `vm::flags::read_flags` and `read_arguments`;
 /// [`Error::ProcessExited`], [`Error::PidReused`].
 pub fn vm_info(pid: crate::process::Pid, properties: bool) -> Result<VmInfo, Error> {
     let jvm = Jvm::live(pid)?;

@@ -1,5 +1,5 @@
 //! A thread dump: every `JavaThread` ([`super::list`]), its Java identity
-//! ([`crate::vm::java`]), frames ([`super::frames`]) and locks ([`super::locks`]), walked into
+//! (`vm::java`), frames ([`super::frames`]) and locks ([`super::locks`]), walked into
 //! a [`Dump`]; `format::thread_dump` prints it as `jcmd <pid> Thread.print` does.
 
 use super::frames::{WalkStart, Walker};
@@ -138,7 +138,7 @@ fn walk_start(
 }
 
 /// Walks every Java thread of the VM `vm` through `mem`, a page cache over a stopped target
-/// (each thread's used stack read in one piece, [`Paged::focus`]; its `JavaThread` is not:
+/// (each thread's used stack read in one piece, `Paged::focus`; its `JavaThread` is not:
 /// neighbouring threads share pages, so the cache reads fewer of them). A thread running Java
 /// code has no frame anchor: its walk starts from the registers `registers` gives for its OS
 /// thread id (ptrace's of a held thread, a core's `NT_PRSTATUS`), or it is left unwalked with
@@ -324,7 +324,7 @@ impl Dump {
     /// `stat`, what the OS says of a thread by the id the JVM knows it by (`OSThread::_thread_id`:
     /// `/proc/<pid>/task/<tid>/stat` and `schedstat` on Linux, read as the thread was stopped).
     /// `normal_priority`: the `os_prio=` of every thread when the JVM does not use the OS's
-    /// priorities (see [`crate::vm::VmModel::os_thread_priorities`]); `None` takes each thread's own.
+    /// priorities (see `VmModel::os_thread_priorities`); `None` takes each thread's own.
     pub fn set_task_stats(
         &mut self,
         stat: &dyn Fn(Pid) -> Option<TaskStat>,

@@ -1,4 +1,4 @@
-//! The thread dump's stages, read from outside over a [`crate::vm::VmModel`] and any
+//! The thread dump's stages, read from outside over a `vm::VmModel` and any
 //! [`crate::memory::ReadMemory`]: the thread list and each `JavaThread` ([`list`]), frames
 //! ([`frames`]: interpreted, compiled with inlining, native, stubs, entry frames; from an anchor
 //! or a running thread's registers), JDK 8's VM-anonymous class names ([`anonymous8`]), lock

@@ -1,5 +1,5 @@
 //! One thread of a dump as the stages fill it in: what the VM keeps of it ([`super::list`]),
-//! its Java identity ([`crate::vm::java`]), frames ([`super::frames`]) and lock state
+//! its Java identity (`vm::java`), frames ([`super::frames`]) and lock state
 //! ([`super::locks`]); and the links of a Java-level deadlock. Plain data, so that the stages
 //! that read it and [`super::dump`], which prints it, depend on it and not on each other.
 
