@@ -4,7 +4,6 @@
 
 use std::io::{self, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 
@@ -89,18 +88,12 @@ pub fn run(args: &HistoArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(all(target_os = "linux", feature = "live"))]
 fn live(pid: i32, args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
-    let opts = hsinspect::pipeline::HeapOptions {
-        stop: !args.hold.no_stop,
-        stop_timeout: Duration::from_millis(args.hold.stop_timeout),
-        wait: Duration::from_millis(args.hold.wait),
-    };
-    hsinspect::pipeline::heap_histogram(pid, &opts)
+    hsinspect::pipeline::heap_histogram(pid, &args.hold.heap_options())
         .with_context(|| format!("class histogram of process {pid}"))
 }
 
 #[cfg(not(all(target_os = "linux", feature = "live")))]
 fn live(pid: i32, _args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
-    let _ = Duration::ZERO;
     Err(hsinspect::Error::Unsupported {
         what: "a class histogram of a live JVM",
         os: std::env::consts::OS,
@@ -156,12 +149,7 @@ pub fn run_summary(args: &HeapArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(all(target_os = "linux", feature = "live"))]
 fn live_summary(pid: i32, args: &HeapArgs) -> anyhow::Result<hsinspect::pipeline::HeapSummary> {
-    let opts = hsinspect::pipeline::HeapOptions {
-        stop: !args.hold.no_stop,
-        stop_timeout: Duration::from_millis(args.hold.stop_timeout),
-        wait: Duration::from_millis(args.hold.wait),
-    };
-    hsinspect::pipeline::heap_summary(pid, &opts)
+    hsinspect::pipeline::heap_summary(pid, &args.hold.heap_options())
         .with_context(|| format!("heap summary of process {pid}"))
 }
 

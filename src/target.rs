@@ -222,3 +222,16 @@ pub struct HoldArgs {
     #[arg(long, value_name = "MS", default_value_t = 5000)]
     pub wait: u64,
 }
+
+impl HoldArgs {
+    /// The hold of a heap read (`inspect histo`, `inspect heap`; live reads of the heap are
+    /// Linux's so far).
+    #[cfg_attr(not(all(target_os = "linux", feature = "live")), allow(dead_code))]
+    pub fn heap_options(&self) -> hsinspect::pipeline::HeapOptions {
+        hsinspect::pipeline::HeapOptions {
+            stop: !self.no_stop,
+            stop_timeout: std::time::Duration::from_millis(self.stop_timeout),
+            wait: std::time::Duration::from_millis(self.wait),
+        }
+    }
+}

@@ -129,7 +129,13 @@ fn contiguous(vm: &VmModel, mem: &dyn ReadMemory, space: u64, name: &str) -> Res
     })
 }
 
-fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+/// Serial's `DefNewGeneration*` and `TenuredGeneration*` (`SerialHeap::_young_gen`/`_old_gen`;
+/// JDK 17: `GenCollectedHeap::`).
+pub(crate) fn serial_generations(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    heap: u64,
+) -> Result<(u64, u64), Error> {
     let (young, old) = match (
         vm.offset("SerialHeap", "_young_gen"),
         vm.offset("SerialHeap", "_old_gen"),
@@ -140,8 +146,14 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, E
             vm.offset("GenCollectedHeap", "_old_gen")?,
         ),
     };
-    let young = rd(mem, heap.wrapping_add(young), "SerialHeap::_young_gen")?;
-    let old = rd(mem, heap.wrapping_add(old), "SerialHeap::_old_gen")?;
+    Ok((
+        rd(mem, heap.wrapping_add(young), "SerialHeap::_young_gen")?,
+        rd(mem, heap.wrapping_add(old), "SerialHeap::_old_gen")?,
+    ))
+}
+
+fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let (young, old) = serial_generations(vm, mem, heap)?;
     let mut out = Vec::new();
     for (field, name) in [("_eden_space", "eden"), ("_from_space", "from")] {
         let at = vm.offset("DefNewGeneration", field)?;
@@ -194,62 +206,108 @@ fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
     Ok(out)
 }
 
+/// G1's region table as the walk and the summary read it: the `G1HeapRegion*` of each region
+/// (0: never committed) and where a region keeps its bounds and type tag.
+pub(crate) struct G1Table {
+    /// One pointer a region, by region number.
+    pub regions: Vec<u64>,
+    /// Offset of `_bottom` (JDK 8 and 11: `Space::_bottom`).
+    pub bottom: u64,
+    /// Offset of `_top` (JDK 11: `G1ContiguousSpace::`, JDK 8: `G1OffsetTableContigSpace::`).
+    pub top: u64,
+    /// Offset of `_type._tag`.
+    tag: u64,
+    /// `G1HeapRegionType` (JDK 23+) or `HeapRegionType`, for the tag constants.
+    region_type: &'static str,
+}
+
+impl G1Table {
+    /// Reads `G1CollectedHeap::_hrm`'s `G1HeapRegionTable` (`_base[0.._length)`).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for JDK 8, whose vmStructs lack the regions' types;
+    /// [`Error::VmStructs`] for a missing entry or more than [`MAX_REGIONS`] regions;
+    /// [`Error::Memory`].
+    pub(crate) fn read(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Self, Error> {
+        // JDK 23+ prefixes the region types with `G1`.
+        let (manager, region, region_type) = if vm.has_type("G1HeapRegion") {
+            ("G1HeapRegionManager", "G1HeapRegion", "G1HeapRegionType")
+        } else {
+            ("HeapRegionManager", "HeapRegion", "HeapRegionType")
+        };
+        if vm.field(region, "_type").is_none() {
+            return Err(Error::Unsupported {
+                what: "walking JDK 8's G1 heap (its vmStructs do not export the regions' types)",
+                os: std::env::consts::OS,
+            });
+        }
+        let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
+        let table = hrm.wrapping_add(vm.offset(manager, "_regions")?);
+        let base = rd(
+            mem,
+            table.wrapping_add(vm.offset("G1HeapRegionTable", "_base")?),
+            "G1HeapRegionTable::_base",
+        )?;
+        let length = u64::from(
+            mem.read_u32(table.wrapping_add(vm.offset("G1HeapRegionTable", "_length")?))
+                .map_err(|e| Error::memory("G1HeapRegionTable::_length", e))?,
+        );
+        if length > MAX_REGIONS {
+            return Err(Error::VmStructs(format!(
+                "G1HeapRegionTable::_length is {length}, more than {MAX_REGIONS}"
+            )));
+        }
+        let regions = mem
+            .read_pointers(base, length as usize, MAX_REGIONS as usize)
+            .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
+        Ok(G1Table {
+            regions,
+            // JDK 11: a region is a G1ContiguousSpace (JDK 8: G1OffsetTableContigSpace), its
+            // bounds are Space's.
+            bottom: vm
+                .offset(region, "_bottom")
+                .or_else(|_| vm.offset("Space", "_bottom"))?,
+            top: vm
+                .offset(region, "_top")
+                .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
+                .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?,
+            tag: vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?,
+            region_type,
+        })
+    }
+
+    /// The region type constant `name` (`FreeTag`, `EdenTag`, ...).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the constant is not exported.
+    pub(crate) fn constant(&self, vm: &VmModel, name: &str) -> Result<i64, Error> {
+        vm.int(&format!("{}::{name}", self.region_type))
+    }
+
+    /// The type tag of the region at `r` (a small enum: its low byte holds every value,
+    /// little-endian).
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub(crate) fn tag_of(&self, mem: &dyn ReadMemory, r: u64) -> Result<i64, Error> {
+        mem.read_u8(r.wrapping_add(self.tag))
+            .map(i64::from)
+            .map_err(|e| Error::memory("G1HeapRegionType::_tag", e))
+    }
+}
+
 fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
-    if vm.field("HeapRegion", "_type").is_none() && vm.field("G1HeapRegion", "_type").is_none() {
-        return Err(Error::Unsupported {
-            what: "walking JDK 8's G1 heap (its vmStructs do not export the regions' types)",
-            os: std::env::consts::OS,
-        });
-    }
-    // JDK 23+ prefixes the region types with `G1`.
-    let (manager, region, region_type) = if vm.has_type("G1HeapRegion") {
-        ("G1HeapRegionManager", "G1HeapRegion", "G1HeapRegionType")
-    } else {
-        ("HeapRegionManager", "HeapRegion", "HeapRegionType")
-    };
-    let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
-    let table = hrm.wrapping_add(vm.offset(manager, "_regions")?);
-    let base = rd(
-        mem,
-        table.wrapping_add(vm.offset("G1HeapRegionTable", "_base")?),
-        "G1HeapRegionTable::_base",
-    )?;
-    let length = u64::from(
-        mem.read_u32(table.wrapping_add(vm.offset("G1HeapRegionTable", "_length")?))
-            .map_err(|e| Error::memory("G1HeapRegionTable::_length", e))?,
-    );
-    if length > MAX_REGIONS {
-        return Err(Error::VmStructs(format!(
-            "G1HeapRegionTable::_length is {length}, more than {MAX_REGIONS}"
-        )));
-    }
-    let regions = mem
-        .read_pointers(base, length as usize, MAX_REGIONS as usize)
-        .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
-    // JDK 11: a region is a G1ContiguousSpace (JDK 8: G1OffsetTableContigSpace), its bounds
-    // are Space's.
-    let bottom = vm
-        .offset(region, "_bottom")
-        .or_else(|_| vm.offset("Space", "_bottom"))?;
-    let top = vm
-        .offset(region, "_top")
-        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
-        .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?;
-    let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
-    let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
-    let free = constant("FreeTag")?;
-    let starts = constant("StartsHumongousTag")?;
-    let continues = constant("ContinuesHumongousTag")?;
+    let table = G1Table::read(vm, mem, heap)?;
+    let free = table.constant(vm, "FreeTag")?;
+    let starts = table.constant(vm, "StartsHumongousTag")?;
+    let continues = table.constant(vm, "ContinuesHumongousTag")?;
+    let (bottom, top) = (table.bottom, table.top);
     let mut out = Vec::new();
-    for (i, r) in regions.into_iter().enumerate() {
+    for (i, &r) in table.regions.iter().enumerate() {
         if r == 0 {
             continue;
         }
-        // The tag is a small enum; its low byte holds every value (little-endian).
-        let t = i64::from(
-            mem.read_u8(r.wrapping_add(tag))
-                .map_err(|e| Error::memory("G1HeapRegionType::_tag", e))?,
-        );
+        let t = table.tag_of(mem, r)?;
         if t == free || t == continues {
             continue;
         }

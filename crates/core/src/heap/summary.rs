@@ -239,19 +239,34 @@ fn space(
     Ok(s)
 }
 
+/// A young generation's eden, from and to spaces (`ty::_eden_space`, ...: `DefNewGeneration`'s
+/// `ContiguousSpace*`s or `PSYoungGen`'s `MutableSpace*`s, `bounds` their `_bottom`, `_top`,
+/// `_end`).
+fn young_spaces(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    ty: &str,
+    young: u64,
+    bounds: (u64, u64, u64),
+) -> Result<Vec<SpaceUsage>, Error> {
+    let mut out = Vec::new();
+    for (field, name) in [
+        ("_eden_space", "eden"),
+        ("_from_space", "from"),
+        ("_to_space", "to"),
+    ] {
+        let p = rd(
+            mem,
+            young.wrapping_add(vm.offset(ty, field)?),
+            "the young generation's space",
+        )?;
+        out.push(space(mem, p, name, bounds)?);
+    }
+    Ok(out)
+}
+
 fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
-    let (young, old) = match (
-        vm.offset("SerialHeap", "_young_gen"),
-        vm.offset("SerialHeap", "_old_gen"),
-    ) {
-        (Ok(y), Ok(o)) => (y, o),
-        _ => (
-            vm.offset("GenCollectedHeap", "_young_gen")?,
-            vm.offset("GenCollectedHeap", "_old_gen")?,
-        ),
-    };
-    let young = rd(mem, heap.wrapping_add(young), "SerialHeap::_young_gen")?;
-    let old = rd(mem, heap.wrapping_add(old), "SerialHeap::_old_gen")?;
+    let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
     let bounds = (
         vm.offset("ContiguousSpace", "_bottom")
             .or_else(|_| vm.offset("Space", "_bottom"))?,
@@ -279,19 +294,7 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsag
         ordered("generation", out.high, out.high_boundary)?;
         Ok(out)
     };
-    let mut young_spaces = Vec::new();
-    for (field, name) in [
-        ("_eden_space", "eden"),
-        ("_from_space", "from"),
-        ("_to_space", "to"),
-    ] {
-        let p = rd(
-            mem,
-            young.wrapping_add(vm.offset("DefNewGeneration", field)?),
-            "DefNewGeneration's space",
-        )?;
-        young_spaces.push(space(mem, p, name, bounds)?);
-    }
+    let young_spaces = young_spaces(vm, mem, "DefNewGeneration", young, bounds)?;
     let the = rd(
         mem,
         old.wrapping_add(vm.offset("TenuredGeneration", "_the_space")?),
@@ -358,19 +361,7 @@ fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<CollectorUsage, Error>
         ordered(ty, out.high, out.high_boundary)?;
         Ok(out)
     };
-    let mut young_spaces = Vec::new();
-    for (field, name) in [
-        ("_eden_space", "eden"),
-        ("_from_space", "from"),
-        ("_to_space", "to"),
-    ] {
-        let p = rd(
-            mem,
-            young.wrapping_add(vm.offset("PSYoungGen", field)?),
-            "PSYoungGen's space",
-        )?;
-        young_spaces.push(space(mem, p, name, bounds)?);
-    }
+    let young_spaces = young_spaces(vm, mem, "PSYoungGen", young, bounds)?;
     let object = rd(
         mem,
         old.wrapping_add(vm.offset("PSOldGen", "_object_space")?),
@@ -384,10 +375,11 @@ fn parallel(vm: &VmModel, mem: &dyn ReadMemory) -> Result<CollectorUsage, Error>
 }
 
 fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
-    let (manager, region, region_type) = if vm.has_type("G1HeapRegion") {
-        ("G1HeapRegionManager", "G1HeapRegion", "G1HeapRegionType")
+    let table = super::spaces::G1Table::read(vm, mem, heap)?;
+    let region = if vm.has_type("G1HeapRegion") {
+        "G1HeapRegion"
     } else {
-        ("HeapRegionManager", "HeapRegion", "HeapRegionType")
+        "HeapRegion"
     };
     let reserved = heap.wrapping_add(vm.offset("CollectedHeap", "_reserved")?);
     let reserved_start = rd(
@@ -414,41 +406,17 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
             "{region}::GrainBytes is {region_size}"
         )));
     }
-    let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
-    let table = hrm.wrapping_add(vm.offset(manager, "_regions")?);
-    let base = rd(
-        mem,
-        table.wrapping_add(vm.offset("G1HeapRegionTable", "_base")?),
-        "G1HeapRegionTable::_base",
-    )?;
-    let length = u64::from(
-        mem.read_u32(table.wrapping_add(vm.offset("G1HeapRegionTable", "_length")?))
-            .map_err(|e| Error::memory("G1HeapRegionTable::_length", e))?,
-    );
-    if length > super::spaces::MAX_REGIONS {
-        return Err(Error::VmStructs(format!(
-            "G1HeapRegionTable::_length is {length}"
-        )));
-    }
-    let regions = mem
-        .read_pointers(base, length as usize, super::spaces::MAX_REGIONS as usize)
-        .map_err(|e| Error::memory("G1HeapRegionTable::_base", e))?;
-    // JDK 11: a region is a G1ContiguousSpace (JDK 8: G1OffsetTableContigSpace), its bounds
-    // are Space's.
-    let bottom = vm
-        .offset(region, "_bottom")
-        .or_else(|_| vm.offset("Space", "_bottom"))?;
-    let top = vm
-        .offset(region, "_top")
-        .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
-        .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?;
-    let tag = vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?;
-    let constant = |name: &str| vm.int(&format!("{region_type}::{name}"));
     let (free, eden, survivor) = (
-        constant("FreeTag")?,
-        constant("EdenTag")?,
-        constant("SurvTag")?,
+        table.constant(vm, "FreeTag")?,
+        table.constant(vm, "EdenTag")?,
+        table.constant(vm, "SurvTag")?,
     );
+    let manager = if vm.has_type("G1HeapRegionManager") {
+        "G1HeapRegionManager"
+    } else {
+        "HeapRegionManager"
+    };
+    let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
     // JDK 11 counts the committed regions; later JDKs keep a bitmap that vmStructs does not
     // export, so a region is committed when its memory can be read.
     let num_committed = vm
@@ -458,21 +426,18 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
         .transpose()
         .map_err(|e| Error::memory("HeapRegionManager::_num_committed", e))?;
     let (mut used, mut committed, mut young, mut survivors) = (0u64, 0u64, 0u64, 0u64);
-    for r in regions {
+    for &r in &table.regions {
         if r == 0 {
             continue;
         }
-        let b = rd(mem, r.wrapping_add(bottom), "HeapRegion::_bottom")?;
-        let t = rd(mem, r.wrapping_add(top), "HeapRegion::_top")?;
+        let b = rd(mem, r.wrapping_add(table.bottom), "HeapRegion::_bottom")?;
+        let t = rd(mem, r.wrapping_add(table.top), "HeapRegion::_top")?;
         if t < b || t - b > region_size {
             return Err(Error::VmStructs(format!(
                 "region at {b:#x}: top {t:#x} outside it"
             )));
         }
-        let k = i64::from(
-            mem.read_u8(r.wrapping_add(tag))
-                .map_err(|e| Error::memory("HeapRegionType::_tag", e))?,
-        );
+        let k = table.tag_of(mem, r)?;
         if num_committed.is_none() && mem.committed(b) {
             committed += 1;
         }
