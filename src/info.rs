@@ -35,7 +35,8 @@ pub struct InfoArgs {
     #[arg(long, conflicts_with = "flags")]
     sysprops: bool,
     /// The system properties, then the flags and the command line, as `jinfo <pid>` prints
-    /// them.
+    /// them (with the `java_class_path (initial)` and `Launcher Type` lines, taken from the
+    /// properties).
     #[arg(long, conflicts_with_all = ["flags", "sysprops"])]
     all: bool,
     /// One flag, whatever its origin, as `jinfo -flag NAME` prints it (`-XX:+NAME`,
@@ -98,6 +99,10 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     if !args.flags {
         writeln!(out)?;
         hsinspect::format::flags::write_arguments(&mut out, &info.arguments)?;
+        // jinfo's whole block: the class path and launcher lines come from the properties.
+        if let Some(props) = info.system_properties.as_ref().filter(|_| args.all) {
+            hsinspect::format::flags::write_launch_lines(&mut out, props)?;
+        }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -176,10 +176,7 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
         out.note = Some("the properties are sorted by key".into());
     } else {
         out.args.insert(1, "--all".into());
-        out.note = Some(
-            "the properties are sorted by key; java_class_path and Launcher Type are not printed"
-                .into(),
-        );
+        out.note = Some("the properties are sorted by key".into());
     }
     Ok(out)
 }

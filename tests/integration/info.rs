@@ -142,8 +142,13 @@ fn live(major: u32) {
         props_after,
         "JDK {major}: inspect info --all"
     );
+    // The flags and the whole `VM Arguments:` block of jcmd VM.command_line (its class path
+    // and launcher lines too).
+    let command_line = tool(&home, "jcmd", &[&pid, "VM.command_line"]);
+    let block = &command_line[command_line.find("VM Arguments:").unwrap()..];
     assert_eq!(
-        rest, both,
+        rest,
+        format!("{}\n{block}", after.0),
         "JDK {major}: inspect info --all after its properties"
     );
     assert!(both.contains("-Dhsinspect.test=a b=c:d "), "{both}");

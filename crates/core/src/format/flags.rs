@@ -89,6 +89,33 @@ pub fn write_arguments(out: &mut dyn Write, args: &VmArguments) -> io::Result<()
     )
 }
 
+/// The last two lines of `jcmd VM.command_line`'s block (`Arguments::print_on`), from the
+/// system properties the launcher set: `java_class_path (initial):` (`java.class.path`;
+/// `<not set>` when empty or absent) and `Launcher Type:` (`sun.java.launcher`; `generic`
+/// when absent, as for a JVM created through JNI).
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_launch_lines(out: &mut dyn Write, properties: &[(String, String)]) -> io::Result<()> {
+    let get = |k: &str| {
+        properties
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let class_path = get("java.class.path").filter(|p| !p.is_empty());
+    writeln!(
+        out,
+        "java_class_path (initial): {}",
+        class_path.unwrap_or("<not set>")
+    )?;
+    writeln!(
+        out,
+        "Launcher Type: {}",
+        get("sun.java.launcher").unwrap_or("generic")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
