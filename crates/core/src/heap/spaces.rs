@@ -63,12 +63,12 @@ pub struct Space {
     pub kind: SpaceKind,
 }
 
-/// The spaces of the heap of `vm`, in address order within each generation.
+/// `Universe::_collectedHeap`: the address of the VM's `CollectedHeap`.
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a collector not walked yet (JDK 8's CMS) or none named;
-/// [`Error::VmStructs`] when an entry is missing or a count implausible; [`Error::Memory`].
-pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
+/// [`Error::VmStructs`] when it is not exported or still NULL (a VM starting);
+/// [`Error::Memory`].
+pub(crate) fn collected_heap(vm: &VmModel, mem: &dyn ReadMemory) -> Result<u64, Error> {
     let heap = rd(
         mem,
         vm.static_address("Universe", "_collectedHeap")?,
@@ -79,6 +79,16 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
             "Universe::_collectedHeap is NULL (the VM is not initialized yet?)".into(),
         ));
     }
+    Ok(heap)
+}
+
+/// The spaces of the heap of `vm`, in address order within each generation.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a collector not walked yet (JDK 8's CMS) or none named;
+/// [`Error::VmStructs`] when an entry is missing or a count implausible; [`Error::Memory`].
+pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
+    let heap = collected_heap(vm, mem)?;
     let out = match vm.layout.collector {
         Some(Collector::Serial) => serial(vm, mem, heap)?,
         Some(Collector::Parallel) => parallel(vm, mem)?,

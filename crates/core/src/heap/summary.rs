@@ -164,16 +164,7 @@ pub fn heap_info(
     mem: &dyn ReadMemory,
     local: &dyn Fn(&str) -> Option<u64>,
 ) -> Result<HeapInfo, Error> {
-    let heap = rd(
-        mem,
-        vm.static_address("Universe", "_collectedHeap")?,
-        "Universe::_collectedHeap",
-    )?;
-    if heap == 0 {
-        return Err(Error::VmStructs(
-            "Universe::_collectedHeap is NULL (the VM is not initialized yet?)".into(),
-        ));
-    }
+    let heap = super::spaces::collected_heap(vm, mem)?;
     let unsupported = |what| Error::Unsupported {
         what,
         os: std::env::consts::OS,
