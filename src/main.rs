@@ -8,6 +8,7 @@
 //! (signals, the Windows service) and `top/os/` (`/proc` or toolhelp, the terminal).
 
 mod heap;
+mod heapdump;
 mod info;
 #[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 mod list;
@@ -132,6 +133,9 @@ enum Command {
     /// reservation, commit and spaces, G1's regions, ZGC's capacity, then Metaspace; live or a
     /// core.
     Heap(heap::HeapArgs),
+    /// An HPROF heap dump (as `jcmd <pid> GC.heap_dump -all`) read from outside: no attach, no
+    /// safepoint, no GC; live (threads held as with -F) or a core. For MAT and VisualVM.
+    Heapdump(heapdump::HeapdumpArgs),
     /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
     /// from outside: no attach; live (nothing held) or from a core.
     Info(info::InfoArgs),
@@ -207,6 +211,7 @@ fn main() -> ExitCode {
         Some(Command::Threads(args)) => threads::run(args),
         Some(Command::Histo(args)) => heap::run(args),
         Some(Command::Heap(args)) => heap::run_summary(args),
+        Some(Command::Heapdump(args)) => heapdump::run(args),
         Some(Command::Info(args)) => info::run(args),
         Some(Command::Links { dir }) => multicall::make_links(dir),
         Some(Command::Completions { shell }) => completions(*shell),

@@ -168,6 +168,9 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+    /// Writing a heap dump failed (a full disk, a closed pipe): the output is incomplete.
+    #[error("writing the heap dump")]
+    DumpOutput(#[source] std::io::Error),
     /// The vmStructs table could not be walked.
     #[error("gHotSpotVMStructs: {0}")]
     VmStructs(String),

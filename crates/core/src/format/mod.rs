@@ -13,6 +13,7 @@ pub mod dialect;
 pub mod flags;
 pub mod heap_info;
 pub mod histogram;
+pub mod hprof;
 pub mod json;
 pub mod otlp;
 pub mod prometheus;

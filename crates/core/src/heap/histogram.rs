@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::Note;
 use super::spaces::{self, Space};
-use super::walk::{KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
+use super::walk::{KlassMap, ObjectLayout, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::ReadMemory;
 use crate::threads::list::ThreadLayout;
@@ -90,36 +90,14 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     let layout = ObjectLayout::new(vm, mem)?;
     let reader = JavaReader::new(vm, mem)?;
     let lh_at = layout.layout_helper;
-    let resolve = |klass: u64| -> Result<Sizing, String> {
-        let lh = mem
-            .read_i32(klass.wrapping_add(lh_at))
-            .map_err(|e| format!("Klass::_layout_helper unreadable: {e}"))?;
-        let sizing = Sizing::from_layout_helper(lh)?;
-        // The name must be a readable Symbol: a garbage word rarely points at one.
-        let name = reader
-            .name_of_klass(klass)
-            .map_err(|e| format!("Klass::_name unreadable: {e}"))?;
-        if name.is_empty() || name.len() > 4096 {
-            return Err(format!("a klass name of {} bytes", name.len()));
-        }
-        Ok(match (sizing, name.as_str()) {
-            (Sizing::Instance(_), "java/lang/Class") => Sizing::Mirror,
-            (Sizing::Instance(fixed), "jdk/internal/vm/StackChunk") => Sizing::StackChunk {
-                fixed,
-                size_field: reader
-                    .field_in(klass, "size", "I")
-                    .map_err(|e| format!("StackChunk.size: {e}"))?,
-            },
-            (s, _) => s,
-        })
-    };
+    let resolve = |klass: u64| super::walk::sizing_of(mem, &reader, lh_at, klass);
     let mut walker = Walker::new(mem, layout, Box::new(resolve));
     let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
     let mut notes = Vec::new();
     // A run of objects of one class is summed here and added to `counts` when it ends.
     let mut run = (0u64, 0u64, 0u64);
     for space in &spaces {
-        let note = walker.walk(space, &tlabs, &mut |_, klass, size| {
+        let note = walker.walk(space, &tlabs, &mut |_, klass, size, _| {
             if run.0 != klass {
                 if run.1 > 0 {
                     let c = counts.entry(run.0).or_default();

@@ -7,6 +7,8 @@
 //! or an unreadable chunk ends the walk of that space with a [`Note`]; the other spaces are
 //! still walked.
 
+pub mod classes;
+pub mod dump;
 pub mod histogram;
 pub mod spaces;
 pub mod summary;

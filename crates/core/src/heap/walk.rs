@@ -28,6 +28,7 @@ use super::Note;
 use super::spaces::{Space, SpaceKind, Tlab};
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
+use crate::vm::java::JavaReader;
 use crate::vm::{Layout, VmModel};
 
 /// The most bytes read from the target at a time.
@@ -61,6 +62,10 @@ impl Hasher for KlassHasher {
         self.0 ^= n;
     }
 }
+
+/// What [`Walker::walk`] calls for each object: its address, `Klass*`, size in bytes and (with
+/// [`Walker::with_bodies`]) its bytes.
+pub type Visit<'v> = dyn FnMut(u64, u64, u64, Option<&[u8]>) + 'v;
 
 /// A map keyed by `Klass*`.
 pub type KlassMap<V> = HashMap<u64, V, BuildHasherDefault<KlassHasher>>;
@@ -117,6 +122,42 @@ impl Sizing {
         }
         Ok(Sizing::Array { header, log2 })
     }
+}
+
+/// The sizing of `klass`'s instances (what a [`Walker`]'s resolver gives): from its
+/// `Klass::_layout_helper` (at `lh_at`), `java.lang.Class` and `jdk.internal.vm.StackChunk` told
+/// by name. A word that is not a klass is refused: its layout helper must be plausible and its
+/// name a readable `Symbol` of 1 to 4096 bytes.
+///
+/// # Errors
+/// A message saying why the word is not a usable klass.
+pub fn sizing_of(
+    mem: &dyn ReadMemory,
+    reader: &JavaReader<'_>,
+    lh_at: u64,
+    klass: u64,
+) -> Result<Sizing, String> {
+    let lh = mem
+        .read_i32(klass.wrapping_add(lh_at))
+        .map_err(|e| format!("Klass::_layout_helper unreadable: {e}"))?;
+    let sizing = Sizing::from_layout_helper(lh)?;
+    // The name must be a readable Symbol: a garbage word rarely points at one.
+    let name = reader
+        .name_of_klass(klass)
+        .map_err(|e| format!("Klass::_name unreadable: {e}"))?;
+    if name.is_empty() || name.len() > 4096 {
+        return Err(format!("a klass name of {} bytes", name.len()));
+    }
+    Ok(match (sizing, name.as_str()) {
+        (Sizing::Instance(_), "java/lang/Class") => Sizing::Mirror,
+        (Sizing::Instance(fixed), "jdk/internal/vm/StackChunk") => Sizing::StackChunk {
+            fixed,
+            size_field: reader
+                .field_in(klass, "size", "I")
+                .map_err(|e| format!("StackChunk.size: {e}"))?,
+        },
+        (s, _) => s,
+    })
 }
 
 /// How objects are laid out in a target: resolved once from the model.
@@ -221,6 +262,8 @@ pub struct Walker<'a> {
     buf_len: usize,
     /// What the walks so far did.
     pub stats: WalkStats,
+    /// Whether the visitor gets the objects' bytes.
+    bodies: bool,
 }
 
 /// A chunk read failed or a header was cut short.
@@ -240,7 +283,16 @@ impl<'a> Walker<'a> {
             buf_at: 0,
             buf_len: 0,
             stats: WalkStats::default(),
+            bodies: false,
         }
+    }
+
+    /// Makes [`Self::walk`] hand each object's bytes to its visitor (when the object is at
+    /// most [`CHUNK`] bytes; `None` for a larger one, which the visitor reads itself).
+    #[must_use]
+    pub fn with_bodies(mut self) -> Self {
+        self.bodies = true;
+        self
     }
 
     /// The bytes `[at, at + want)`, or fewer when `limit` comes first, from the chunk buffer;
@@ -350,17 +402,13 @@ impl<'a> Walker<'a> {
         Ok(v)
     }
 
-    /// Walks `space`, calling `visit(address, klass, size)` for each object, jumping over the
+    /// Walks `space`, calling `visit(address, klass, size, bytes)` for each object (`bytes`
+    /// only [`Self::with_bodies`]), jumping over the
     /// unused tails `[top, end)` of the `tlabs` (sorted by top) it meets. An object that cannot
     /// be read inside a TLAB's `[start, top)` is one being allocated: the walk goes on at that
     /// TLAB's top ([`WalkStats::torn`]). Returns the note of why the walk stopped early, if it
     /// did.
-    pub fn walk(
-        &mut self,
-        space: &Space,
-        tlabs: &[Tlab],
-        visit: &mut dyn FnMut(u64, u64, u64),
-    ) -> Option<Note> {
+    pub fn walk(&mut self, space: &Space, tlabs: &[Tlab], visit: &mut Visit<'_>) -> Option<Note> {
         let holes: Vec<(u64, u64)> = tlabs.iter().map(|t| (t.top, t.end)).collect();
         let holes = holes.as_slice();
         let in_tlab = |at: u64| {
@@ -393,7 +441,12 @@ impl<'a> Walker<'a> {
                 Ok(size) => {
                     self.stats.objects += 1;
                     self.stats.bytes += size;
-                    visit(at, klass, size);
+                    let body = if self.bodies && size <= CHUNK as u64 {
+                        self.bytes(at, size, at.saturating_add(size)).ok()
+                    } else {
+                        None
+                    };
+                    visit(at, klass, size, body);
                     None
                 }
                 Err(r) => Some(note(at, r)),
@@ -486,7 +539,15 @@ impl<'a> Walker<'a> {
             } else {
                 self.stats.objects += 1;
                 self.stats.bytes += size;
-                visit(at, klass, size);
+                let body = if self.bodies && size <= CHUNK as u64 {
+                    match self.bytes(at, size, space.top) {
+                        Ok(b) => Some(b),
+                        Err(s) => return Some(note(at, s.0)),
+                    }
+                } else {
+                    None
+                };
+                visit(at, klass, size, body);
             }
             at = match space.kind {
                 SpaceKind::Aligned(a) if a.is_power_of_two() => {
@@ -558,7 +619,7 @@ mod tests {
     fn walk(mem: &MemoryCopy, top: u64, tlabs: &[Tlab]) -> (Vec<(u64, u64, u64)>, Option<Note>) {
         let mut w = Walker::new(mem, layout(), Box::new(resolve));
         let mut seen = Vec::new();
-        let note = w.walk(&space(top), tlabs, &mut |a, k, s| {
+        let note = w.walk(&space(top), tlabs, &mut |a, k, s, _| {
             seen.push((a - BASE, k, s))
         });
         (seen, note)
@@ -634,7 +695,7 @@ mod tests {
         let mem = MemoryCopy::new(BASE, bytes, 4096);
         let mut w = Walker::new(&mem, layout(), Box::new(resolve));
         let mut seen = Vec::new();
-        let note = w.walk(&space(88), &[tlab(0, 48, 64)], &mut |a, _, _| {
+        let note = w.walk(&space(88), &[tlab(0, 48, 64)], &mut |a, _, _, _| {
             seen.push(a - BASE)
         });
         assert_eq!((seen, note), (vec![0, 64], None));
@@ -694,7 +755,7 @@ mod tests {
         let mem = MemoryCopy::new(BASE, bytes, 4096);
         let mut w = Walker::new(&mem, layout(), Box::new(resolve));
         let mut count = 0;
-        let note = w.walk(&space((n * 16) as u64), &[], &mut |_, _, _| count += 1);
+        let note = w.walk(&space((n * 16) as u64), &[], &mut |_, _, _, _| count += 1);
         assert_eq!((count, note), (n, None));
         assert!(w.stats.reads <= 3, "{:?}", w.stats);
     }

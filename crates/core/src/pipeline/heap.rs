@@ -198,3 +198,98 @@ pub fn heap_summary_core(
         warnings,
     })
 }
+
+/// A heap dump written (`inspect heapdump`) and how it was taken.
+#[derive(Debug, Clone)]
+pub struct HeapDumpReport {
+    /// What the dump held and skipped.
+    pub stats: crate::heap::dump::DumpStats,
+    /// Facts for `-v` (path, model, walk figures, stop).
+    pub details: Vec<Detail>,
+    /// Things the user should know even without `-v`.
+    pub warnings: Vec<Warning>,
+}
+
+fn write_dump(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    sink: &mut dyn crate::heap::dump::HeapDumpSink,
+    details: &mut Vec<Detail>,
+) -> Result<crate::heap::dump::DumpStats, Error> {
+    let began = Instant::now();
+    let s = crate::heap::dump::dump(vm, mem, sink)?;
+    let took = began.elapsed();
+    details.push(Detail::Heap(format!(
+        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes",
+        s.classes,
+        s.instances,
+        s.object_arrays,
+        s.primitive_arrays,
+        s.roots,
+        took.as_secs_f64() * 1e3,
+        s.walk.objects,
+        s.walk.bytes,
+        s.walk.reads,
+        s.walk.bytes_read,
+        s.walk.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
+        s.mirrors,
+    )));
+    Ok(s)
+}
+
+/// Dumps the heap of live process `pid` into `sink` (`inspect heapdump <pid>`): the VM model
+/// read with the JVM running, its threads held (as for [`heap_histogram`]) while the classes
+/// and the heap are read and written, released, the process checked to be the same one.
+///
+/// # Errors
+/// As [`heap_histogram`]; [`Error::DumpOutput`] when the sink fails.
+pub fn heap_dump(
+    pid: crate::process::Pid,
+    opts: &HeapOptions,
+    sink: &mut dyn crate::heap::dump::HeapDumpSink,
+) -> Result<HeapDumpReport, Error> {
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let stop = super::threads::StopOptions {
+        stop: opts.stop,
+        timeout: opts.stop_timeout,
+        wait: opts.wait,
+    };
+    let (written, report) = super::threads::held(process, &stop, |_| {
+        write_dump(&jvm.vm, jvm.memory(), sink, &mut details)
+    })?;
+    let stats = written?;
+    let mut warnings = Vec::new();
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok(HeapDumpReport {
+        stats,
+        details,
+        warnings,
+    })
+}
+
+/// Dumps the heap of an ELF core into `sink` (`inspect heapdump --core <core>`), libjvm found
+/// as for [`super::dump_threads_core`].
+///
+/// # Errors
+/// As [`heap_histogram_core`]; [`Error::DumpOutput`] when the sink fails.
+pub fn heap_dump_core(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+    sink: &mut dyn crate::heap::dump::HeapDumpSink,
+) -> Result<HeapDumpReport, Error> {
+    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let stats = write_dump(&jvm.vm, jvm.memory(), sink, &mut details)?;
+    Ok(HeapDumpReport {
+        stats,
+        details,
+        warnings: jvm.warnings,
+    })
+}

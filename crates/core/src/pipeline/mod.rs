@@ -24,8 +24,8 @@ mod threads;
 pub use self::coredump::read_core;
 pub use self::detail::{Detail, ReadPath, Warning};
 pub use self::heap::{
-    HeapHistogram, HeapOptions, HeapSummary, heap_histogram, heap_histogram_core, heap_summary,
-    heap_summary_core,
+    HeapDumpReport, HeapHistogram, HeapOptions, HeapSummary, heap_dump, heap_dump_core,
+    heap_histogram, heap_histogram_core, heap_summary, heap_summary_core,
 };
 pub use self::hsperfdata::read_hsperfdata;
 pub use self::info::{VmInfo, vm_info, vm_info_core};

@@ -168,6 +168,22 @@ pub struct JavaReader<'a> {
     cache: RefCell<HashMap<u64, Rc<HashMap<String, FieldAt>>>>,
 }
 
+/// A field a class declares ([`JavaReader::declared_fields`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredField {
+    /// The field's name.
+    pub name: String,
+    /// Its JVM signature (`I`, `Ljava/lang/String;`, `[B`, ...).
+    pub signature: String,
+    /// Its offset in bytes: from the object's start, or from the `java.lang.Class` mirror's
+    /// for a static field.
+    pub offset: u64,
+    /// Whether it is static.
+    pub is_static: bool,
+    /// The `ConstantValue` attribute's constant pool index (0: none).
+    pub initializer: u16,
+}
+
 /// Where a class's field metadata is.
 #[derive(Debug, Clone, Copy)]
 enum Fields {
@@ -255,11 +271,41 @@ impl<'a> JavaReader<'a> {
         }
     }
 
-    /// The non-static fields `klass` declares, by name.
+    /// The fields `klass` declares, by name.
     fn fields_of(&self, klass: u64) -> Result<Rc<HashMap<String, FieldAt>>, Error> {
         if let Some(f) = self.cache.borrow().get(&klass) {
             return Ok(f.clone());
         }
+        let out: HashMap<String, FieldAt> = self
+            .declared_fields(klass)?
+            .into_iter()
+            .map(|f| {
+                (
+                    f.name,
+                    FieldAt {
+                        offset: f.offset,
+                        signature: f.signature,
+                        is_static: f.is_static,
+                        initializer: f.initializer,
+                    },
+                )
+            })
+            .collect();
+        let out = Rc::new(out);
+        self.cache.borrow_mut().insert(klass, out.clone());
+        Ok(out)
+    }
+
+    /// The Java fields instance class `klass` declares, in the order of its field metadata
+    /// (`InstanceKlass::_fields` up to JDK 20, `_fieldinfo_stream` from 21; the declaration
+    /// order): static and non-static, the VM's injected fields left out as HotSpot's heap
+    /// dumper leaves them out. Offsets are from the object's start (from the mirror's for
+    /// statics).
+    ///
+    /// # Errors
+    /// [`Error::VmStructs`] when the metadata is implausible or cannot be decoded;
+    /// [`Error::Memory`].
+    pub fn declared_fields(&self, klass: u64) -> Result<Vec<DeclaredField>, Error> {
         let cp = self.u64_at(
             klass.wrapping_add(self.layout.ik_constants),
             "InstanceKlass::_constants",
@@ -267,21 +313,19 @@ impl<'a> JavaReader<'a> {
         let array = |ptr_off: u64, what: &str| -> Result<Vec<u8>, Error> {
             let arr = self.u64_at(klass.wrapping_add(ptr_off), what)?;
             let len = self.u32_at(arr, what)? as usize;
-            Ok((arr, len)).and_then(|(arr, len)| {
-                let (width, data) = match self.layout.fields {
-                    Fields::Array { .. } => (2, 4),
-                    Fields::Stream { .. } => (1, 4),
-                };
-                let bytes = len
-                    .checked_mul(width)
-                    .filter(|&n| n <= MAX_FIELD_BYTES)
-                    .ok_or_else(|| Error::VmStructs(format!("{what}: implausible length {len}")))?;
-                let mut buf = vec![0u8; bytes];
-                self.mem
-                    .read_exact_at(arr.wrapping_add(data), &mut buf)
-                    .map_err(|e| Error::memory(what.to_string(), e))?;
-                Ok(buf)
-            })
+            let (width, data) = match self.layout.fields {
+                Fields::Array { .. } => (2, 4),
+                Fields::Stream { .. } => (1, 4),
+            };
+            let bytes = len
+                .checked_mul(width)
+                .filter(|&n| n <= MAX_FIELD_BYTES)
+                .ok_or_else(|| Error::VmStructs(format!("{what}: implausible length {len}")))?;
+            let mut buf = vec![0u8; bytes];
+            self.mem
+                .read_exact_at(arr.wrapping_add(data), &mut buf)
+                .map_err(|e| Error::memory(what.to_string(), e))?;
+            Ok(buf)
         };
         let codec_err = |e: super::codec::CodecError| Error::VmStructs(e.to_string());
         let decoded = match self.layout.fields {
@@ -309,7 +353,7 @@ impl<'a> JavaReader<'a> {
                 .map_err(codec_err)?
             }
         };
-        let mut out = HashMap::new();
+        let mut out = Vec::with_capacity(decoded.java_fields as usize);
         for f in decoded.fields.iter().take(decoded.java_fields as usize) {
             let Some(offset) = f.offset else {
                 continue;
@@ -321,18 +365,14 @@ impl<'a> JavaReader<'a> {
                 )?;
                 self.symbol(slot & !1)
             };
-            out.insert(
-                sym(f.name_index)?,
-                FieldAt {
-                    offset: u64::from(offset),
-                    signature: sym(f.signature_index)?,
-                    is_static: f.is_static(),
-                    initializer: f.initializer_index,
-                },
-            );
+            out.push(DeclaredField {
+                name: sym(f.name_index)?,
+                signature: sym(f.signature_index)?,
+                offset: u64::from(offset),
+                is_static: f.is_static(),
+                initializer: f.initializer_index,
+            });
         }
-        let out = Rc::new(out);
-        self.cache.borrow_mut().insert(klass, out.clone());
         Ok(out)
     }
 

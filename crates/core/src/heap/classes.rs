@@ -1,0 +1,266 @@
+//! Every loaded class, as a heap dump describes it: read from the class loader data graph
+//! (`classfile/classLoaderDataGraph.hpp`, `classLoaderData.hpp`): `ClassLoaderDataGraph::_head`
+//! → `ClassLoaderData::_next`, each loader's classes `ClassLoaderData::_klasses` →
+//! `Klass::_next_link` (instance, object-array and type-array classes alike, hidden classes
+//! included), the loader object `ClassLoaderData::_class_loader` (an `OopHandle`; an `oop` in
+//! JDK 8). Per class: its name, `java.lang.Class` mirror, superclass, kind from
+//! `Klass::_layout_helper` (`oops/klass.hpp`), and for an instance class its declared fields
+//! ([`JavaReader::declared_fields`]).
+//!
+//! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
+//! classes; a list that loops or runs past them is an error, not a hang.
+
+use std::collections::HashMap;
+
+use super::dump::BasicType;
+use crate::error::Error;
+use crate::memory::ReadMemory;
+use crate::vm::VmModel;
+use crate::vm::java::JavaReader;
+
+/// The most class loaders read.
+pub const MAX_LOADERS: usize = 1 << 20;
+/// The most classes read.
+pub const MAX_CLASSES: usize = 1 << 22;
+
+/// A field of a class: name, type, offset (from the object's start; from the mirror's for a
+/// static).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The field's name.
+    pub name: String,
+    /// Its HPROF type.
+    pub ty: BasicType,
+    /// Its offset in bytes.
+    pub offset: u64,
+}
+
+/// What kind of class, and what a dump needs of its instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClassKind {
+    /// An instance class (`InstanceKlass`): its declared fields, or `None` when its field
+    /// metadata could not be read (its instances then carry only their superclasses' fields).
+    Instance {
+        /// Declared non-static fields, in the order of the field metadata.
+        fields: Option<Vec<Field>>,
+        /// Declared static fields (values in the mirror).
+        statics: Vec<Field>,
+    },
+    /// An object array class (`ObjArrayKlass`): the header's bytes before the first element.
+    ObjArray {
+        /// Bytes before the first element.
+        header: u64,
+    },
+    /// A primitive array class (`TypeArrayKlass`): the element type and the header's bytes.
+    TypeArray {
+        /// The element type.
+        element: BasicType,
+        /// Bytes before the first element.
+        header: u64,
+    },
+}
+
+/// A loaded class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassInfo {
+    /// The `Klass*`.
+    pub klass: u64,
+    /// The internal name (`java/lang/String`, `[I`, `[Ljava/lang/Object;`).
+    pub name: String,
+    /// The `java.lang.Class` mirror (the class's id in a heap dump); never 0 here.
+    pub mirror: u64,
+    /// `Klass::_super` (0 for `java.lang.Object`, interfaces' is `java.lang.Object`; arrays'
+    /// is `java.lang.Object` too).
+    pub super_klass: u64,
+    /// The defining loader object (0: the boot loader).
+    pub loader: u64,
+    /// What kind of class.
+    pub kind: ClassKind,
+}
+
+/// The loaded classes, by `Klass*`, and what the read skipped.
+#[derive(Debug, Default)]
+pub struct ClassTable {
+    /// The classes, in the graph's order.
+    pub classes: Vec<ClassInfo>,
+    /// `Klass*` → index in `classes`.
+    pub index: HashMap<u64, usize>,
+    /// Classes without a mirror (not yet linked, or CDS-archived and dormant): left out.
+    pub without_mirror: u64,
+    /// Classes that could not be read whole (left out) or whose field metadata could not be
+    /// (kept without their fields): `(name or Klass*, why)`, the first 16.
+    pub unreadable: Vec<(String, String)>,
+    /// How many classes could not be read whole.
+    pub unreadable_count: u64,
+}
+
+impl ClassTable {
+    fn unreadable(&mut self, what: String, why: String) {
+        self.unreadable_count += 1;
+        if self.unreadable.len() < 16 {
+            self.unreadable.push((what, why));
+        }
+    }
+
+    /// The class of `klass`, if loaded.
+    pub fn get(&self, klass: u64) -> Option<&ClassInfo> {
+        self.index.get(&klass).map(|&i| &self.classes[i])
+    }
+
+    /// `java.lang.Object`'s `Klass*` (the instance class named so without a superclass).
+    pub fn object_klass(&self) -> Option<u64> {
+        self.classes
+            .iter()
+            .find(|c| c.super_klass == 0 && c.name == "java/lang/Object")
+            .map(|c| c.klass)
+    }
+}
+
+/// Reads every loaded class of the VM (see the module documentation).
+///
+/// # Errors
+/// [`Error::VmStructs`] when an entry is missing or a list is longer than its bound;
+/// [`Error::Memory`] when the graph cannot be read.
+pub fn read(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    java: &JavaReader<'_>,
+) -> Result<ClassTable, Error> {
+    let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
+    let next = vm.offset("ClassLoaderData", "_next")?;
+    let klasses = vm.offset("ClassLoaderData", "_klasses")?;
+    let loader_at = vm.offset("ClassLoaderData", "_class_loader")?;
+    let loader_is_oop = vm
+        .field("ClassLoaderData", "_class_loader")
+        .and_then(|f| f.type_string.as_deref())
+        .is_some_and(|t| t == "oop");
+    let next_link = vm.offset("Klass", "_next_link")?;
+    let super_at = vm.offset("Klass", "_super")?;
+    let lh_at = vm.offset("Klass", "_layout_helper")?;
+    let mut table = ClassTable::default();
+    let mut cld = rd(
+        vm.static_address("ClassLoaderDataGraph", "_head")?,
+        "ClassLoaderDataGraph::_head",
+    )?;
+    let mut loaders = 0usize;
+    let mut seen = 0usize;
+    while cld != 0 {
+        loaders += 1;
+        if loaders > MAX_LOADERS {
+            return Err(Error::VmStructs(format!(
+                "more than {MAX_LOADERS} class loaders in ClassLoaderDataGraph: a loop or corrupt"
+            )));
+        }
+        let handle = rd(
+            cld.wrapping_add(loader_at),
+            "ClassLoaderData::_class_loader",
+        )?;
+        let loader = if loader_is_oop || handle == 0 {
+            handle
+        } else {
+            vm.layout
+                .heap_oop(rd(handle, "ClassLoaderData::_class_loader's OopHandle")?)
+        };
+        let mut k = rd(cld.wrapping_add(klasses), "ClassLoaderData::_klasses")?;
+        while k != 0 {
+            seen += 1;
+            if seen > MAX_CLASSES {
+                return Err(Error::VmStructs(format!(
+                    "more than {MAX_CLASSES} classes in ClassLoaderDataGraph: a loop or corrupt"
+                )));
+            }
+            if !table.index.contains_key(&k) {
+                match class(mem, java, &mut table, k, loader, super_at, lh_at) {
+                    Ok(Some(c)) => {
+                        table.index.insert(k, table.classes.len());
+                        table.classes.push(c);
+                    }
+                    Ok(None) => table.without_mirror += 1,
+                    Err(e) => table.unreadable(format!("{k:#x}"), e.to_string()),
+                }
+            }
+            k = rd(k.wrapping_add(next_link), "Klass::_next_link")?;
+        }
+        cld = rd(cld.wrapping_add(next), "ClassLoaderData::_next")?;
+    }
+    Ok(table)
+}
+
+/// One class, or `None` when it has no mirror.
+fn class(
+    mem: &dyn ReadMemory,
+    java: &JavaReader<'_>,
+    table: &mut ClassTable,
+    klass: u64,
+    loader: u64,
+    super_at: u64,
+    lh_at: u64,
+) -> Result<Option<ClassInfo>, Error> {
+    let mirror = java.mirror_of(klass)?;
+    if mirror == 0 {
+        return Ok(None);
+    }
+    let name = java.name_of_klass(klass)?;
+    let super_klass = mem
+        .read_u64(klass.wrapping_add(super_at))
+        .map_err(|e| Error::memory("Klass::_super", e))?;
+    let lh = mem
+        .read_i32(klass.wrapping_add(lh_at))
+        .map_err(|e| Error::memory("Klass::_layout_helper", e))?;
+    let kind = if lh > 0 {
+        let (fields, statics) = match java.declared_fields(klass) {
+            Ok(all) => {
+                let (statics, fields): (Vec<_>, Vec<_>) =
+                    all.into_iter().partition(|f| f.is_static);
+                let typed = |v: Vec<crate::vm::java::DeclaredField>| -> Vec<Field> {
+                    v.into_iter()
+                        .filter_map(|f| {
+                            Some(Field {
+                                ty: BasicType::of_signature(&f.signature)?,
+                                name: f.name,
+                                offset: f.offset,
+                            })
+                        })
+                        .collect()
+                };
+                (Some(typed(fields)), typed(statics))
+            }
+            Err(e) => {
+                table.unreadable(name.clone(), e.to_string());
+                (None, Vec::new())
+            }
+        };
+        ClassKind::Instance { fields, statics }
+    } else {
+        // `Klass::array_layout_helper`: tag in the top two bits (-1 type array, -2 object
+        // array), header bytes in bits 16-23, the element's BasicType in 8-15.
+        let tag = lh >> 30;
+        let header = ((lh >> 16) & 0xff) as u64;
+        let element = ((lh >> 8) & 0xff) as u8;
+        match tag {
+            -2 => ClassKind::ObjArray { header },
+            -1 => match BasicType::of_basic_type(element) {
+                Some(element) => ClassKind::TypeArray { element, header },
+                None => {
+                    return Err(Error::VmStructs(format!(
+                        "{name}: a type array of element type {element}"
+                    )));
+                }
+            },
+            _ => {
+                return Err(Error::VmStructs(format!(
+                    "{name}: layout helper {:#x} is neither an instance nor an array",
+                    lh as u32
+                )));
+            }
+        }
+    };
+    Ok(Some(ClassInfo {
+        klass,
+        name,
+        mirror,
+        super_klass,
+        loader,
+        kind,
+    }))
+}
