@@ -75,8 +75,12 @@ pub struct Written {
 pub struct HprofWriter<W: Write> {
     out: W,
     seg: Vec<u8>,
-    /// Bytes still owed to a sub-record being streamed straight to `out` (its own segment).
-    direct: u64,
+    /// Bytes still owed to the sub-record begun.
+    owed: u64,
+    /// Whether that sub-record is streamed straight to `out` (a segment of its own).
+    direct: bool,
+    /// Elements turned big-endian, reused.
+    scratch: Vec<u8>,
     written: Written,
 }
 
@@ -92,7 +96,9 @@ impl<W: Write> HprofWriter<W> {
         Ok(HprofWriter {
             out,
             seg: Vec::with_capacity(SEGMENT_BYTES),
-            direct: 0,
+            owed: 0,
+            direct: false,
+            scratch: Vec::new(),
             written: Written {
                 bytes: (MAGIC.len() + 12) as u64,
                 ..Written::default()
@@ -106,6 +112,9 @@ impl<W: Write> HprofWriter<W> {
     }
 
     fn record(&mut self, tag: u8, body: &[u8]) -> io::Result<()> {
+        if self.owed != 0 {
+            return Err(io::Error::other("a sub-record was left short"));
+        }
         self.flush_segment()?;
         let len = u32::try_from(body.len())
             .map_err(|_| io::Error::other("an HPROF record over 4 GiB"))?;
@@ -181,7 +190,7 @@ impl<W: Write> HprofWriter<W> {
     }
 
     fn flush_segment(&mut self) -> io::Result<()> {
-        debug_assert_eq!(self.direct, 0, "a streamed sub-record was left short");
+        debug_assert_eq!(self.owed, 0, "a sub-record was left short");
         if self.seg.is_empty() {
             return Ok(());
         }
@@ -204,12 +213,15 @@ impl<W: Write> HprofWriter<W> {
     /// # Errors
     /// The output's I/O error; a sub-record of 4 GiB or more.
     pub fn begin(&mut self, len: u64) -> io::Result<()> {
-        debug_assert_eq!(self.direct, 0, "a streamed sub-record was left short");
-        self.written.sub_records += 1;
-        if self.seg.len() as u64 + len <= SEGMENT_BYTES as u64 {
-            return Ok(());
+        if self.owed != 0 {
+            return Err(io::Error::other("a sub-record was left short"));
         }
-        self.flush_segment()?;
+        self.written.sub_records += 1;
+        self.direct = false;
+        if self.seg.len() as u64 + len > SEGMENT_BYTES as u64 {
+            self.flush_segment()?;
+        }
+        self.owed = len;
         if len <= SEGMENT_BYTES as u64 {
             return Ok(());
         }
@@ -221,7 +233,7 @@ impl<W: Write> HprofWriter<W> {
         self.written.bytes += 9;
         self.written.records += 1;
         self.written.segments += 1;
-        self.direct = len;
+        self.direct = true;
         Ok(())
     }
 
@@ -230,13 +242,13 @@ impl<W: Write> HprofWriter<W> {
     /// # Errors
     /// The output's I/O error.
     pub fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.direct > 0 {
-            let n = bytes.len() as u64;
-            if n > self.direct {
-                return Err(io::Error::other("a sub-record longer than begun"));
-            }
+        let n = bytes.len() as u64;
+        if n > self.owed {
+            return Err(io::Error::other("a sub-record longer than begun"));
+        }
+        self.owed -= n;
+        if self.direct {
             self.out.write_all(bytes)?;
-            self.direct -= n;
             self.written.bytes += n;
         } else {
             self.seg.extend_from_slice(bytes);
@@ -343,7 +355,7 @@ impl<W: Write> HprofWriter<W> {
     /// # Errors
     /// The output's I/O error.
     pub fn finish(mut self) -> io::Result<(W, Written)> {
-        if self.direct > 0 {
+        if self.owed != 0 {
             return Err(io::Error::other("a sub-record was left short"));
         }
         self.record(tag::HEAP_DUMP_END, &[])?;
@@ -405,11 +417,14 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
     }
 
     fn object_elements(&mut self, ids: &[u64]) -> io::Result<()> {
-        let mut b = Vec::with_capacity(8 * ids.len());
+        let mut b = std::mem::take(&mut self.scratch);
+        b.clear();
         for id in ids {
             b.extend_from_slice(&id.to_be_bytes());
         }
-        self.put(&b)
+        let put = self.put(&b);
+        self.scratch = b;
+        put
     }
 
     fn begin_primitive_array(&mut self, id: u64, ty: BasicType, len: u32) -> io::Result<()> {
@@ -426,11 +441,15 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
         if size == 1 {
             return self.put(le);
         }
-        let mut b = le.to_vec();
+        let mut b = std::mem::take(&mut self.scratch);
+        b.clear();
+        b.extend_from_slice(le);
         for e in b.chunks_exact_mut(size) {
             e.reverse();
         }
-        self.put(&b)
+        let put = self.put(&b);
+        self.scratch = b;
+        put
     }
 }
 
