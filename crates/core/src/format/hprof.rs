@@ -373,6 +373,18 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
         HprofWriter::load_class(self, serial, class, trace, name)
     }
 
+    fn frame(
+        &mut self,
+        id: u64,
+        method: u64,
+        signature: u64,
+        source: u64,
+        class_serial: u32,
+        line: i32,
+    ) -> io::Result<()> {
+        HprofWriter::frame(self, id, method, signature, source, class_serial, line)
+    }
+
     fn trace(&mut self, serial: u32, thread: u32, frames: &[u64]) -> io::Result<()> {
         HprofWriter::trace(self, serial, thread, frames)
     }
@@ -386,6 +398,9 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
             Root::StickyClass(id) => HprofWriter::root(self, sub::ROOT_STICKY_CLASS, id, &[], None),
             Root::ThreadObj { id, thread, trace } => {
                 HprofWriter::root(self, sub::ROOT_THREAD_OBJ, id, &[thread, trace], None)
+            }
+            Root::JavaFrame { id, thread, depth } => {
+                HprofWriter::root(self, sub::ROOT_JAVA_FRAME, id, &[thread, depth], None)
             }
         }
     }

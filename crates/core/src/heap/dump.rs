@@ -10,7 +10,8 @@
 //! * an instance's values: its class's declared non-static fields, then its superclass's, up to
 //!   `java.lang.Object`; the VM's injected fields are not Java fields and are left out;
 //! * roots: `STICKY_CLASS` for the boot loader's instance classes, `THREAD_OBJ` for each
-//!   `JavaThread`'s `java.lang.Thread`, with a stack trace serial of its own.
+//!   `JavaThread`'s `java.lang.Thread`, with a stack trace of its frames (`FRAME` records, from
+//!   the thread walk), `JAVA_FRAME` for the objects those frames hold (monitors, receivers).
 //!
 //! The walk is `inspect histo`'s ([`super::walk`]); an object of a class not in the class loader
 //! data graph is counted and left out, never written with an unknown class id.
@@ -128,6 +129,34 @@ pub struct ClassDump {
     pub fields: Vec<(u64, BasicType)>,
 }
 
+/// A thread as a heap dump lists it: its `java.lang.Thread` and its Java frames, top first
+/// (from the thread walk of `inspect threads`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StackThread {
+    /// The `java.lang.Thread` object (0: none yet; such a thread is left out).
+    pub object: u64,
+    /// The frames, top first.
+    pub frames: Vec<StackFrame>,
+}
+
+/// A Java frame of a [`StackThread`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StackFrame {
+    /// The method's holder class (`InstanceKlass*`).
+    pub holder: u64,
+    /// The method's name.
+    pub method: String,
+    /// The method's signature (empty when unknown).
+    pub signature: String,
+    /// The holder's source file.
+    pub file: Option<String>,
+    /// The line as HPROF codes it: a line number, -1 unknown, -2 compiled, -3 native.
+    pub line: i32,
+    /// Objects the frame refers to that it keeps alive: the monitors it holds or is entering,
+    /// its receiver when read.
+    pub objects: Vec<u64>,
+}
+
 /// A GC root of a heap dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Root {
@@ -142,6 +171,15 @@ pub enum Root {
         /// Its stack trace's serial.
         trace: u32,
     },
+    /// An object a Java frame refers to (`ROOT_JAVA_FRAME`).
+    JavaFrame {
+        /// The object's id.
+        id: u64,
+        /// The thread's serial.
+        thread: u32,
+        /// The frame's depth (0: the top frame).
+        depth: u32,
+    },
 }
 
 /// What receives a heap dump, in this order: names ([`Self::utf8`]), classes
@@ -152,6 +190,17 @@ pub trait HeapDumpSink {
     fn utf8(&mut self, id: u64, text: &[u8]) -> io::Result<()>;
     /// Class `class` (an id) is loaded, serial `serial`, named by the text of id `name`.
     fn load_class(&mut self, serial: u32, class: u64, trace: u32, name: u64) -> io::Result<()>;
+    /// A stack frame: its id (a serial), the ids of its method's name, signature and source
+    /// file (0: unknown), its class's serial and its line as HPROF codes it.
+    fn frame(
+        &mut self,
+        id: u64,
+        method: u64,
+        signature: u64,
+        source: u64,
+        class_serial: u32,
+        line: i32,
+    ) -> io::Result<()>;
     /// A stack trace: its serial, its thread's serial (0: none) and its frames' ids.
     fn trace(&mut self, serial: u32, thread: u32, frames: &[u64]) -> io::Result<()>;
     /// A class's description.
@@ -509,6 +558,7 @@ impl Names {
 pub fn dump(
     vm: &VmModel,
     mem: &dyn ReadMemory,
+    stacks: &[StackThread],
     sink: &mut (impl HeapDumpSink + ?Sized),
 ) -> Result<DumpStats, Error> {
     let out = Error::DumpOutput;
@@ -556,15 +606,59 @@ pub fn dump(
             .map_err(out)?;
     }
     sink.trace(1, 0, &[]).map_err(out)?;
+    // A thread's serial is its place among the threads with an object (from 1), its trace's
+    // serial one more (HotSpot's numbering); frames are numbered across the dump from 1.
+    let serials: std::collections::HashMap<u64, u32> = table
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.klass, i as u32 + 1))
+        .collect();
     let mut thread_objs = Vec::new();
-    for &t in &threads {
-        if let Ok(obj) = thread_layout.thread_obj(mem, t)
-            && obj != 0
-        {
-            let serial = thread_objs.len() as u32 + 1;
-            sink.trace(serial + 1, serial, &[]).map_err(out)?;
-            thread_objs.push(obj);
+    let mut frame_id = 0u64;
+    let mut frame_roots = Vec::new();
+    let from_walk: Vec<&StackThread> = stacks.iter().filter(|t| t.object != 0).collect();
+    let listed: Vec<StackThread>;
+    let threads_dumped: Vec<&StackThread> = if from_walk.is_empty() {
+        // No walk (or an empty one): the thread list's objects, without frames.
+        listed = threads
+            .iter()
+            .filter_map(|&t| thread_layout.thread_obj(mem, t).ok())
+            .filter(|&o| o != 0)
+            .map(|object| StackThread {
+                object,
+                frames: Vec::new(),
+            })
+            .collect();
+        listed.iter().collect()
+    } else {
+        from_walk
+    };
+    for t in threads_dumped {
+        let serial = thread_objs.len() as u32 + 1;
+        let mut ids = Vec::with_capacity(t.frames.len());
+        for (depth, f) in t.frames.iter().enumerate() {
+            frame_id += 1;
+            let method = names.id(sink, &f.method).map_err(out)?;
+            let signature = names.id(sink, &f.signature).map_err(out)?;
+            let source = match &f.file {
+                Some(file) => names.id(sink, file).map_err(out)?,
+                None => 0,
+            };
+            let class_serial = serials.get(&f.holder).copied().unwrap_or(0);
+            sink.frame(frame_id, method, signature, source, class_serial, f.line)
+                .map_err(out)?;
+            ids.push(frame_id);
+            for &o in &f.objects {
+                frame_roots.push(Root::JavaFrame {
+                    id: o,
+                    thread: serial,
+                    depth: depth as u32,
+                });
+            }
         }
+        sink.trace(serial + 1, serial, &ids).map_err(out)?;
+        thread_objs.push(t.object);
     }
 
     let refs = Refs { layout: vm.layout };
@@ -685,6 +779,15 @@ pub fn dump(
                 trace: serial + 1,
             })
             .map_err(out)?;
+        dumper.stats.roots += 1;
+    }
+    for r in frame_roots {
+        if let Root::JavaFrame { id, .. } = r
+            && checked(&dumper.ranges, &mut dumper.stats.stale_references, id) == 0
+        {
+            continue;
+        }
+        dumper.sink.root(r).map_err(out)?;
         dumper.stats.roots += 1;
     }
 

@@ -210,14 +210,72 @@ pub struct HeapDumpReport {
     pub warnings: Vec<Warning>,
 }
 
+/// The threads' stacks for a heap dump, from the thread walk of `inspect threads` (frames top
+/// first, the monitors each frame holds); empty when the walk fails (the dump then lists the
+/// threads' objects without frames).
+fn stacks(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    registers: &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
+    details: &mut Vec<Detail>,
+) -> Vec<crate::heap::dump::StackThread> {
+    use crate::heap::dump::{StackFrame, StackThread};
+    use crate::threads::frames::{FrameKind, FrameMonitor};
+    let paged = crate::vm::paged::Paged::new(mem);
+    let walked = match crate::threads::dump::walk(vm, &paged, registers) {
+        Ok(d) => d,
+        Err(e) => {
+            details.push(Detail::Heap(format!(
+                "thread walk failed, the dump's threads have no frames: {e}"
+            )));
+            return Vec::new();
+        }
+    };
+    walked
+        .threads
+        .into_iter()
+        .map(|t| StackThread {
+            object: t.vm.thread_obj,
+            frames: t
+                .frames
+                .into_iter()
+                .map(|f| StackFrame {
+                    holder: f.holder,
+                    line: match (f.kind, f.line) {
+                        (FrameKind::Native, _) => -3,
+                        (_, Some(l)) => l,
+                        _ => -1,
+                    },
+                    method: f.method,
+                    signature: f.signature.unwrap_or_default(),
+                    file: f.file,
+                    objects: f
+                        .monitors
+                        .iter()
+                        .filter_map(|m| match m {
+                            FrameMonitor::Object {
+                                object,
+                                eliminated: false,
+                            } => Some(*object),
+                            _ => None,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 fn write_dump(
     vm: &VmModel,
     mem: &dyn ReadMemory,
+    registers: &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
     details: &mut Vec<Detail>,
 ) -> Result<crate::heap::dump::DumpStats, Error> {
     let began = Instant::now();
-    let s = crate::heap::dump::dump(vm, mem, sink)?;
+    let stacks = stacks(vm, mem, registers, details);
+    let s = crate::heap::dump::dump(vm, mem, &stacks, sink)?;
     let took = began.elapsed();
     details.push(Detail::Heap(format!(
         "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes",
@@ -258,8 +316,11 @@ pub fn heap_dump(
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let (written, report) = super::threads::held(process, &stop, |_| {
-        write_dump(&jvm.vm, jvm.memory(), sink, &mut details)
+    let host_tids = crate::process::namespace_tids(pid);
+    let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
+    let (written, report) = super::threads::held(process, &stop, |stopped| {
+        let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
+        write_dump(&jvm.vm, jvm.memory(), &registers, sink, &mut details)
     })?;
     let stats = written?;
     let mut warnings = Vec::new();
@@ -286,7 +347,8 @@ pub fn heap_dump_core(
 ) -> Result<HeapDumpReport, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
     let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
-    let stats = write_dump(&jvm.vm, jvm.memory(), sink, &mut details)?;
+    let registers = |tid| jvm.saved_registers(tid);
+    let stats = write_dump(&jvm.vm, jvm.memory(), &registers, sink, &mut details)?;
     Ok(HeapDumpReport {
         stats,
         details,

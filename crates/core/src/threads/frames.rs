@@ -103,6 +103,10 @@ pub struct Frame {
     pub class: String,
     /// The method name.
     pub method: String,
+    /// The method's signature (`(Ljava/lang/String;)V`), when `ConstMethod::_signature_index`
+    /// is exported.
+    #[serde(skip)]
+    pub signature: Option<String>,
     /// The source file (`Object.java`), when the class records one.
     pub file: Option<String>,
     /// The line, when known.
@@ -289,6 +293,7 @@ struct MethodInfo {
     holder: u64,
     class: String,
     name: String,
+    signature: Option<String>,
     file: Option<String>,
     native: bool,
     const_method: u64,
@@ -424,6 +429,8 @@ pub struct Walker<'a> {
     cm_constants: u64,
     cm_code_size: u64,
     cm_name_index: u64,
+    /// `ConstMethod::_signature_index` (not in every JDK's vmStructs).
+    cm_signature_index: Option<u64>,
     cm_flags: u64,
     cm_size: u64,
     cm_has_lines: u32,
@@ -645,6 +652,7 @@ impl<'a> Walker<'a> {
             cm_constants: vm.offset("ConstMethod", "_constants")?,
             cm_code_size: vm.offset("ConstMethod", "_code_size")?,
             cm_name_index: vm.offset("ConstMethod", "_name_index")?,
+            cm_signature_index: vm.offset("ConstMethod", "_signature_index").ok(),
             cm_flags,
             cm_size: vm.size_of("ConstMethod")?,
             cm_has_lines,
@@ -769,6 +777,10 @@ impl<'a> Walker<'a> {
             let class = self.symbol(rd(self.mem, holder + self.klass_name)?)?;
             let name_index = u64::from(rd16(self.mem, cm + self.cm_name_index)?);
             let name = self.cp_symbol(cp, name_index)?;
+            let signature = self
+                .cm_signature_index
+                .and_then(|o| rd16(self.mem, cm + o))
+                .and_then(|i| self.cp_symbol(cp, u64::from(i)));
             let file_index = match (self.cp_source_file, self.ik_source_file) {
                 (Some(o), _) => rd16(self.mem, cp + o),
                 (None, Some(o)) => rd16(self.mem, holder + o),
@@ -795,6 +807,7 @@ impl<'a> Walker<'a> {
                 holder,
                 class,
                 name,
+                signature,
                 file,
                 native: flags & 0x0100 != 0,
                 const_method: cm,
@@ -844,6 +857,7 @@ impl<'a> Walker<'a> {
             holder: m.holder,
             class: m.class,
             method: m.name,
+            signature: m.signature,
             file: m.file,
             line,
             bci,
