@@ -126,6 +126,12 @@ pub fn read(
     mem: &dyn ReadMemory,
     java: &JavaReader<'_>,
 ) -> Result<ClassTable, Error> {
+    // Single-generation ZGC: handles hold the colour of their store; the walk's is the good one.
+    let view = super::spaces::z_single_generation_view(vm, mem)?;
+    let recolour = |a: u64| match view {
+        Some((mask, good)) if a != 0 => (a & mask) | good,
+        _ => a,
+    };
     let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
     let next = vm.offset("ClassLoaderData", "_next")?;
     let klasses = vm.offset("ClassLoaderData", "_klasses")?;
@@ -155,12 +161,12 @@ pub fn read(
             cld.wrapping_add(loader_at),
             "ClassLoaderData::_class_loader",
         )?;
-        let loader = if loader_is_oop || handle == 0 {
+        let loader = recolour(if loader_is_oop || handle == 0 {
             handle
         } else {
             vm.layout
                 .heap_oop(rd(handle, "ClassLoaderData::_class_loader's OopHandle")?)
-        };
+        });
         let mut k = rd(cld.wrapping_add(klasses), "ClassLoaderData::_klasses")?;
         while k != 0 {
             seen += 1;
@@ -171,7 +177,8 @@ pub fn read(
             }
             if !table.index.contains_key(&k) {
                 match class(mem, java, &mut table, k, loader, super_at, lh_at) {
-                    Ok(Some(c)) => {
+                    Ok(Some(mut c)) => {
+                        c.mirror = recolour(c.mirror);
                         table.index.insert(k, table.classes.len());
                         table.classes.push(c);
                     }

@@ -261,6 +261,8 @@ pub struct DumpStats {
 #[derive(Clone, Copy)]
 struct Refs {
     layout: crate::vm::Layout,
+    /// Single-generation ZGC: `(offset mask, good colour)`, every reference recoloured good.
+    z_view: Option<(u64, u64)>,
 }
 
 impl Refs {
@@ -275,7 +277,10 @@ impl Refs {
             self.layout.narrow_oop.decode(n)
         } else {
             let raw = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
-            self.layout.heap_oop(raw)
+            match self.z_view {
+                Some((mask, good)) if raw != 0 => (raw & mask) | good,
+                _ => self.layout.heap_oop(raw),
+            }
         }
     }
 }
@@ -661,7 +666,10 @@ pub fn dump(
         thread_objs.push(t.object);
     }
 
-    let refs = Refs { layout: vm.layout };
+    let refs = Refs {
+        layout: vm.layout,
+        z_view: spaces::z_single_generation_view(vm, mem)?,
+    };
     let mut stats = DumpStats {
         classes_without_mirror: table.without_mirror,
         unreadable_classes: table.unreadable.clone(),

@@ -401,6 +401,52 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space
 /// The most ZGC page-table entries read (a 16 TiB offset space of 2 MiB granules).
 const MAX_GRANULES: u64 = 1 << 23;
 
+/// The class-name prefix of ZGC's vmStructs entries: `X` for JDK 21's single generation
+/// (`gc/x/`), `Z` otherwise.
+fn z_prefix(vm: &VmModel) -> &'static str {
+    if vm.layout.zpointer_load_shift.is_none() && vm.has_type("XCollectedHeap") {
+        "X"
+    } else {
+        "Z"
+    }
+}
+
+/// A ZGC global through `ZGlobalsForVMStructs::_instance_p` (each member a pointer to it).
+fn z_global(vm: &VmModel, mem: &dyn ReadMemory, p: &str, field: &str) -> Result<u64, Error> {
+    let globals = rd(
+        mem,
+        vm.static_address(&format!("{p}GlobalsForVMStructs"), "_instance_p")?,
+        "ZGlobalsForVMStructs::_instance_p",
+    )?;
+    let at = rd(
+        mem,
+        globals.wrapping_add(vm.offset(&format!("{p}GlobalsForVMStructs"), field)?),
+        "ZGlobalsForVMStructs",
+    )?;
+    rd(mem, at, "a ZGC global")
+}
+
+/// Single-generation ZGC's view of the heap (JDK 15-21): `(ZAddressOffsetMask,
+/// ZAddressGoodMask)`. A reference may carry any colour; the walk addresses objects through
+/// the good one, so `(raw & mask) | good` is the address it walked. `None` for other
+/// collectors, generational ZGC included (whose references [`crate::vm::Layout::heap_oop`]
+/// uncolours).
+///
+/// # Errors
+/// [`Error::VmStructs`] when ZGC's globals are missing; [`Error::Memory`].
+pub fn z_single_generation_view(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+) -> Result<Option<(u64, u64)>, Error> {
+    if vm.layout.collector != Some(Collector::Z) || vm.layout.zpointer_load_shift.is_some() {
+        return Ok(None);
+    }
+    let p = z_prefix(vm);
+    let mask = z_global(vm, mem, p, &format!("_{p}AddressOffsetMask"))?;
+    let good = z_global(vm, mem, p, &format!("_{p}AddressGoodMask"))?;
+    Ok(Some((mask, good)))
+}
+
 /// ZGC's pages in use (`ZCollectedHeap::_heap` → `ZHeap::_page_table` → `ZPageTable::_map` →
 /// `ZGranuleMapForPageTable::_map`: one `ZPage*` per 2 MiB granule (`ZGranuleSizeShift`) of the
 /// offset space `[0, *ZGlobalsForVMStructs::_ZAddressOffsetMask]`, a page filling several
@@ -413,24 +459,8 @@ const MAX_GRANULES: u64 = 1 << 23;
 /// `ZHeuristics::set_medium_page_size` computes it), large pages one object.
 fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
     let generational = vm.layout.zpointer_load_shift.is_some();
-    let p = if !generational && vm.has_type("XCollectedHeap") {
-        "X"
-    } else {
-        "Z"
-    };
-    let globals = rd(
-        mem,
-        vm.static_address(&format!("{p}GlobalsForVMStructs"), "_instance_p")?,
-        "ZGlobalsForVMStructs::_instance_p",
-    )?;
-    let global = |field: &str| -> Result<u64, Error> {
-        let at = rd(
-            mem,
-            globals.wrapping_add(vm.offset(&format!("{p}GlobalsForVMStructs"), field)?),
-            "ZGlobalsForVMStructs",
-        )?;
-        rd(mem, at, "a ZGC global")
-    };
+    let p = z_prefix(vm);
+    let global = |field: &str| z_global(vm, mem, p, field);
     let offset_mask = global(&format!("_{p}AddressOffsetMask"))?;
     if offset_mask == 0 || !(offset_mask + 1).is_power_of_two() {
         return Err(Error::VmStructs(format!(
@@ -619,6 +649,12 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
             if min > align_words { min } else { 0 }
         });
     let reserve = prefetch.max(lab).div_ceil(align_words) * align_words * 8;
+    // Single-generation ZGC hands out TLABs in the good colour of their time: seen through
+    // today's, as the walk sees the pages.
+    let recolour = match z_single_generation_view(vm, mem) {
+        Ok(Some((mask, good))) => Some((mask, good)),
+        _ => None,
+    };
     let mut out = Vec::new();
     for &t in threads {
         let at = t.wrapping_add(tlab);
@@ -632,6 +668,10 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
         if s == 0 || p < s || p > e {
             continue;
         }
+        let (s, p, e) = match recolour {
+            Some((mask, good)) => ((s & mask) | good, (p & mask) | good, (e & mask) | good),
+            None => (s, p, e),
+        };
         out.push(Tlab {
             start: s,
             top: p,

@@ -278,7 +278,7 @@ fn write_dump(
     let s = crate::heap::dump::dump(vm, mem, &stacks, sink)?;
     let took = began.elapsed();
     details.push(Detail::Heap(format!(
-        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes",
+        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to memory outside the walked spaces written as null",
         s.classes,
         s.instances,
         s.object_arrays,
@@ -291,6 +291,7 @@ fn write_dump(
         s.walk.bytes_read,
         s.walk.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
         s.mirrors,
+        s.stale_references,
     )));
     Ok(s)
 }
