@@ -65,7 +65,12 @@ fn jcmd_dump_passes_both_readers(major: u32) {
             strict.records
         );
     }
-    assert_eq!((strict.dangling, strict.dangling_static), (0, 0));
+    assert_eq!(
+        (strict.dangling, strict.dangling_static),
+        (0, 0),
+        "JDK {major}: the strict reader: references to nothing, e.g. {:#?}",
+        strict.examples
+    );
     assert_eq!(strict.unresolved_roots, 0);
 
     let vv = visualvm_check(

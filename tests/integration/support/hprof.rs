@@ -16,9 +16,13 @@
 //! `JAVA_FRAME`, `JNI_GLOBAL`, `JNI_LOCAL`, ... (VisualVM's own words are in
 //! [`HprofReport::root_kinds`]: "thread object", "sticky class", ...).
 //!
-//! Seen on jcmd's dumps of JDK 17 with CDS (the default): references from the archived heap to
-//! the mirrors of archived classes the VM has not loaded, which jcmd dumps no CLASS_DUMP for,
-//! resolve to nothing (818 in a HeapTarget JVM); with `-Xshare:off` there are none.
+//! Seen in jcmd's dumps (JDK 11, 17, 21, 25), which both readers accept:
+//! * with CDS (the default), references from the archived heap to the mirrors of archived classes
+//!   the VM has not loaded, which jcmd writes no CLASS_DUMP for, resolve to nothing (818 in a
+//!   HeapTarget JVM on JDK 17, both readers count the same); with `-Xshare:off` there are none;
+//! * classes carry static fields HotSpot makes up, `<resolved_references>` and `<init_lock>`;
+//! * JDK 17 writes the LOAD_CLASS of some array classes twice (same id and name, two serials);
+//! * the 9 primitive types' mirrors (`int.class`, ...) are INSTANCE_DUMPs of `java.lang.Class`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -417,6 +421,9 @@ pub struct StrictReport {
     pub dangling: u64,
     /// The same for classes' static fields.
     pub dangling_static: u64,
+    /// Up to 10 of those references: `HOLDER ID: FIELD = ID` (`[i]` for an array element,
+    /// `static NAME` for a static field).
+    pub examples: Vec<String>,
     /// Everything that breaks the format or what a reader relies on (at most
     /// [`MAX_VIOLATIONS`], then a line saying how many more).
     pub violations: Vec<String>,
@@ -480,7 +487,9 @@ struct Violations {
 
 impl Violations {
     fn add(&mut self, v: String) {
-        if self.list.len() < MAX_VIOLATIONS {
+        if self.list.contains(&v) {
+            // the same words from both passes
+        } else if self.list.len() < MAX_VIOLATIONS {
             self.list.push(v);
         } else {
             self.more += 1;
@@ -787,6 +796,7 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
     // Pass 1: names, classes, every object's id, the roots.
     let mut utf8: HashMap<u64, String> = HashMap::new();
     let mut load_class: HashMap<u64, u64> = HashMap::new();
+    let mut names_conflict = vec![];
     for record in hprof.records_iter() {
         // an error repeats forever (the iterator does not move past it): the walk said where
         let Ok(record) = record else { break };
@@ -796,7 +806,23 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
                 String::from_utf8_lossy(u.text()).into_owned(),
             );
         } else if let Some(Ok(l)) = record.as_load_class() {
-            load_class.insert(l.class_obj_id().id(), l.class_name_id().id());
+            // JDK 17 writes some array classes' LOAD_CLASS twice (same id and name, two serials)
+            let (id, name) = (l.class_obj_id().id(), l.class_name_id().id());
+            if let Some(earlier) = load_class.insert(id, name)
+                && earlier != name
+            {
+                names_conflict.push((id, earlier, name));
+            }
+        }
+    }
+    for (id, a, b) in names_conflict {
+        let text = |n| utf8.get(&n).cloned().unwrap_or_default();
+        if text(a) != text(b) {
+            v.add(format!(
+                "two LOAD_CLASS of 0x{id:x} name it {:?} and {:?}",
+                text(a),
+                text(b)
+            ));
         }
     }
     let mut classes: HashMap<u64, ClassInfo> = HashMap::new();
@@ -893,10 +919,11 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
         for &(field, to) in &c.static_refs {
             if !resolves(to) {
                 r.dangling_static += 1;
-                let field = utf8.get(&field).map_or("?", String::as_str);
-                v.add(format!(
-                    "class {name}: static {field} = 0x{to:x}, no object of the dump"
-                ));
+                if r.examples.len() < 10 {
+                    let field = utf8.get(&field).map_or("?", String::as_str);
+                    r.examples
+                        .push(format!("{name} 0x{id:x}: static {field} = 0x{to:x}"));
+                }
             }
         }
         class_index.insert(id, entries.len() as u32);
@@ -915,14 +942,11 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
         }
     }
     // Pass 2: instances and arrays against their classes; every reference they hold.
-    let mut dangling_reported = 0;
-    let mut dangling = |holder: &str, holder_id: u64, field: &str, to: u64, v: &mut Violations| {
+    let mut dangling = |holder: &str, holder_id: u64, field: &str, to: u64| {
         r.dangling += 1;
-        if dangling_reported < 10 {
-            dangling_reported += 1;
-            v.add(format!(
-                "{holder} 0x{holder_id:x}: {field} = 0x{to:x}, no object of the dump"
-            ));
+        if r.examples.len() < 10 {
+            r.examples
+                .push(format!("{holder} 0x{holder_id:x}: {field} = 0x{to:x}"));
         }
     };
     let mut primitive_arrays: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -962,7 +986,7 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
                     && !resolves(to.id())
                 {
                     let field = utf8.get(&field).map_or("?", String::as_str);
-                    dangling(&entry.name, i.obj_id().id(), field, to.id(), v);
+                    dangling(&entry.name, i.obj_id().id(), field, to.id());
                 }
             }
         }
@@ -988,7 +1012,7 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
                 if let Ok(Some(to)) = e
                     && !resolves(to.id())
                 {
-                    dangling(&entry.name, a.obj_id().id(), &format!("[{n}]"), to.id(), v);
+                    dangling(&entry.name, a.obj_id().id(), &format!("[{n}]"), to.id());
                 }
             }
         }
@@ -1153,8 +1177,9 @@ mod tests {
         );
     }
 
-    /// A small HPROF file made here: one class, one instance, one array, one root.
-    fn tiny(instance_bytes: u32, array_class: u64) -> Vec<u8> {
+    /// A small HPROF file made here: one class, one instance, one array holding `element` and
+    /// null, one root.
+    fn tiny(instance_bytes: u32, array_class: u64, element: u64) -> Vec<u8> {
         let mut f = b"JAVA PROFILE 1.0.2\0".to_vec();
         f.extend(8u32.to_be_bytes());
         f.extend(0u64.to_be_bytes());
@@ -1197,13 +1222,13 @@ mod tests {
         seg.extend(id(0x100));
         seg.extend(instance_bytes.to_be_bytes());
         seg.extend(vec![0; instance_bytes as usize]);
-        // OBJ_ARRAY_DUMP 0x300 of array_class: [0x200, null]
+        // OBJ_ARRAY_DUMP 0x300 of array_class: [element, null]
         seg.push(0x22);
         seg.extend(id(0x300));
         seg.extend(0u32.to_be_bytes());
         seg.extend(2u32.to_be_bytes());
         seg.extend(id(array_class));
-        seg.extend(id(0x200));
+        seg.extend(id(element));
         seg.extend(id(0));
         // ROOT_JNI_GLOBAL 0x300
         seg.push(0x01);
@@ -1224,7 +1249,7 @@ mod tests {
     #[test]
     fn strict_reader_on_a_made_file() {
         // the array's class is Foo, no array class: one violation
-        let r = strict(&tiny(4, 0x100));
+        let r = strict(&tiny(4, 0x100, 0x200));
         assert_eq!(r.label, "JAVA PROFILE 1.0.2");
         assert_eq!(r.records["UTF8"], 2);
         assert_eq!(r.records["HEAP_DUMP_END"], 1);
@@ -1235,21 +1260,26 @@ mod tests {
         assert_eq!(r.violations.len(), 1, "{:?}", r.violations);
         assert!(r.violations[0].contains("no array class"));
         // an instance of 5 bytes where its class declares 4: the byte count is checked
-        let r = strict(&tiny(5, 0x100));
+        let r = strict(&tiny(5, 0x100, 0x200));
         assert!(
             r.violations.iter().any(|v| v.contains("5 bytes of fields")),
             "{:?}",
             r.violations
         );
         // an array of an unknown class
-        let r = strict(&tiny(4, 0x555));
+        let r = strict(&tiny(4, 0x555, 0x200));
         assert!(
             r.violations.iter().any(|v| v.contains("no CLASS_DUMP")),
             "{:?}",
             r.violations
         );
+        // a reference to nothing: counted, an example, no violation of the format
+        let r = strict(&tiny(4, 0x100, 0x777));
+        assert_eq!((r.dangling, r.dangling_static), (1, 0));
+        assert_eq!(r.examples, vec!["Foo 0x300: [0] = 0x777"]);
+        assert_eq!(r.violations.len(), 1, "{:?}", r.violations);
         // cut anywhere: a violation, never a panic
-        let whole = tiny(4, 0x100);
+        let whole = tiny(4, 0x100, 0x200);
         for len in [10, 40, whole.len() - 20, whole.len() - 1] {
             let r = strict(&whole[..len]);
             assert!(!r.violations.is_empty(), "cut at {len}");
