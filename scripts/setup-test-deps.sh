@@ -13,6 +13,9 @@
 #   * opentelemetry-proto from PyPI (scripts/python-deps.sh: the OTLP test receiver's decoder,
 #     in ~/.cache/hsinspect/python);
 #   * the JDK 11/21/25 runtimes (scripts/fetch-jdks.sh, cached outside the source tree);
+#   * VisualVM's heap library, the HPROF reader tests/java/HprofCheck.java checks heap dumps with
+#     (scripts/visualvm-heaplib.sh: the jar of Debian's visualvm package, not installed; in
+#     ~/.cache/hsinspect/visualvm);
 #   * unprivileged users for the other-user tests: hsinspect-jvm (runs a JVM) and
 #     hsinspect-other (runs inspect against it); hsinspect-hostile (owns the hsperfdata directory
 #     the hostile-file tests plant files in); hsinspect-svc (a service's JVM under umask 0027, as
@@ -63,3 +66,4 @@ done
 
 "$here/fetch-jdks.sh"
 "$here/python-deps.sh"
+"$here/visualvm-heaplib.sh"

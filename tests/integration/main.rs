@@ -28,6 +28,8 @@ mod foreign_core;
 /// `--format json` and `--format prometheus` of the counter listing.
 mod formats;
 mod heap;
+/// HPROF heap dumps: jcmd's read by VisualVM's heap library and the strict reader.
+mod heapdump;
 /// Hostile hsperfdata files, by path and by pid: refused with a message, never followed.
 mod hostile_files;
 /// The FROM scratch image built and run with podman.

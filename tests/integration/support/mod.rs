@@ -1,13 +1,14 @@
 //! Shared helpers for the integration tests: real JVMs, jcmd as the reference, the `inspect`
 //! binary, and checks on the target's state.
 //! By topic beside this file: `serve` (the one `inspect serve` handle), `jcmd` (thread dumps
-//! compared with jcmd's), `states` (thread states), `cores` (kernel cores), `prom`
-//! (Prometheus), `tls` (certificates), `tiers` (the vocabulary of ignore reasons). Subject
-//! modules share helpers through here only.
+//! compared with jcmd's), `states` (thread states), `cores` (kernel cores), `hprof` (the two
+//! readers of HPROF heap dumps), `prom` (Prometheus), `tls` (certificates), `tiers` (the
+//! vocabulary of ignore reasons). Subject modules share helpers through here only.
 #![allow(dead_code)]
 
 pub mod cores;
 pub mod histo;
+pub mod hprof;
 pub mod jcmd;
 pub mod prom;
 pub mod serve;
@@ -37,8 +38,8 @@ pub fn jdk17() -> PathBuf {
     home
 }
 
-/// The compiled test classes (tests/java/*.java, built once per test binary with `--release 11`
-/// so every JDK from 11 up can run them).
+/// The compiled test classes (tests/java/*.java but HprofCheck.java, built once per test binary
+/// with `--release 11` so every JDK from 11 up can run them).
 pub fn test_classes() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -49,6 +50,8 @@ pub fn test_classes() -> &'static Path {
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "java"))
+            // the HPROF checker needs VisualVM's heap library: hprof::checker_classes builds it
+            .filter(|p| !p.ends_with(hprof::CHECKER_SOURCE))
             .collect();
         let status = Command::new(jdk17().join("bin/javac"))
             .args(["--release", "11", "-d"])
