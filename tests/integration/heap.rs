@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use crate::support::histo::{COUNT, compare, compare_as};
 use crate::support::{Jvm, assert_left_alone, gcore, inspect_ok, jdk, scratch_dir, test_classes};
 
-fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
+pub(crate) fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
         .args([&pid.to_string(), "GC.class_histogram", "-all"])
         .output()
@@ -23,7 +23,7 @@ fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn start(java_home: &Path, flags: &[&str]) -> Jvm {
+pub(crate) fn start(java_home: &Path, flags: &[&str]) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
         .args(["-Xmx64m", "-XX:ReservedCodeCacheSize=16m"])

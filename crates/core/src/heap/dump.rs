@@ -301,8 +301,8 @@ struct Dumper<'a, S: HeapDumpSink + ?Sized> {
     values: Vec<(BasicType, u64)>,
     ids: Vec<u64>,
     piece: Vec<u8>,
-    /// The walked spaces' `[bottom, top)`, sorted: a reference elsewhere is stale.
-    ranges: Vec<(u64, u64)>,
+    /// What a reference may refer to.
+    check: RefCheck,
     stats: DumpStats,
     failed: Option<io::Error>,
 }
@@ -312,7 +312,7 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
     /// memory freed since (a G1 region collected after the last marking), and a reader must
     /// find every reference in the file.
     fn checked(&mut self, id: u64) -> u64 {
-        checked(&self.ranges, &mut self.stats.stale_references, id)
+        self.check.check(self.mem, id)
     }
 
     /// The non-static fields of `klass` and its superclasses, this class's first.
@@ -456,11 +456,7 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
                     let mut ids = std::mem::take(&mut self.ids);
                     ids.clear();
                     for e in slice.chunks_exact(w as usize) {
-                        ids.push(checked(
-                            &self.ranges,
-                            &mut self.stats.stale_references,
-                            refs.decode(e),
-                        ));
+                        ids.push(self.check.check(self.mem, refs.decode(e)));
                     }
                     let written = self.sink.object_elements(&ids);
                     self.ids = ids;
@@ -519,18 +515,66 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
     }
 }
 
-/// `id` if it is null or inside one of `ranges` (sorted `[bottom, top)`), else 0, counted in
-/// `stale`.
-fn checked(ranges: &[(u64, u64)], stale: &mut u64, id: u64) -> u64 {
-    if id == 0 {
-        return 0;
+/// The walked spaces a reference may refer into.
+struct RefCheck {
+    /// `[bottom, top)` of each walked space, sorted, and whether it is a collection set whose
+    /// objects may have been copied out (Shenandoah's).
+    ranges: Vec<(u64, u64, bool)>,
+    /// References written as null.
+    stale: u64,
+}
+
+impl RefCheck {
+    fn new(spaces: &[super::Space]) -> Self {
+        let mut ranges: Vec<(u64, u64, bool)> = spaces
+            .iter()
+            .map(|s| {
+                let top = if s.kind == super::SpaceKind::HumongousStart {
+                    // One object that may run on past the region: its start is enough.
+                    s.bottom.saturating_add(1).max(s.top)
+                } else {
+                    s.top
+                };
+                (s.bottom, top, s.kind == super::SpaceKind::CollectionSet)
+            })
+            .collect();
+        ranges.sort_unstable();
+        RefCheck { ranges, stale: 0 }
     }
-    let i = ranges.partition_point(|r| r.1 <= id);
-    if ranges.get(i).is_some_and(|r| r.0 <= id) {
-        id
-    } else {
-        *stale += 1;
-        0
+
+    fn find(&self, id: u64) -> Option<&(u64, u64, bool)> {
+        let i = self.ranges.partition_point(|r| r.1 <= id);
+        self.ranges.get(i).filter(|r| r.0 <= id)
+    }
+
+    /// The id to write for reference `id`: itself when it is null or inside a walked space;
+    /// its copy when it is an object of a collection set forwarded elsewhere (its mark word's
+    /// lock bits `0b11`: a field not updated yet), as the walk steps over such objects; else 0,
+    /// counted (a dead object's field may still refer to memory freed since, e.g. a G1 region
+    /// collected after the last marking, and a reader must find every reference in the file).
+    fn check(&mut self, mem: &dyn ReadMemory, id: u64) -> u64 {
+        if id == 0 {
+            return 0;
+        }
+        match self.find(id) {
+            Some(&(_, _, false)) => id,
+            Some(&(_, _, true)) => match mem.read_u64(id) {
+                Ok(mark) if mark & 3 == 3 => {
+                    let copy = mark & !3;
+                    if self.find(copy).is_some_and(|r| !r.2) {
+                        copy
+                    } else {
+                        self.stale += 1;
+                        0
+                    }
+                }
+                _ => id,
+            },
+            None => {
+                self.stale += 1;
+                0
+            }
+        }
     }
 }
 
@@ -691,22 +735,7 @@ pub fn dump(
         values: Vec::new(),
         ids: Vec::new(),
         piece: Vec::new(),
-        ranges: {
-            let mut r: Vec<(u64, u64)> = spaces
-                .iter()
-                .map(|s| {
-                    let top = if s.kind == super::SpaceKind::HumongousStart {
-                        // One object that may run on past the region: its start is enough.
-                        s.bottom.saturating_add(1).max(s.top)
-                    } else {
-                        s.top
-                    };
-                    (s.bottom, top)
-                })
-                .collect();
-            r.sort_unstable();
-            r
-        },
+        check: RefCheck::new(&spaces),
         stats: DumpStats::default(),
         failed: None,
     };
@@ -724,11 +753,7 @@ pub fn dump(
                         let mut b = [0u8; 8];
                         let w = refs.width();
                         match mem.read_exact_at(at, &mut b[..w]) {
-                            Ok(()) => checked(
-                                &dumper.ranges,
-                                &mut dumper.stats.stale_references,
-                                refs.decode(&b),
-                            ),
+                            Ok(()) => dumper.check.check(mem, refs.decode(&b)),
                             Err(_) => 0,
                         }
                     } else {
@@ -789,11 +814,12 @@ pub fn dump(
             .map_err(out)?;
         dumper.stats.roots += 1;
     }
-    for r in frame_roots {
-        if let Root::JavaFrame { id, .. } = r
-            && checked(&dumper.ranges, &mut dumper.stats.stale_references, id) == 0
-        {
-            continue;
+    for mut r in frame_roots {
+        if let Root::JavaFrame { id, .. } = &mut r {
+            *id = dumper.check.check(mem, *id);
+            if *id == 0 {
+                continue;
+            }
         }
         dumper.sink.root(r).map_err(out)?;
         dumper.stats.roots += 1;
@@ -825,7 +851,7 @@ pub fn dump(
     stats.mirrors = d.mirrors;
     stats.unknown_class = d.unknown_class;
     stats.truncated_arrays = d.truncated_arrays;
-    stats.stale_references = d.stale_references;
+    stats.stale_references = dumper.check.stale;
     stats.unreadable = d.unreadable;
     stats.walk = walker.stats;
     stats.notes = notes;
