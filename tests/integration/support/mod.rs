@@ -894,9 +894,11 @@ pub fn small_jvm(java_home: &Path, extra: &[&str]) -> Jvm {
 }
 
 /// Dumps process `pid` with `gcore -o <dir>/core <pid>` (the process keeps running); a gcore
-/// still running after [`COMMAND_LIMIT`] fails the test, saying what gdb and the JVM were doing.
+/// still running after [`COMMAND_LIMIT`] fails the test, saying what gdb and the JVM were doing,
+/// and so does one that leaves a running process stopped (the jcmd after it would wait forever).
 pub fn gcore(pid: i32, dir: &Path) -> PathBuf {
     let prefix = dir.join("core");
+    let was_stopped = process_state(pid) == Some('T');
     let run = try_output_within(
         Command::new("gcore")
             .arg("-o")
@@ -923,5 +925,17 @@ pub fn gcore(pid: i32, dir: &Path) -> PathBuf {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if !was_stopped {
+        // gdb's detach may take a moment to let every thread go.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_state(pid) == Some('T') {
+            assert!(
+                Instant::now() < deadline,
+                "gcore left process {pid} stopped:\n{}",
+                deadline::describe(pid, "target")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     core
 }
