@@ -62,8 +62,26 @@ scripts/check-portable.sh
 # machine idle while they wait on JVMs; its output is printed when it ends.
 scripts/aarch64/test.sh >target/aarch64-test.log 2>&1 & aarch64=$!
 step "every test (--include-ignored)"
+# A hang must not end as CI's bare timeout: .ci/run sets HSINSPECT_CI_DEADLINE (epoch seconds, a
+# few minutes before CI's own limit); if the cargo tests still run then, the process tree (each
+# process's state, kernel wait channel, age and command line: the JVMs, jcmd, gdb, inspect) is
+# printed for the log. (Each external command a test runs has a deadline of its own,
+# tests/integration/support/deadline.rs; this is for a wait outside them.)
+watchdog=
+if [ -n "${HSINSPECT_CI_DEADLINE:-}" ]; then
+  left=$(( HSINSPECT_CI_DEADLINE - $(date +%s) ))
+  (
+    trap 'kill $nap 2>/dev/null; exit 0' TERM
+    sleep $(( left > 0 ? left : 0 )) & nap=$!
+    wait $nap
+    echo "test.sh: the CI deadline is near and the cargo tests still run ($(( $(date +%s) - t0 )) s); what runs:" >&2
+    below() { echo "$1"; for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do below "$c"; done; }
+    ps --forest -ww -o pid,ppid,stat,etimes,wchan:24,args -p "$(below $$ | paste -sd,)" >&2
+  ) & watchdog=$!
+fi
 cargo_rc=0
 cargo test --workspace --all-targets --no-fail-fast "${cargo_args[@]}" -- --include-ignored "${test_args[@]}" || cargo_rc=$?
+[ -z "$watchdog" ] || kill $watchdog 2>/dev/null || true
 step "cargo tests ended (exit $cargo_rc)"
 
 # The Windows build and its tests under Wine (cached toolchain and prefix; a few minutes).

@@ -25,40 +25,33 @@ use crate::support::*;
 /// How long jcmd is given where it is expected not to answer.
 const JCMD_LIMIT: Duration = Duration::from_secs(10);
 
-/// `jcmd <pid> Thread.print -l`, killed after `limit`: its output, or why there is none.
-/// The output goes to a file (a full pipe would stall jcmd and look like a hang).
+/// `jcmd <pid> Thread.print -l`, killed (with its process group) after `limit`: its output, or
+/// why there is none (on a timeout, what jcmd and the JVM were doing).
 fn jcmd_bounded(java_home: &Path, pid: i32, limit: Duration) -> Result<String, String> {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let mut child = Command::new(java_home.join("bin/jcmd"))
-        .args([&pid.to_string(), "Thread.print", "-l"])
-        .stdin(Stdio::null())
-        .stdout(out.reopen().unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("running jcmd");
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("jcmd Thread.print gave no dump within {limit:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = String::from_utf8_lossy(&std::fs::read(out.path()).unwrap()).into_owned();
-    if status.success() && text.contains("Full thread dump") {
+    let run = try_output_within(
+        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print", "-l"]),
+        &[],
+        limit,
+        Some(pid),
+    )
+    .expect("running jcmd");
+    let out = run.map_err(|hang| {
+        format!(
+            "jcmd Thread.print gave no dump within {limit:?}\n{}",
+            hang.report
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() && text.contains("Full thread dump") {
         Ok(text)
     } else {
-        Err(format!("jcmd Thread.print failed ({status}): {text}"))
+        Err(format!("jcmd Thread.print failed ({}): {text}", out.status))
     }
 }
 
-/// jcmd's dump, which must come (the JVM answers).
+/// jcmd's dump, which must come (the JVM answers) within [`COMMAND_LIMIT`].
 fn jcmd_ok(java_home: &Path, pid: i32) -> String {
-    jcmd_bounded(java_home, pid, Duration::from_secs(60))
+    jcmd_bounded(java_home, pid, COMMAND_LIMIT)
         .unwrap_or_else(|e| panic!("reference dump of {pid}: {e}"))
 }
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::jcmd::{inspect_threads_with, jcmd_threads, parse};
-use crate::support::{Jvm, gcore, jdk, scratch_dir, test_classes};
+use crate::support::{COMMAND_LIMIT, Jvm, gcore, jdk, output_within, scratch_dir, test_classes};
 
 /// One virtual thread of a dump, as compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,13 +145,15 @@ fn visible(frames: &[String]) -> Vec<String> {
 
 fn dump_to_file(java_home: &Path, pid: i32, dir: &Path, label: &str) -> String {
     let file = dir.join(format!("{label}.txt"));
-    let out = Command::new(java_home.join("bin/jcmd"))
-        .arg(pid.to_string())
-        .arg("Thread.dump_to_file")
-        .arg("-overwrite")
-        .arg(&file)
-        .output()
-        .expect("running jcmd");
+    let out = output_within(
+        Command::new(java_home.join("bin/jcmd"))
+            .arg(pid.to_string())
+            .arg("Thread.dump_to_file")
+            .arg("-overwrite")
+            .arg(&file),
+        COMMAND_LIMIT,
+        Some(pid),
+    );
     assert!(
         out.status.success() && file.exists(),
         "jcmd Thread.dump_to_file failed: {}",

@@ -97,10 +97,11 @@ pub fn parse(text: &str) -> BTreeMap<String, Thread> {
 }
 
 pub fn jcmd_threads(java_home: &Path, pid: i32) -> String {
-    let out = Command::new(java_home.join("bin/jcmd"))
-        .args([&pid.to_string(), "Thread.print", "-l"])
-        .output()
-        .expect("running jcmd");
+    let out = output_within(
+        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print", "-l"]),
+        COMMAND_LIMIT,
+        Some(pid),
+    );
     assert!(out.status.success(), "jcmd Thread.print failed");
     String::from_utf8(out.stdout).unwrap()
 }
@@ -110,13 +111,16 @@ pub fn inspect_threads(pid: i32) -> String {
     inspect_threads_with(&[&pid.to_string()])
 }
 
-/// `inspect threads <args>`'s output; panics with its stderr when it fails.
+/// `inspect threads <args>`'s output; panics with its stderr when it fails (or is still running
+/// after [`COMMAND_LIMIT`]).
 pub fn inspect_threads_with(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .arg("threads")
-        .args(args)
-        .output()
-        .expect("running inspect");
+    let out = output_within(
+        Command::new(env!("CARGO_BIN_EXE_inspect"))
+            .arg("threads")
+            .args(args),
+        COMMAND_LIMIT,
+        target_of(args),
+    );
     assert!(
         out.status.success(),
         "inspect threads {args:?} failed: {}",
@@ -401,10 +405,18 @@ pub fn inspect_measured(args: &[&str]) -> (Output, Duration, u64) {
             break s;
         }
         if began.elapsed() > INSPECT_LIMIT {
-            // GNU time and inspect: the group started here.
+            // What GNU time, inspect and the target were doing, then the group started here
+            // killed.
+            let mut seen = String::new();
+            for pid in deadline::group_members(child.id() as i32) {
+                seen.push_str(&deadline::describe(pid, "command's"));
+            }
+            if let Some(t) = target_of(args) {
+                seen.push_str(&deadline::describe(t, "target"));
+            }
             send_signal(-(child.id() as i32), libc::SIGKILL);
             let _ = child.wait();
-            panic!("inspect {args:?} still running after {INSPECT_LIMIT:?} (hang)");
+            panic!("inspect {args:?} still running after {INSPECT_LIMIT:?} (hang)\n{seen}");
         }
         std::thread::sleep(Duration::from_millis(5));
     };

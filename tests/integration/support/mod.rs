@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod cores;
+pub mod deadline;
 pub mod histo;
 pub mod hprof;
 pub mod jcmd;
@@ -15,6 +16,8 @@ pub mod serve;
 pub mod states;
 pub mod tiers;
 pub mod tls;
+
+pub use deadline::{COMMAND_LIMIT, SCRIPT_LIMIT, output_within, try_output_within};
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -53,13 +56,20 @@ pub fn test_classes() -> &'static Path {
             // the HPROF checker needs VisualVM's heap library: hprof::checker_classes builds it
             .filter(|p| !p.ends_with(hprof::CHECKER_SOURCE))
             .collect();
-        let status = Command::new(jdk17().join("bin/javac"))
-            .args(["--release", "11", "-d"])
-            .arg(&out)
-            .args(&sources)
-            .status()
-            .expect("running javac");
-        assert!(status.success(), "javac failed on {}", src.display());
+        let javac = output_within(
+            Command::new(jdk17().join("bin/javac"))
+                .args(["--release", "11", "-d"])
+                .arg(&out)
+                .args(&sources),
+            COMMAND_LIMIT,
+            None,
+        );
+        assert!(
+            javac.status.success(),
+            "javac failed on {}: {}",
+            src.display(),
+            String::from_utf8_lossy(&javac.stderr)
+        );
         out
     })
 }
@@ -98,16 +108,27 @@ impl Jvm {
         Jvm::spawn(cmd, java_home)
     }
 
-    /// Spawns a prepared command running the test program, and waits for READY.
+    /// Spawns a prepared command running the test program, and waits (up to
+    /// [`COMMAND_LIMIT`]) for READY.
     pub fn spawn(mut cmd: Command, java_home: &Path) -> Jvm {
         let mut child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "READY", "test JVM did not start: {cmd:?}");
         let pid = child.id() as i32;
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(COMMAND_LIMIT).unwrap_or_else(|_| {
+            let report = deadline::describe(pid, "test JVM");
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("test JVM printed no READY within {COMMAND_LIMIT:?}: {cmd:?}\n{report}")
+        });
+        assert_eq!(line.trim(), "READY", "test JVM did not start: {cmd:?}");
         Jvm {
             child,
             pid,
@@ -140,13 +161,23 @@ pub fn inspect(args: &[&str]) -> Output {
     inspect_with_cache(args, cache.path())
 }
 
-/// Runs the `inspect` binary with the symbol cache in `cache_dir`.
+/// Runs the `inspect` binary with the symbol cache in `cache_dir` (a hang fails the test after
+/// [`COMMAND_LIMIT`]).
 pub fn inspect_with_cache(args: &[&str], cache_dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_inspect"))
-        .args(args)
-        .env("HSINSPECT_CACHE_DIR", cache_dir)
-        .output()
-        .expect("running inspect")
+    output_within(
+        Command::new(env!("CARGO_BIN_EXE_inspect"))
+            .args(args)
+            .env("HSINSPECT_CACHE_DIR", cache_dir),
+        COMMAND_LIMIT,
+        target_of(args),
+    )
+}
+
+/// The pid among `inspect`'s arguments, if one is (the live target, described when a run hangs).
+pub fn target_of(args: &[&str]) -> Option<i32> {
+    args.iter()
+        .filter_map(|a| a.parse::<i32>().ok())
+        .find(|&p| p > 0 && Path::new(&format!("/proc/{p}")).exists())
 }
 
 /// Runs `inspect` and returns its stdout, panicking with its stderr when it fails.
@@ -171,10 +202,11 @@ pub fn counters(text: &str) -> BTreeMap<String, String> {
 
 /// `jcmd <pid> PerfCounter.print` of the given JDK, parsed.
 pub fn jcmd_counters(java_home: &Path, pid: i32) -> BTreeMap<String, String> {
-    let out = Command::new(java_home.join("bin/jcmd"))
-        .args([&pid.to_string(), "PerfCounter.print"])
-        .output()
-        .expect("running jcmd");
+    let out = output_within(
+        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "PerfCounter.print"]),
+        COMMAND_LIMIT,
+        Some(pid),
+    );
     assert!(
         out.status.success(),
         "jcmd {pid} PerfCounter.print failed: {}",
@@ -353,11 +385,10 @@ pub fn scratch_dir(label: &str) -> tempfile::TempDir {
         .unwrap()
 }
 
-/// Runs a command and panics with its output when it fails.
+/// Runs a command and panics with its output when it fails (or is still running after
+/// [`COMMAND_LIMIT`]).
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    let out = output_within(cmd, COMMAND_LIMIT, None);
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}): {}{}",
@@ -455,26 +486,30 @@ pub fn agent_counters(pid: i32, out: &Path) -> BTreeMap<String, String> {
 
 /// Runs `inspect` as another user (`setpriv --reuid/--regid`, no supplementary groups).
 pub fn inspect_as(user: &str, args: &[&str]) -> Output {
-    Command::new("setpriv")
-        .args([
-            &format!("--reuid={user}"),
-            &format!("--regid={user}"),
-            "--clear-groups",
-            "--",
-            env!("CARGO_BIN_EXE_inspect"),
-        ])
-        .args(args)
-        .output()
-        .expect("running setpriv inspect")
+    output_within(
+        Command::new("setpriv")
+            .args([
+                &format!("--reuid={user}"),
+                &format!("--regid={user}"),
+                "--clear-groups",
+                "--",
+                env!("CARGO_BIN_EXE_inspect"),
+            ])
+            .args(args),
+        COMMAND_LIMIT,
+        target_of(args),
+    )
 }
 
 /// Panics, saying how to create it, when the test user `name` does not exist.
 pub fn require_user(name: &str) {
-    let ok = Command::new("id")
-        .args(["-u", name])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
+    let ok = try_output_within(
+        Command::new("id").args(["-u", name]),
+        &[],
+        COMMAND_LIMIT,
+        None,
+    )
+    .is_ok_and(|o| o.is_ok_and(|o| o.status.success()));
     assert!(
         ok,
         "test user {name} does not exist: run scripts/setup-test-deps.sh (as root) to create it"
@@ -527,44 +562,12 @@ pub fn spawn_inspect(args: &[&str]) -> Child {
         .expect("starting inspect")
 }
 
-/// Waits up to `limit` for `child` and collects its output; kills it and panics if it is still
-/// running then (a hang is a failure). Its stdout and stderr are drained while it runs: a child
-/// that writes more than a pipe holds (64 KiB) must not block on a full pipe and look hung.
-pub fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
-    use std::io::Read;
-    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    }
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait().expect("waiting for a child") {
-            Some(status) => {
-                return Output {
-                    status,
-                    stdout: stdout.join().unwrap(),
-                    stderr: stderr.join().unwrap(),
-                };
-            }
-            None if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let stderr = stderr.join().unwrap_or_default();
-                panic!(
-                    "{what} still running after {limit:?} (hang); killed. stderr: {}",
-                    String::from_utf8_lossy(&stderr)
-                );
-            }
-            None => std::thread::sleep(Duration::from_millis(2)),
-        }
-    }
+/// Waits up to `limit` for `child` (started in a process group of its own, as [`spawn_inspect`]
+/// does) and collects its output; kills its group and panics, saying what it was doing, if it is
+/// still running then (a hang is a failure). Its stdout and stderr are drained while it runs: a
+/// child that writes more than a pipe holds (64 KiB) must not block on a full pipe and look hung.
+pub fn wait_bounded(child: Child, limit: Duration, what: &str) -> Output {
+    deadline::wait_within(child, &[], limit, what, None).unwrap_or_else(|t| panic!("{}", t.report))
 }
 
 /// Runs `inspect` with `args` and fails the test if it takes longer than `limit`.
@@ -795,10 +798,11 @@ pub fn cached_by_script(
         c.arg(&script);
         c
     };
-    let out = cmd
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    let out = match try_output_within(cmd.args(args), &[], SCRIPT_LIMIT, None) {
+        Ok(Ok(out)) => out,
+        Ok(Err(hang)) => panic!("{}\n{needs}", hang.report),
+        Err(e) => panic!("running {}: {e}", script.display()),
+    };
     assert!(
         out.status.success(),
         "{} failed ({}): {}\n{needs}",
@@ -892,16 +896,24 @@ pub fn small_jvm(java_home: &Path, extra: &[&str]) -> Jvm {
     Jvm::spawn(cmd, java_home)
 }
 
-/// Dumps process `pid` with `gcore -o <dir>/core <pid>` (the process keeps running).
+/// Dumps process `pid` with `gcore -o <dir>/core <pid>` (the process keeps running); a gcore
+/// still running after [`COMMAND_LIMIT`] fails the test, saying what gdb and the JVM were doing,
+/// and so does one that leaves a running process stopped (the jcmd after it would wait forever).
 pub fn gcore(pid: i32, dir: &Path) -> PathBuf {
     let prefix = dir.join("core");
-    let out = match Command::new("gcore")
-        .arg("-o")
-        .arg(&prefix)
-        .arg(pid.to_string())
-        .output()
-    {
-        Ok(out) => out,
+    let was_stopped = process_state(pid) == Some('T');
+    let run = try_output_within(
+        Command::new("gcore")
+            .arg("-o")
+            .arg(&prefix)
+            .arg(pid.to_string()),
+        &[],
+        COMMAND_LIMIT,
+        Some(pid),
+    );
+    let out = match run {
+        Ok(Ok(out)) => out,
+        Ok(Err(hang)) => panic!("{}", hang.report),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
             "gcore (part of gdb) is not installed: install it with `apt-get install gdb` \
              (.ci/run does this)"
@@ -916,5 +928,17 @@ pub fn gcore(pid: i32, dir: &Path) -> PathBuf {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if !was_stopped {
+        // gdb's detach may take a moment to let every thread go.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_state(pid) == Some('T') {
+            assert!(
+                Instant::now() < deadline,
+                "gcore left process {pid} stopped:\n{}",
+                deadline::describe(pid, "target")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     core
 }

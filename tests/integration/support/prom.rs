@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 /// How to get Prometheus's tools on this project's test machines.
@@ -34,20 +34,16 @@ pub fn check_metrics(page: &str, what: &str) {
 /// that promtool's lint dislikes, kept so that dashboards find them): each must be a lint line
 /// naming one of them, never a format error.
 pub fn check_metrics_allowing(page: &str, what: &str, allowed: &[&str]) {
-    let mut child = Command::new(tool("promtool"))
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running promtool");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(page.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = match super::try_output_within(
+        Command::new(tool("promtool")).args(["check", "metrics"]),
+        page.as_bytes(),
+        super::COMMAND_LIMIT,
+        None,
+    ) {
+        Ok(Ok(out)) => out,
+        Ok(Err(hang)) => panic!("{}", hang.report),
+        Err(e) => panic!("running promtool: {e}"),
+    };
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -45,10 +45,11 @@ pub fn jcmd_states(text: &str) -> BTreeMap<(String, u64), Seen> {
 }
 
 pub fn jcmd_of(java_home: &Path, pid: i32) -> String {
-    let out = Command::new(java_home.join("bin/jcmd"))
-        .args([&pid.to_string(), "Thread.print"])
-        .output()
-        .expect("running jcmd");
+    let out = super::output_within(
+        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print"]),
+        super::COMMAND_LIMIT,
+        Some(pid),
+    );
     assert!(out.status.success(), "jcmd Thread.print failed");
     String::from_utf8(out.stdout).unwrap()
 }
