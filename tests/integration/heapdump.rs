@@ -171,6 +171,9 @@ fn visualvm_name(histogram_name: &str, major: u32) -> String {
 /// aside: jcmd counts the TLABs' unused tails as fillers); HeapTarget's objects with their
 /// values; thread objects and sticky classes as roots; stack traces.
 fn check_ours(file: &Path, before: &str, after: &str, major: u32, what: &str) {
+    // Shenandoah's and ZGC's `object_iterate` (jcmd's count) visits only reachable objects; a
+    // walk from outside also meets the unreachable ones not collected yet.
+    let reachable_only = what.contains("Shenandoah") || what.contains("ZGC");
     let strict = strict_check(file);
     assert!(
         strict.violations.is_empty(),
@@ -256,11 +259,18 @@ fn check_ours(file: &Path, before: &str, after: &str, major: u32, what: &str) {
         if skip.contains(&class.as_str()) || moving.contains(class) {
             continue;
         }
-        assert_eq!(
-            counts.get(class).copied().unwrap_or(0),
-            *n,
-            "{what}: instances of {class}: ours (left), jcmd's before and after (right)"
-        );
+        let ours = counts.get(class).copied().unwrap_or(0);
+        if reachable_only && !class.starts_with("HeapTarget") {
+            assert!(
+                ours >= *n,
+                "{what}: instances of {class}: ours {ours}, jcmd's before and after {n}"
+            );
+        } else {
+            assert_eq!(
+                ours, *n,
+                "{what}: instances of {class}: ours (left), jcmd's before and after (right)"
+            );
+        }
         compared += 1;
     }
     assert!(compared > 100, "{what}: only {compared} classes compared");

@@ -520,12 +520,14 @@ struct RefCheck {
     /// `[bottom, top)` of each walked space, sorted, and whether it is a collection set whose
     /// objects may have been copied out (Shenandoah's).
     ranges: Vec<(u64, u64, bool)>,
+    /// The TLABs' unused tails `[top, end)`, sorted: nothing lives there.
+    holes: Vec<(u64, u64)>,
     /// References written as null.
     stale: u64,
 }
 
 impl RefCheck {
-    fn new(spaces: &[super::Space]) -> Self {
+    fn new(spaces: &[super::Space], tlabs: &[super::Tlab]) -> Self {
         let mut ranges: Vec<(u64, u64, bool)> = spaces
             .iter()
             .map(|s| {
@@ -539,15 +541,26 @@ impl RefCheck {
             })
             .collect();
         ranges.sort_unstable();
-        RefCheck { ranges, stale: 0 }
+        let mut holes: Vec<(u64, u64)> = tlabs.iter().map(|t| (t.top, t.end)).collect();
+        holes.sort_unstable();
+        RefCheck {
+            ranges,
+            holes,
+            stale: 0,
+        }
     }
 
     fn find(&self, id: u64) -> Option<&(u64, u64, bool)> {
         let i = self.ranges.partition_point(|r| r.1 <= id);
+        let hole = self.holes.partition_point(|h| h.1 <= id);
+        if self.holes.get(hole).is_some_and(|h| h.0 <= id) {
+            return None;
+        }
         self.ranges.get(i).filter(|r| r.0 <= id)
     }
 
-    /// The id to write for reference `id`: itself when it is null or inside a walked space;
+    /// The id to write for reference `id`: itself when it is null or inside a walked space
+    /// (outside the TLABs' unused tails, which may hold a former life's objects);
     /// its copy when it is an object of a collection set forwarded elsewhere (its mark word's
     /// lock bits `0b11`: a field not updated yet), as the walk steps over such objects; else 0,
     /// counted (a dead object's field may still refer to memory freed since, e.g. a G1 region
@@ -735,7 +748,7 @@ pub fn dump(
         values: Vec::new(),
         ids: Vec::new(),
         piece: Vec::new(),
-        check: RefCheck::new(&spaces),
+        check: RefCheck::new(&spaces, &tlabs),
         stats: DumpStats::default(),
         failed: None,
     };
