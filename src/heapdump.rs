@@ -84,14 +84,15 @@ impl Write for Sink {
 }
 
 impl Sink {
-    /// Ends the stream (the gzip trailer), flushes and syncs the file.
+    /// Ends the stream (the gzip trailer) and flushes it to the file (not synced to the disk,
+    /// as jcmd's is not: a sync of a file of the heap's size would take seconds).
     fn finish(self) -> io::Result<()> {
         let buffered = match self {
             Sink::Plain(w) => w,
             Sink::Gz(w) => w.finish()?,
         };
-        let file = buffered.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()
+        buffered.into_inner().map_err(|e| e.into_error())?;
+        Ok(())
     }
 }
 

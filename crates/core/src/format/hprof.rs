@@ -408,18 +408,20 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
     fn instance(&mut self, id: u64, class: u64, values: &[(BasicType, u64)]) -> io::Result<()> {
         let bytes: u32 = values.iter().map(|(t, _)| t.size()).sum();
         self.begin(1 + 8 + 4 + 8 + 4 + u64::from(bytes))?;
-        let mut b = [0u8; 1 + 8 + 4 + 8 + 4];
-        b[0] = sub::INSTANCE_DUMP;
-        b[1..9].copy_from_slice(&id.to_be_bytes());
-        b[9..13].copy_from_slice(&STACK_TRACE.to_be_bytes());
-        b[13..21].copy_from_slice(&class.to_be_bytes());
-        b[21..25].copy_from_slice(&bytes.to_be_bytes());
-        self.put(&b)?;
+        let mut b = std::mem::take(&mut self.scratch);
+        b.clear();
+        b.push(sub::INSTANCE_DUMP);
+        b.extend_from_slice(&id.to_be_bytes());
+        b.extend_from_slice(&STACK_TRACE.to_be_bytes());
+        b.extend_from_slice(&class.to_be_bytes());
+        b.extend_from_slice(&bytes.to_be_bytes());
         for &(ty, v) in values {
             let be = v.to_be_bytes();
-            self.put(&be[8 - ty.size() as usize..])?;
+            b.extend_from_slice(&be[8 - ty.size() as usize..]);
         }
-        Ok(())
+        let put = self.put(&b);
+        self.scratch = b;
+        put
     }
 
     fn begin_object_array(&mut self, id: u64, class: u64, len: u32) -> io::Result<()> {

@@ -10,9 +10,8 @@
 //! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
 //! classes; a list that loops or runs past them is an error, not a hang.
 
-use std::collections::HashMap;
-
 use super::dump::BasicType;
+use super::walk::KlassMap;
 use crate::error::Error;
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
@@ -84,7 +83,7 @@ pub struct ClassTable {
     /// The classes, in the graph's order.
     pub classes: Vec<ClassInfo>,
     /// `Klass*` → index in `classes`.
-    pub index: HashMap<u64, usize>,
+    pub index: KlassMap<usize>,
     /// Classes without a mirror (not yet linked, or CDS-archived and dormant): left out.
     pub without_mirror: u64,
     /// Classes that could not be read whole (left out) or whose field metadata could not be

@@ -524,6 +524,8 @@ struct RefCheck {
     holes: Vec<(u64, u64)>,
     /// References written as null.
     stale: u64,
+    /// The range the last reference was in (most refer near each other).
+    last: (u64, u64),
 }
 
 impl RefCheck {
@@ -547,6 +549,7 @@ impl RefCheck {
             ranges,
             holes,
             stale: 0,
+            last: (0, 0),
         }
     }
 
@@ -569,8 +572,18 @@ impl RefCheck {
         if id == 0 {
             return 0;
         }
+        if self.last.0 <= id && id < self.last.1 {
+            return id;
+        }
         match self.find(id) {
-            Some(&(_, _, false)) => id,
+            Some(&(bottom, top, false)) => {
+                // A range without a TLAB tail in it can be trusted whole next time.
+                let h = self.holes.partition_point(|h| h.1 <= bottom);
+                if self.holes.get(h).is_none_or(|h| h.0 >= top) {
+                    self.last = (bottom, top);
+                }
+                id
+            }
             Some(&(_, _, true)) => match mem.read_u64(id) {
                 Ok(mark) if mark & 3 == 3 => {
                     let copy = mark & !3;
