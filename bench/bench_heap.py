@@ -59,6 +59,31 @@ def start_heap_target(jdk, classes, count, xmx):
     return p
 
 
+def start_targets(jdk, inspect_path, count, small_count, prefix, tools=("java", "javac", "jcmd", "jhsdb")):
+    """Checks the JDK's `tools`, builds inspect (unless `inspect_path`), compiles HeapTarget into
+    a new temporary directory and starts the large (-Xmx3g) and the small (256m) HeapTarget.
+    Returns (inspect, tmp, big, small); raises benchlib.SetupError (the JVMs started are
+    stopped)."""
+    for tool in tools:
+        if not (jdk / "bin" / tool).exists():
+            raise benchlib.SetupError(f"{jdk}/bin/{tool} missing: {benchlib.JDK_HINT}")
+    inspect = Path(inspect_path) if inspect_path else benchlib.build_inspect()
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    src = benchlib.REPO / "tests/java/HeapTarget.java"
+    r = subprocess.run([str(jdk / "bin/javac"), "-d", tmp, str(src)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise benchlib.SetupError(f"javac failed: {r.stderr}")
+    print(f"starting HeapTarget {count} (-Xmx3g) and {small_count}", file=sys.stderr)
+    big = start_heap_target(jdk, tmp, count, "3g")
+    try:
+        small = start_heap_target(jdk, tmp, small_count, "256m")
+    except benchlib.SetupError:
+        benchlib.stop([big])
+        raise
+    return inspect, tmp, big, small
+
+
 def node_row_check(count):
     """A check for benchlib.interleaved: the HeapTarget$Node row holds `count` instances."""
     pattern = re.compile(r"^\s*\d+:\s+(\d+)\s+\d+\s+HeapTarget\$Node\b", re.M)
@@ -98,26 +123,13 @@ def main(argv=None):
     jdk = Path(args.jdk)
     jvms = []
     try:
-        for tool in ("java", "javac", "jcmd", "jhsdb"):
-            if not (jdk / "bin" / tool).exists():
-                raise benchlib.SetupError(f"{jdk}/bin/{tool} missing: {benchlib.JDK_HINT}")
         if not os.access(benchlib.GNU_TIME, os.X_OK):
             raise benchlib.SetupError(f"{benchlib.GNU_TIME} missing: apt-get install -y time")
         if not args.no_core and shutil.which("gcore") is None:
             raise benchlib.SetupError("gcore missing: apt-get install -y gdb, or --no-core")
-        inspect = Path(args.inspect) if args.inspect else benchlib.build_inspect()
-        tmp = tempfile.mkdtemp(prefix="bench-heap-")
-        src = benchlib.REPO / "tests/java/HeapTarget.java"
-        r = subprocess.run([str(jdk / "bin/javac"), "-d", tmp, str(src)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise benchlib.SetupError(f"javac failed: {r.stderr}")
-        print(f"starting HeapTarget {args.count} (-Xmx3g) and {args.small_count}",
-              file=sys.stderr)
-        big = start_heap_target(jdk, tmp, args.count, "3g")
-        jvms.append(big)
-        small = start_heap_target(jdk, tmp, args.small_count, "256m")
-        jvms.append(small)
+        inspect, tmp, big, small = start_targets(jdk, args.inspect, args.count, args.small_count,
+                                                 "bench-heap-")
+        jvms += [big, small]
     except benchlib.SetupError as e:
         print(f"bench_heap: {e}", file=sys.stderr)
         benchlib.stop(jvms)

@@ -29,13 +29,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import shutil
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402  (bench/benchlib.py: what every benchmark shares)
-from bench_heap import held_ms, start_heap_target  # noqa: E402
+from bench_heap import held_ms, start_targets  # noqa: E402
 
 GOAL_VS_JCMD = 1.0
 GOAL_VS_JHSDB = 100.0
@@ -57,22 +57,9 @@ def main(argv=None):
     jdk = Path(args.jdk)
     jvms = []
     try:
-        for tool in ("java", "javac", "jcmd", "jhsdb"):
-            if not (jdk / "bin" / tool).exists():
-                raise benchlib.SetupError(f"{jdk}/bin/{tool} missing: {benchlib.JDK_HINT}")
-        inspect = Path(args.inspect) if args.inspect else benchlib.build_inspect()
-        tmp = tempfile.mkdtemp(prefix="bench-heapdump-", dir=args.dir)
-        src = benchlib.REPO / "tests/java/HeapTarget.java"
-        r = subprocess.run([str(jdk / "bin/javac"), "-d", tmp, str(src)],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            raise benchlib.SetupError(f"javac failed: {r.stderr}")
-        print(f"starting HeapTarget {args.count} (-Xmx3g) and {args.small_count}",
-              file=sys.stderr)
-        big = start_heap_target(jdk, tmp, args.count, "3g")
-        jvms.append(big)
-        small = start_heap_target(jdk, tmp, args.small_count, "256m")
-        jvms.append(small)
+        inspect, tmp, big, small = start_targets(jdk, args.inspect, args.count, args.small_count,
+                                                 os.path.join(args.dir, "bench-heapdump-"))
+        jvms += [big, small]
     except benchlib.SetupError as e:
         print(f"bench_heapdump: {e}", file=sys.stderr)
         benchlib.stop(jvms)

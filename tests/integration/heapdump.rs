@@ -7,27 +7,15 @@
 //! for (hundreds of them in a HeapTarget JVM on JDK 17): both readers count them as dangling.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::support::histo::COUNT;
 use crate::support::hprof::{Query, Value, strict_check, visualvm_check};
-use crate::support::{
-    Jvm, assert_left_alone, gcore, inspect_ok, jdk, run_ok, scratch_dir, test_classes,
-};
+use crate::support::{Jvm, assert_left_alone, gcore, inspect_ok, jdk, run_ok, scratch_dir};
 
 /// Starts HeapTarget on the JDK `major` without CDS.
 fn heap_target(major: u32) -> Jvm {
-    let home = jdk(major);
-    let mut cmd = Command::new(home.join("bin/java"));
-    cmd.env("MALLOC_ARENA_MAX", "2")
-        .args(["-Xmx64m", "-XX:ReservedCodeCacheSize=16m", "-Xshare:off"])
-        .arg("-cp")
-        .arg(test_classes())
-        .args(["HeapTarget", &COUNT.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    Jvm::spawn(cmd, &home)
+    crate::heap::start(&jdk(major), &["-Xshare:off"])
 }
 
 /// `jcmd <pid> GC.heap_dump -all <dir>/jcmd-<major>.hprof` of the target's own JDK.

@@ -66,6 +66,43 @@ fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result
     Ok(h)
 }
 
+/// Opens live process `pid` (its VM model read with the JVM running), holds its threads as
+/// `opts` says while `read` runs (given the JVM, the stop's registers by thread id, and the
+/// details so far), releases them, and records the stop. Returns what `read` gave, the details
+/// and the warnings.
+fn live_held<R>(
+    pid: crate::process::Pid,
+    opts: &HeapOptions,
+    read: impl FnOnce(
+        &Jvm,
+        &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
+        &mut Vec<Detail>,
+    ) -> Result<R, Error>,
+) -> Result<(R, Vec<Detail>, Vec<Warning>), Error> {
+    let jvm = Jvm::live(pid)?;
+    let Some(process) = jvm.process() else {
+        unreachable!("Jvm::live opens a process");
+    };
+    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let stop = super::threads::StopOptions {
+        stop: opts.stop,
+        timeout: opts.stop_timeout,
+        wait: opts.wait,
+    };
+    let host_tids = crate::process::namespace_tids(pid);
+    let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
+    let (read, report) = super::threads::held(process, &stop, |stopped| {
+        let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
+        read(&jvm, &registers, &mut details)
+    })?;
+    let read = read?;
+    let mut warnings = Vec::new();
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok((read, details, warnings))
+}
+
 /// The class histogram of live process `pid`: the VM model read with the JVM running, then its
 /// threads held (ptrace, as `inspect threads` holds them) for the heap walk only, released, and
 /// the process checked to be the same one.
@@ -78,24 +115,9 @@ pub fn heap_histogram(
     pid: crate::process::Pid,
     opts: &HeapOptions,
 ) -> Result<HeapHistogram, Error> {
-    let jvm = Jvm::live(pid)?;
-    let Some(process) = jvm.process() else {
-        unreachable!("Jvm::live opens a process");
-    };
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
-    let stop = super::threads::StopOptions {
-        stop: opts.stop,
-        timeout: opts.stop_timeout,
-        wait: opts.wait,
-    };
-    let (walked, report) = super::threads::held(process, &stop, |_| {
-        walk(&jvm.vm, jvm.memory(), &mut details)
+    let (histogram, details, warnings) = live_held(pid, opts, |jvm, _, details| {
+        walk(&jvm.vm, jvm.memory(), details)
     })?;
-    let histogram = walked?;
-    let mut warnings = Vec::new();
-    if let Some(r) = report {
-        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
-    }
     Ok(HeapHistogram {
         histogram,
         details,
@@ -152,6 +174,7 @@ pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<Heap
     let Some(process) = jvm.process() else {
         unreachable!("Jvm::live opens a process");
     };
+    // libjvm's `.symtab` is read before the hold.
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
     let stop = super::threads::StopOptions {
@@ -307,27 +330,9 @@ pub fn heap_dump(
     opts: &HeapOptions,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
-    let jvm = Jvm::live(pid)?;
-    let Some(process) = jvm.process() else {
-        unreachable!("Jvm::live opens a process");
-    };
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
-    let stop = super::threads::StopOptions {
-        stop: opts.stop,
-        timeout: opts.stop_timeout,
-        wait: opts.wait,
-    };
-    let host_tids = crate::process::namespace_tids(pid);
-    let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
-    let (written, report) = super::threads::held(process, &stop, |stopped| {
-        let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
-        write_dump(&jvm.vm, jvm.memory(), &registers, sink, &mut details)
+    let (stats, details, warnings) = live_held(pid, opts, |jvm, registers, details| {
+        write_dump(&jvm.vm, jvm.memory(), registers, sink, details)
     })?;
-    let stats = written?;
-    let mut warnings = Vec::new();
-    if let Some(r) = report {
-        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
-    }
     Ok(HeapDumpReport {
         stats,
         details,
