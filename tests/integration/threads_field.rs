@@ -484,6 +484,43 @@ fn assert_clean_histogram(core: &str, what: &str) -> bool {
     }
 }
 
+/// `inspect heapdump --core` on a damaged core: within the memory bound and no panic; a file the
+/// strict HPROF reader reads without a violation (exit 0, or 1 with the spaces it could not walk
+/// named on stderr), or a clear error and no file (exit 1).
+fn assert_clean_heapdump(core: &str, what: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("heap.hprof");
+    let (out, took, rss) =
+        inspect_measured(&["heapdump", "--core", core, "-o", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        rss <= INSPECT_RSS_KIB && !stderr.contains("panicked"),
+        "heapdump, {what}: peak RSS {rss} KiB, took {took:?}: {stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    match out.status.code() {
+        Some(0 | 1) if file.exists() => {
+            let strict = crate::support::hprof::strict_check(&file);
+            assert!(
+                strict.violations.is_empty(),
+                "heapdump, {what}: the file breaks the format: {:#?}",
+                strict.violations
+            );
+            assert_eq!(left.len(), 1, "heapdump, {what}: files left: {left:?}");
+        }
+        Some(1) => {
+            assert!(
+                stderr.contains("inspect: ") && left.is_empty(),
+                "heapdump, {what}: unclear failure, or files left ({left:?}): {stderr}"
+            );
+        }
+        other => panic!("heapdump, {what}: exit {other:?}: {stderr}"),
+    }
+}
+
 fn assert_clean_outcome(out: &Output, took: Duration, rss: u64, what: &str) -> bool {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -600,6 +637,7 @@ fn cut_at_every_segment_boundary(core: &Path) -> (usize, usize) {
             "info, cut at {at}: the truncation not said: {stderr}"
         );
         // `inspect histo` on the same cut: a histogram with notes, or a clear error.
+        assert_clean_heapdump(core_s, &format!("cut at {at}"));
         if assert_clean_histogram(core_s, &format!("cut at {at}")) {
             histograms += 1;
         }
@@ -708,6 +746,9 @@ fn flipped_bytes_in_heap_and_stack_segments() {
         }
         let run = inspect_measured(&["threads", "--core", &core_s]);
         assert_clean_histogram(&core_s, &format!("flips {flips:?}"));
+        if flips.len() % 4 == 0 {
+            assert_clean_heapdump(&core_s, &format!("flips {flips:?}"));
+        }
         for &(off, b) in saved.iter().rev() {
             file.write_all_at(&[b], off).unwrap();
         }

@@ -149,6 +149,8 @@ pub fn read(
     )?;
     let mut loaders = 0usize;
     let mut seen = 0usize;
+    let mut mirrors = std::collections::HashSet::new();
+    let mut visited = std::collections::HashSet::new();
     while cld != 0 {
         loaders += 1;
         if loaders > MAX_LOADERS {
@@ -174,10 +176,24 @@ pub fn read(
                     "more than {MAX_CLASSES} classes in ClassLoaderDataGraph: a loop or corrupt"
                 )));
             }
-            if !table.index.contains_key(&k) {
+            if !visited.insert(k) {
+                // A class met again: the list loops (a damaged core); the rest is not read.
+                table.unreadable(format!("{k:#x}"), "met twice: the class list loops".into());
+                break;
+            }
+            {
                 match class(mem, java, &mut table, k, loader, super_at, lh_at) {
                     Ok(Some(mut c)) => {
                         c.mirror = recolour(c.mirror);
+                        if !mirrors.insert(c.mirror) {
+                            // Two classes cannot share a mirror: a damaged class is left out.
+                            table.unreadable(
+                                c.name,
+                                format!("its mirror {:#x} is another class's", c.mirror),
+                            );
+                            k = rd(k.wrapping_add(next_link), "Klass::_next_link")?;
+                            continue;
+                        }
                         table.index.insert(k, table.classes.len());
                         table.classes.push(c);
                     }

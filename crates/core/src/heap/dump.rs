@@ -651,7 +651,26 @@ pub fn dump(
         .thread_addresses(mem)
         .map(|(_, t)| t)
         .unwrap_or_default();
-    let spaces = spaces::spaces(vm, mem)?;
+    let mut spaces = spaces::spaces(vm, mem)?;
+    // An object must be written once: a space overlapping one before it (a damaged region
+    // table) is left out with a note.
+    spaces.sort_by_key(|s| s.bottom);
+    let mut overlapping = Vec::new();
+    let mut end = 0u64;
+    spaces.retain(|s| {
+        let top = s.top.max(s.bottom.saturating_add(1));
+        if s.bottom < end {
+            overlapping.push(Note {
+                space: s.name.clone(),
+                at: s.bottom,
+                skipped: s.top.saturating_sub(s.bottom),
+                reason: format!("it overlaps a space before it (up to {end:#x}): not walked"),
+            });
+            return false;
+        }
+        end = top;
+        true
+    });
     let tlabs = spaces::tlabs(vm, mem, &threads)?;
     let layout = ObjectLayout::new(vm, mem)?;
 
@@ -855,7 +874,7 @@ pub fn dump(
     let resolve =
         |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, &java, lh_at, klass) };
     let mut walker = Walker::new(mem, layout, Box::new(resolve)).with_bodies();
-    let mut notes = Vec::new();
+    let mut notes = overlapping;
     for space in &spaces {
         let note = walker.walk(space, &tlabs, &mut |at, klass, size, body| {
             dumper.object(at, klass, size, body);
