@@ -13,13 +13,16 @@ use anyhow::{Context, bail};
 /// The names `inspect` answers to, and what each maps to (for `inspect links` and the docs).
 pub const TOOLS: [(&str, &str); 6] = [
     ("jstack", "inspect threads"),
-    ("jmap", "inspect histo (-histo, -histo:all)"),
+    (
+        "jmap",
+        "inspect histo (-histo, -histo:all), inspect heapdump (-dump:format=b,file=F)",
+    ),
     ("jinfo", "inspect info (-flags, -sysprops, -flag NAME)"),
     ("jstat", "inspect stat"),
     ("jps", "inspect list --format jps"),
     (
         "jcmd",
-        "Thread.print, GC.class_histogram, GC.heap_info, VM.flags, VM.command_line, PerfCounter.print",
+        "Thread.print, GC.class_histogram, GC.heap_info, GC.heap_dump, VM.flags, VM.command_line, PerfCounter.print",
     ),
 ];
 
@@ -92,9 +95,36 @@ fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
     Ok(out)
 }
 
-/// `jmap -histo[:all] <pid>` (or `<executable> <core>`) → `inspect histo`.
+/// `jmap -dump:`'s options (`[all,]format=b,file=F[,gz=N]`): the file and whether gzipped.
+fn jmap_dump_options(opts: &str) -> anyhow::Result<(String, bool)> {
+    let (mut file, mut gz) = (None, false);
+    for o in opts.split(',') {
+        match o.split_once('=') {
+            None if o == "all" => {}
+            None if o == "live" => bail!(unsupported(
+                "-dump:live",
+                "dumping only live objects needs a full GC inside the JVM, which only the JVM can run; -dump without live writes every object"
+            )),
+            Some(("format", "b")) => {}
+            Some(("file", f)) if !f.is_empty() => file = Some(f.to_string()),
+            Some(("gz", n)) if n.parse::<u8>().is_ok_and(|n| (1..=9).contains(&n)) => gz = true,
+            Some(("parallel", n)) if n.parse::<u32>().is_ok() => {}
+            _ => bail!(unsupported(
+                &format!("-dump:{o}"),
+                "of -dump's options only all, format=b, file=, gz= and parallel= are read"
+            )),
+        }
+    }
+    let file =
+        file.ok_or_else(|| anyhow::anyhow!("usage: jmap -dump:format=b,file=<file> <pid>"))?;
+    Ok((file, gz))
+}
+
+/// `jmap -histo[:all] <pid>` (or `<executable> <core>`) → `inspect histo`; `jmap
+/// -dump:format=b,file=F <pid>` → `inspect heapdump <pid> -o F` (`gz=`: `--gz`).
 fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
     let mut histo = false;
+    let mut dump = None;
     let mut rest = Vec::new();
     for a in args {
         match a.as_str() {
@@ -113,18 +143,37 @@ fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
                     "only -histo and -histo:all are read (no file=, parallel=)"
                 ));
             }
-            a if a.starts_with("-dump") => {
-                bail!(unsupported("-dump", "heap dumps are not written yet"))
-            }
+            a if a.starts_with("-dump:") => dump = Some(jmap_dump_options(&a["-dump:".len()..])?),
             a if a.starts_with('-') => bail!(unsupported(
                 a,
-                "of jmap's options only -histo and -histo:all are read"
+                "of jmap's options only -histo, -histo:all and -dump: are read"
             )),
             _ => rest.push(a.as_str()),
         }
     }
+    if let Some((file, gz)) = dump {
+        let mut line: Vec<String> = match rest[..] {
+            [p] => vec!["heapdump".into(), pid("jmap", p)?],
+            [exe, core] => vec![
+                "heapdump".into(),
+                "--core".into(),
+                core.into(),
+                "--exe".into(),
+                exe.into(),
+            ],
+            _ => bail!("usage: jmap -dump:format=b,file=<file> <pid>"),
+        };
+        line.extend(["-o".into(), file]);
+        if gz {
+            line.push("--gz".into());
+        }
+        let line: Vec<&str> = line.iter().map(String::as_str).collect();
+        return Ok(Rewritten::new(&line));
+    }
     if !histo {
-        bail!("usage: jmap -histo[:all] <pid>  or  jmap -histo <executable> <core>");
+        bail!(
+            "usage: jmap -histo[:all] <pid>, jmap -dump:format=b,file=<file> <pid>, or jmap -histo <executable> <core>"
+        );
     }
     Ok(match rest[..] {
         [p] => Rewritten::new(&["histo", &pid("jmap", p)?]),
@@ -195,10 +244,11 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     };
     let p = pid("jcmd", p)?;
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
-    const COMMANDS: [&str; 6] = [
+    const COMMANDS: [&str; 7] = [
         "Thread.print",
         "GC.class_histogram",
         "GC.heap_info",
+        "GC.heap_dump",
         "VM.flags",
         "VM.command_line",
         "PerfCounter.print",
@@ -219,6 +269,7 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
             Rewritten::new(&["histo", &p])
         }
         ("GC.heap_info", []) => Rewritten::new(&["heap", &p]),
+        ("GC.heap_dump", o) => jcmd_heap_dump(&p, o)?,
         ("VM.flags", []) => Rewritten::new(&["info", "--flags-line", &p]),
         ("VM.command_line", []) => {
             let mut r = Rewritten::new(&["info", &p]);
@@ -232,11 +283,45 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         )),
         (c, _) => bail!(unsupported(
             c,
-            "hsinspect answers Thread.print, GC.class_histogram -all, GC.heap_info, VM.flags, VM.command_line and PerfCounter.print"
+            "hsinspect answers Thread.print, GC.class_histogram -all, GC.heap_info, GC.heap_dump -all, VM.flags, VM.command_line and PerfCounter.print"
         )),
     };
     out.pid_line = Some(format!("{p}:"));
     Ok(out)
+}
+
+/// `jcmd <pid> GC.heap_dump -all [-gz=N] [-parallel=N] FILE` → `inspect heapdump <pid> -o FILE`
+/// (`-gz`: `--gz`).
+fn jcmd_heap_dump(p: &str, options: &[&str]) -> anyhow::Result<Rewritten> {
+    let (mut all, mut gz, mut file) = (false, false, None);
+    for o in options {
+        match o.split_once('=') {
+            _ if *o == "-all" || *o == "-all=true" => all = true,
+            Some(("-gz", n)) if n.parse::<u8>().is_ok_and(|n| (1..=9).contains(&n)) => gz = true,
+            Some(("-parallel", n)) if n.parse::<u32>().is_ok() => {}
+            _ if *o == "-overwrite" || o.starts_with("-overwrite=") => bail!(unsupported(
+                "GC.heap_dump -overwrite",
+                "inspect heapdump never overwrites a file"
+            )),
+            _ if !o.starts_with('-') && file.is_none() => file = Some(*o),
+            _ => bail!(unsupported(
+                &format!("GC.heap_dump {o}"),
+                "hsinspect does not take this option of it"
+            )),
+        }
+    }
+    if !all {
+        bail!(unsupported(
+            "GC.heap_dump without -all",
+            "dumping only live objects needs a full GC inside the JVM; GC.heap_dump -all writes every object"
+        ));
+    }
+    let file = file.ok_or_else(|| anyhow::anyhow!("usage: jcmd <pid> GC.heap_dump -all <file>"))?;
+    let mut line = vec!["heapdump", p, "-o", file];
+    if gz {
+        line.push("--gz");
+    }
+    Ok(Rewritten::new(&line))
 }
 
 /// `jps [-q] [-l] [-m] [-v]` → `inspect list --format jps`.
@@ -338,6 +423,21 @@ mod tests {
         assert_eq!(args("jinfo", "-sysprops 4242"), "info --sysprops 4242");
         assert_eq!(args("jinfo", "4242"), "info --all 4242");
         assert_eq!(args("jcmd", "4242 GC.heap_info"), "heap 4242");
+        assert_eq!(
+            args("jcmd", "4242 GC.heap_dump -all -gz=1 /tmp/h.hprof.gz"),
+            "heapdump 4242 -o /tmp/h.hprof.gz --gz"
+        );
+        assert_eq!(
+            args("jmap", "-dump:format=b,file=h.hprof 4242"),
+            "heapdump 4242 -o h.hprof"
+        );
+        assert_eq!(
+            args(
+                "jmap",
+                "-dump:all,format=b,file=h.hprof,gz=1 /usr/bin/java core.1"
+            ),
+            "heapdump --core core.1 --exe /usr/bin/java -o h.hprof --gz"
+        );
         assert_eq!(args("jstat", "-gcutil 4242 1s 5"), "stat -gcutil 4242 1s 5");
         let j = rw("jcmd", "4242 VM.flags").unwrap();
         assert_eq!(
@@ -358,12 +458,19 @@ mod tests {
     fn what_is_not_taken_is_said_with_why() {
         for (tool, line, says) in [
             ("jmap", "-histo:live 4242", "full GC"),
-            ("jmap", "-dump:format=b,file=h.hprof 4242", "heap dumps"),
+            ("jmap", "-dump:live,format=b,file=h.hprof 4242", "full GC"),
+            ("jmap", "-dump:format=b 4242", "usage"),
             ("jinfo", "-flag +UseG1GC 4242", "never writes"),
             ("jinfo", "-flag MaxHeapSize=1g 4242", "never writes"),
             ("jstack", "-e 4242", "extended"),
             ("jcmd", "4242 GC.class_histogram", "-all"),
-            ("jcmd", "4242 GC.heap_dump /tmp/h", "answers Thread.print"),
+            ("jcmd", "4242 GC.heap_dump /tmp/h", "full GC"),
+            (
+                "jcmd",
+                "4242 GC.heap_dump -all -overwrite /tmp/h",
+                "never overwrites",
+            ),
+            ("jcmd", "4242 GC.Foo", "answers Thread.print"),
             ("jcmd", "4242 VM.flags -all", "these options"),
             ("jcmd", "4242", "jcmd <pid> <command>"),
             ("jps", "-V", "hotspotrc"),
