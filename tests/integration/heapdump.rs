@@ -462,3 +462,48 @@ fn zgc_single_and_generational_dumps_pass_both_readers() {
     ours_live(17, &["-XX:+UseZGC"]);
     ours_live(21, &["-XX:+UseZGC", "-XX:+ZGenerational"]);
 }
+
+/// The JDK tools' command lines for a heap dump, through `inspect links`: `jmap
+/// -dump:format=b,file=F <pid>` and `jcmd <pid> GC.heap_dump -all -gz=1 F` write files the
+/// strict reader reads with HeapTarget's nodes in them.
+#[test]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
+fn jmap_and_jcmd_links_write_heap_dumps() {
+    let jvm = crate::heap::start(&jdk(17), &["-XX:+UseParallelGC"]);
+    let dir = scratch_dir("heapdump-links");
+    inspect_ok(&["links", dir.path().to_str().unwrap()]);
+    let pid = jvm.pid.to_string();
+    let plain = dir.path().join("jmap.hprof");
+    run_ok(
+        Command::new(dir.path().join("jmap"))
+            .arg(format!("-dump:format=b,file={}", plain.display()))
+            .arg(&pid),
+    );
+    let gz = dir.path().join("jcmd.hprof.gz");
+    run_ok(
+        Command::new(dir.path().join("jcmd"))
+            .args([&pid, "GC.heap_dump", "-all", "-gz=1"])
+            .arg(&gz),
+    );
+    let unzipped = dir.path().join("jcmd.hprof");
+    std::io::copy(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()),
+        &mut std::fs::File::create(&unzipped).unwrap(),
+    )
+    .expect("jcmd GC.heap_dump -gz=1 through the link wrote no gzip");
+    for file in [&plain, &unzipped] {
+        let strict = strict_check(file);
+        assert!(
+            strict.violations.is_empty(),
+            "{}: {:#?}",
+            file.display(),
+            strict.violations
+        );
+        assert_eq!(
+            strict.instances.get("HeapTarget$Node").copied(),
+            Some(COUNT),
+            "{}",
+            file.display()
+        );
+    }
+}
