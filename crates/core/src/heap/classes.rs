@@ -5,7 +5,7 @@
 //! included), the loader object `ClassLoaderData::_class_loader` (an `OopHandle`; an `oop` in
 //! JDK 8). Per class: its name, `java.lang.Class` mirror, superclass, kind from
 //! `Klass::_layout_helper` (`oops/klass.hpp`), and for an instance class its declared fields
-//! ([`JavaReader::declared_fields`]).
+//! (`JavaReader::declared_fields`).
 //!
 //! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
 //! classes; a list that loops or runs past them is an error, not a hang.

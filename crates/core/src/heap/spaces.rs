@@ -429,7 +429,7 @@ fn z_global(vm: &VmModel, mem: &dyn ReadMemory, p: &str, field: &str) -> Result<
 /// Single-generation ZGC's view of the heap (JDK 15-21): `(ZAddressOffsetMask,
 /// ZAddressGoodMask)`. A reference may carry any colour; the walk addresses objects through
 /// the good one, so `(raw & mask) | good` is the address it walked. `None` for other
-/// collectors, generational ZGC included (whose references [`crate::vm::Layout::heap_oop`]
+/// collectors, generational ZGC included (whose references `Layout::heap_oop`
 /// uncolours).
 ///
 /// # Errors
