@@ -208,8 +208,8 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
         ("jmap", vec!["-histo:live", pid.as_str()], "full GC"),
         (
             "jmap",
-            vec!["-dump:format=b,file=/tmp/x.hprof", pid.as_str()],
-            "heap dumps",
+            vec!["-dump:live,format=b,file=/tmp/x.hprof", pid.as_str()],
+            "full GC",
         ),
         (
             "jinfo",
@@ -219,8 +219,9 @@ fn links_print_what_jinfo_jcmd_jstat_jstack_jmap_and_jps_print() {
         (
             "jcmd",
             vec![pid.as_str(), "GC.heap_dump", "/tmp/x"],
-            "answers Thread.print",
+            "full GC",
         ),
+        ("jcmd", vec![pid.as_str(), "GC.run"], "answers Thread.print"),
     ] {
         let out = run(&link(tool), &args);
         let err = String::from_utf8_lossy(&out.stderr);
