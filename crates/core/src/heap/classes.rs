@@ -127,10 +127,7 @@ pub fn read(
 ) -> Result<ClassTable, Error> {
     // Single-generation ZGC: handles hold the colour of their store; the walk's is the good one.
     let view = super::spaces::z_single_generation_view(vm, mem)?;
-    let recolour = |a: u64| match view {
-        Some((mask, good)) if a != 0 => (a & mask) | good,
-        _ => a,
-    };
+    let recolour = |a: u64| super::spaces::recolour(view, a);
     let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
     let next = vm.offset("ClassLoaderData", "_next")?;
     let klasses = vm.offset("ClassLoaderData", "_klasses")?;

@@ -261,8 +261,8 @@ pub struct DumpStats {
 #[derive(Clone, Copy)]
 struct Refs {
     layout: crate::vm::Layout,
-    /// Single-generation ZGC: `(offset mask, good colour)`, every reference recoloured good.
-    z_view: Option<(u64, u64)>,
+    /// Single-generation ZGC: every reference recoloured good.
+    z_view: Option<spaces::ZView>,
 }
 
 impl Refs {
@@ -278,8 +278,8 @@ impl Refs {
         } else {
             let raw = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
             match self.z_view {
-                Some((mask, good)) if raw != 0 => (raw & mask) | good,
-                _ => self.layout.heap_oop(raw),
+                Some(view) => view.recolour(raw),
+                None => self.layout.heap_oop(raw),
             }
         }
     }
@@ -759,7 +759,7 @@ pub fn dump(
         layout: vm.layout,
         z_view: spaces::z_single_generation_view(vm, mem)?,
     };
-    let mut stats = DumpStats {
+    let stats = DumpStats {
         classes_without_mirror: table.without_mirror,
         unreadable_classes: table.unreadable.clone(),
         unreadable_class_count: table.unreadable_count,
@@ -781,7 +781,7 @@ pub fn dump(
         ids: Vec::new(),
         piece: Vec::new(),
         check: RefCheck::new(&spaces, &tlabs),
-        stats: DumpStats::default(),
+        stats,
         failed: None,
     };
     for c in &table.classes {
@@ -887,17 +887,8 @@ pub fn dump(
     if let Some(e) = dumper.failed.take() {
         return Err(Error::DumpOutput(e));
     }
-    let d = dumper.stats;
-    stats.classes = d.classes;
-    stats.instances = d.instances;
-    stats.object_arrays = d.object_arrays;
-    stats.primitive_arrays = d.primitive_arrays;
-    stats.roots = d.roots;
-    stats.mirrors = d.mirrors;
-    stats.unknown_class = d.unknown_class;
-    stats.truncated_arrays = d.truncated_arrays;
+    let mut stats = dumper.stats;
     stats.stale_references = dumper.check.stale;
-    stats.unreadable = d.unreadable;
     stats.walk = walker.stats;
     stats.notes = notes;
     Ok(stats)

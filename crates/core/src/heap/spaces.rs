@@ -426,25 +426,49 @@ fn z_global(vm: &VmModel, mem: &dyn ReadMemory, p: &str, field: &str) -> Result<
     rd(mem, at, "a ZGC global")
 }
 
-/// Single-generation ZGC's view of the heap (JDK 15-21): `(ZAddressOffsetMask,
-/// ZAddressGoodMask)`. A reference may carry any colour; the walk addresses objects through
-/// the good one, so `(raw & mask) | good` is the address it walked. `None` for other
-/// collectors, generational ZGC included (whose references `Layout::heap_oop`
-/// uncolours).
+/// Single-generation ZGC's view of the heap (JDK 15-21): a reference may carry any colour; the
+/// walk addresses objects through the good one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZView {
+    /// `ZAddressOffsetMask`.
+    pub mask: u64,
+    /// `ZAddressGoodMask`.
+    pub good: u64,
+}
+
+impl ZView {
+    /// The address the walk sees for `a` in any colour: `(a & mask) | good`; null stays null.
+    pub fn recolour(self, a: u64) -> u64 {
+        if a == 0 {
+            0
+        } else {
+            (a & self.mask) | self.good
+        }
+    }
+}
+
+/// `a` through `view` when there is one (single-generation ZGC), else `a` itself.
+pub fn recolour(view: Option<ZView>, a: u64) -> u64 {
+    view.map_or(a, |v| v.recolour(a))
+}
+
+/// Single-generation ZGC's [`ZView`] (`*ZGlobalsForVMStructs::_ZAddressOffsetMask` and
+/// `_ZAddressGoodMask`). `None` for other collectors, generational ZGC included (whose
+/// references `Layout::heap_oop` uncolours).
 ///
 /// # Errors
 /// [`Error::VmStructs`] when ZGC's globals are missing; [`Error::Memory`].
 pub fn z_single_generation_view(
     vm: &VmModel,
     mem: &dyn ReadMemory,
-) -> Result<Option<(u64, u64)>, Error> {
+) -> Result<Option<ZView>, Error> {
     if vm.layout.collector != Some(Collector::Z) || vm.layout.zpointer_load_shift.is_some() {
         return Ok(None);
     }
     let p = z_prefix(vm);
     let mask = z_global(vm, mem, p, &format!("_{p}AddressOffsetMask"))?;
     let good = z_global(vm, mem, p, &format!("_{p}AddressGoodMask"))?;
-    Ok(Some((mask, good)))
+    Ok(Some(ZView { mask, good }))
 }
 
 /// ZGC's pages in use (`ZCollectedHeap::_heap` → `ZHeap::_page_table` → `ZPageTable::_map` →
@@ -651,10 +675,7 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
     let reserve = prefetch.max(lab).div_ceil(align_words) * align_words * 8;
     // Single-generation ZGC hands out TLABs in the good colour of their time: seen through
     // today's, as the walk sees the pages.
-    let recolour = match z_single_generation_view(vm, mem) {
-        Ok(Some((mask, good))) => Some((mask, good)),
-        _ => None,
-    };
+    let view = z_single_generation_view(vm, mem).ok().flatten();
     let mut out = Vec::new();
     for &t in threads {
         let at = t.wrapping_add(tlab);
@@ -668,10 +689,7 @@ pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<
         if s == 0 || p < s || p > e {
             continue;
         }
-        let (s, p, e) = match recolour {
-            Some((mask, good)) => ((s & mask) | good, (p & mask) | good, (e & mask) | good),
-            None => (s, p, e),
-        };
+        let (s, p, e) = (recolour(view, s), recolour(view, p), recolour(view, e));
         out.push(Tlab {
             start: s,
             top: p,
