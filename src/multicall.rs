@@ -22,7 +22,7 @@ pub const TOOLS: [(&str, &str); 6] = [
     ("jps", "inspect list --format jps"),
     (
         "jcmd",
-        "Thread.print, GC.class_histogram, GC.heap_info, GC.heap_dump, VM.flags, VM.command_line, PerfCounter.print",
+        "Thread.print, GC.class_histogram, GC.heap_info, GC.heap_dump, VM.flags, VM.command_line, VM.version, PerfCounter.print",
     ),
 ];
 
@@ -184,7 +184,7 @@ fn jmap(args: &[String]) -> anyhow::Result<Rewritten> {
 
 /// `jinfo -flags <pid>` → `inspect info --flags`; `jinfo -sysprops <pid>` → `inspect info
 /// --sysprops`; `jinfo -flag NAME <pid>` → `inspect info --flag NAME`; `jinfo <pid>` →
-/// `inspect info --all`.
+/// `inspect info`.
 fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
     let mut flags = false;
     let mut sysprops = false;
@@ -224,7 +224,6 @@ fn jinfo(args: &[String]) -> anyhow::Result<Rewritten> {
         out.args.insert(1, "--sysprops".into());
         out.note = Some("the properties are sorted by key".into());
     } else {
-        out.args.insert(1, "--all".into());
         out.note = Some("the properties are sorted by key".into());
     }
     Ok(out)
@@ -244,13 +243,14 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     };
     let p = pid("jcmd", p)?;
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
-    const COMMANDS: [&str; 7] = [
+    const COMMANDS: [&str; 8] = [
         "Thread.print",
         "GC.class_histogram",
         "GC.heap_info",
         "GC.heap_dump",
         "VM.flags",
         "VM.command_line",
+        "VM.version",
         "PerfCounter.print",
     ];
     let mut out = match (command.as_str(), &options[..]) {
@@ -271,11 +271,9 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         ("GC.heap_info", []) => Rewritten::new(&["heap", &p]),
         ("GC.heap_dump", o) => jcmd_heap_dump(&p, o)?,
         ("VM.flags", []) => Rewritten::new(&["info", "--flags-line", &p]),
-        ("VM.command_line", []) => {
-            let mut r = Rewritten::new(&["info", &p]);
-            r.note = Some("the flags come first, and of VM Arguments: only jvm_flags, jvm_args and java_command".into());
-            r
-        }
+        ("VM.flags", ["-all" | "-all=true"]) => Rewritten::new(&["info", "--all-flags", &p]),
+        ("VM.command_line", []) => Rewritten::new(&["info", "--command-line", &p]),
+        ("VM.version", []) => Rewritten::new(&["info", "--vm-version", &p]),
         ("PerfCounter.print", []) => Rewritten::new(&["-F", &p]),
         (c, o) if COMMANDS.contains(&c) => bail!(unsupported(
             &format!("{c} {}", o.join(" ")),
@@ -283,7 +281,7 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
         )),
         (c, _) => bail!(unsupported(
             c,
-            "hsinspect answers Thread.print, GC.class_histogram -all, GC.heap_info, GC.heap_dump -all, VM.flags, VM.command_line and PerfCounter.print"
+            "hsinspect answers Thread.print, GC.class_histogram -all, GC.heap_info, GC.heap_dump -all, VM.flags [-all], VM.command_line, VM.version and PerfCounter.print"
         )),
     };
     out.pid_line = Some(format!("{p}:"));
@@ -421,8 +419,14 @@ mod tests {
             "info --flag MaxHeapSize 4242"
         );
         assert_eq!(args("jinfo", "-sysprops 4242"), "info --sysprops 4242");
-        assert_eq!(args("jinfo", "4242"), "info --all 4242");
+        assert_eq!(args("jinfo", "4242"), "info 4242");
         assert_eq!(args("jcmd", "4242 GC.heap_info"), "heap 4242");
+        assert_eq!(args("jcmd", "4242 VM.flags -all"), "info --all-flags 4242");
+        assert_eq!(args("jcmd", "4242 VM.version"), "info --vm-version 4242");
+        assert_eq!(
+            args("jcmd", "4242 VM.command_line"),
+            "info --command-line 4242"
+        );
         assert_eq!(
             args("jcmd", "4242 GC.heap_dump -all -gz=1 /tmp/h.hprof.gz"),
             "heapdump 4242 -o /tmp/h.hprof.gz --gz"
@@ -471,7 +475,7 @@ mod tests {
                 "never overwrites",
             ),
             ("jcmd", "4242 GC.Foo", "answers Thread.print"),
-            ("jcmd", "4242 VM.flags -all", "these options"),
+            ("jcmd", "4242 VM.flags -foo", "these options"),
             ("jcmd", "4242", "jcmd <pid> <command>"),
             ("jps", "-V", "hotspotrc"),
             ("jps", "remotehost", "jstatd"),

@@ -22,12 +22,17 @@ const FLAGS: &[&str] = &[
     "-XX:OnError=echo one;echo two",
     "-XX:OnError=echo three",
     "-XX:CICompilerCount=2",
+    "-XX:+UnlockDiagnosticVMOptions",
     "-Dhsinspect.test=a b=c:d",
+    "-Dhsinspect.accents=café € 😀 ü",
+    "-Dhsinspect.set=hsinspect.runtime",
 ];
 
 fn start(java_home: &Path) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
+    // A UTF-8 locale, so that the JVM decodes the non-ASCII `-D` as the text it is.
     cmd.args(FLAGS)
+        .env("LC_ALL", "C.UTF-8")
         .arg("-cp")
         .arg(test_classes())
         .args(["Target", "1"])
@@ -75,14 +80,6 @@ fn reference(java_home: &Path, pid: i32) -> (String, String) {
     (flags, command_line)
 }
 
-/// `inspect info`'s output split at its empty line: the flags part, the arguments part.
-fn split(ours: &str) -> (String, String) {
-    let (flags, args) = ours
-        .split_once("\n\n")
-        .unwrap_or_else(|| panic!("no empty line between the parts:\n{ours}"));
-    (format!("{flags}\n"), args.to_string())
-}
-
 /// `jinfo -sysprops`'s lines, after a first call: the first sets `user.timezone` in the target
 /// (its `Properties.store` formats the date) after printing the properties without it.
 fn jinfo_properties(java_home: &Path, pid: &str) -> BTreeSet<String> {
@@ -99,31 +96,52 @@ fn property_lines(block: &str) -> BTreeSet<String> {
     lines.map(str::to_string).collect()
 }
 
+/// jcmd's `VM.flags -all`, `VM.version` and `VM.command_line` (less its `<pid>:` line).
+fn jcmd_parts(home: &Path, pid: &str) -> (String, String, String) {
+    (
+        tool(home, "jcmd", &[pid, "VM.flags", "-all"]),
+        tool(home, "jcmd", &[pid, "VM.version"]),
+        tool(home, "jcmd", &[pid, "VM.command_line"]),
+    )
+}
+
 fn live(major: u32) {
     let home = jdk(major);
     let jvm = start(&home);
     let pid = jvm.pid.to_string();
     let before = reference(&home, jvm.pid);
+    let parts_before = jcmd_parts(&home, &pid);
     let props_before = jinfo_properties(&home, &pid);
     let flags = inspect_ok(&["info", "--flags", &pid]);
-    let both = inspect_ok(&["info", &pid]);
-    let all = inspect_ok(&["info", "--all", &pid]);
+    let all = inspect_ok(&["info", &pid]);
     let sysprops = inspect_ok(&["info", "--sysprops", &pid]);
+    let all_flags = inspect_ok(&["info", "--all-flags", &pid]);
+    let version = inspect_ok(&["info", "--vm-version", &pid]);
+    let command_line = inspect_ok(&["info", "--command-line", &pid]);
+    let json = inspect_ok(&["info", "--format", "json", &pid]);
     assert_left_alone(jvm.pid, false);
     let props_after = property_lines(&tool(&home, "jinfo", &["-sysprops", &pid]));
     assert!(props_after.iter().any(|l| l.starts_with("user.timezone=")));
     let after = reference(&home, jvm.pid);
+    let parts_after = jcmd_parts(&home, &pid);
     assert_eq!(before, after, "jcmd's answers moved between the reads");
+    assert_eq!(parts_before, parts_after, "jcmd's answers moved between the reads");
     assert_eq!(props_before, props_after, "jinfo's properties moved");
     assert_eq!(
         property_lines(&sysprops),
         props_after,
         "JDK {major}: inspect info --sysprops vs jinfo -sysprops"
     );
-    assert!(
-        props_after.contains("hsinspect.test=a b\\=c\\:d"),
-        "the escaped -D property: {props_after:?}"
-    );
+    for expected in [
+        "hsinspect.test=a b\\=c\\:d",
+        "hsinspect.accents=caf\\u00E9 \\u20AC \\uD83D\\uDE00 \\u00FC",
+        "hsinspect.runtime=set at run time\\: caf\\u00E9 \\u20AC \\uD83D\\uDE00",
+    ] {
+        assert!(
+            props_after.contains(expected),
+            "{expected} not in jinfo's properties: {props_after:?}"
+        );
+    }
     assert_eq!(
         flags, before.0,
         "JDK {major}: inspect info --flags vs jcmd VM.flags"
@@ -133,25 +151,86 @@ fn live(major: u32) {
             && flags.contains("-XX:MaxRAMPercentage=33.500000 "),
         "{flags}"
     );
-    assert_eq!(split(&both), after, "JDK {major}: inspect info vs jcmd");
+    let (all_flags_jcmd, version_jcmd, command_line_jcmd) = parts_after;
+    assert_eq!(
+        all_flags, all_flags_jcmd,
+        "JDK {major}: inspect info --all-flags vs jcmd VM.flags -all"
+    );
+    assert!(all_flags.contains("+= echo three"), "{all_flags}");
+    assert_eq!(
+        version, version_jcmd,
+        "JDK {major}: inspect info --vm-version vs jcmd VM.version"
+    );
+    assert_eq!(
+        command_line, command_line_jcmd,
+        "JDK {major}: inspect info --command-line vs jcmd VM.command_line"
+    );
+    // `jinfo <pid>`: the properties, then the flags and jcmd VM.command_line's whole block.
     let (props, rest) = all
         .split_once("\n\n")
         .expect("the properties, then the rest");
     assert_eq!(
         property_lines(props),
         props_after,
-        "JDK {major}: inspect info --all"
+        "JDK {major}: inspect info"
     );
-    // The flags and the whole `VM Arguments:` block of jcmd VM.command_line (its class path
-    // and launcher lines too).
-    let command_line = tool(&home, "jcmd", &[&pid, "VM.command_line"]);
-    let block = &command_line[command_line.find("VM Arguments:").unwrap()..];
     assert_eq!(
         rest,
-        format!("{}\n{block}", after.0),
-        "JDK {major}: inspect info --all after its properties"
+        format!("{}\n{command_line_jcmd}", after.0),
+        "JDK {major}: inspect info after its properties"
     );
-    assert!(both.contains("-Dhsinspect.test=a b=c:d "), "{both}");
+    assert!(rest.contains("-Dhsinspect.test=a b=c:d "), "{rest}");
+
+    // The same as data.
+    let json: serde_json::Value = serde_json::from_str(&json).expect("inspect info --format json");
+    let names: Vec<&str> = json["flags"]
+        .as_array()
+        .expect("flags")
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    let listed: Vec<&str> = all_flags
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains("+="))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(names, listed, "JDK {major}: the JSON's flags");
+    let max_heap = json["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "MaxHeapSize")
+        .unwrap();
+    assert_eq!(max_heap["type"], "size_t");
+    assert_eq!(max_heap["value"], 64 << 20);
+    assert_eq!(max_heap["origin"], "command_line");
+    assert_eq!(
+        json["system_properties"]["hsinspect.runtime"],
+        "set at run time: café € 😀"
+    );
+    assert_eq!(json["system_properties"]["hsinspect.accents"], "café € 😀 ü");
+    assert!(
+        json["arguments"]["jvm_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "-Dhsinspect.accents=café € 😀 ü"),
+        "{json}"
+    );
+    let mut version_lines = version.lines();
+    assert_eq!(
+        version_lines.next().unwrap(),
+        format!(
+            "{} version {}",
+            json["vm"]["name"].as_str().unwrap(),
+            json["vm"]["release"].as_str().unwrap()
+        )
+    );
+    assert_eq!(
+        version_lines.next().unwrap(),
+        format!("JDK {}", json["vm"]["jdk"].as_str().unwrap())
+    );
 }
 
 #[test]
@@ -185,8 +264,8 @@ fn jdk25_flags_and_command_line_match_jcmd() {
 }
 
 /// A gcore of the running JVM, then the JVM SIGSTOPped (jcmd cannot answer it then): the
-/// stopped JVM and the core read after the JVM is gone print what jcmd printed before, and the
-/// JVM is left stopped.
+/// stopped JVM and the core read after the JVM is gone print what jcmd and jinfo printed before
+/// (`jinfo <pid>`'s three parts, `VM.flags -all`, `VM.version`), and the JVM is left stopped.
 #[test]
 #[ignore = "requires root, gdb, JDK 21 (scripts/test.sh)"]
 fn jdk21_stopped_jvm_and_its_gcore_print_what_jcmd_printed() {
@@ -194,25 +273,38 @@ fn jdk21_stopped_jvm_and_its_gcore_print_what_jcmd_printed() {
     let dir = scratch_dir("info-core");
     let jvm = start(&home);
     let pid = jvm.pid.to_string();
-    let (flags, args) = reference(&home, jvm.pid);
+    let (flags, _) = reference(&home, jvm.pid);
     let props = jinfo_properties(&home, &pid);
-    let expected = (flags, args);
+    let (all_flags, version, command_line) = jcmd_parts(&home, &pid);
+    let rest = format!("{flags}\n{command_line}");
     let core = gcore(jvm.pid, dir.path());
     send_signal(jvm.pid, libc::SIGSTOP);
-    let stopped = inspect_ok(&["info", &pid]);
-    let stopped_props = inspect_ok(&["info", "--sysprops", &pid]);
+    let read = |target: &[&str]| {
+        let with = |part: Option<&str>| {
+            let mut a = vec!["info"];
+            a.extend(part);
+            a.extend_from_slice(target);
+            inspect_ok(&a)
+        };
+        (
+            with(None),
+            with(Some("--all-flags")),
+            with(Some("--vm-version")),
+        )
+    };
+    let stopped = read(&[&pid]);
     assert_left_alone(jvm.pid, true);
     send_signal(jvm.pid, libc::SIGCONT);
     drop(jvm);
-    assert_eq!(split(&stopped), expected, "the SIGSTOPped JVM");
-    assert_eq!(
-        property_lines(&stopped_props),
-        props,
-        "the SIGSTOPped JVM's properties"
-    );
     let core = core.to_str().unwrap();
-    let from_core = inspect_ok(&["info", "--core", core]);
-    assert_eq!(split(&from_core), expected, "the gcore");
-    let core_props = inspect_ok(&["info", "--sysprops", "--core", core]);
-    assert_eq!(property_lines(&core_props), props, "the gcore's properties");
+    let from_core = read(&["--core", core]);
+    for ((whole, ours_all, ours_version), what) in
+        [(stopped, "the SIGSTOPped JVM"), (from_core, "the gcore")]
+    {
+        let (our_props, our_rest) = whole.split_once("\n\n").expect("three parts");
+        assert_eq!(property_lines(our_props), props, "{what}'s properties");
+        assert_eq!(our_rest, rest, "{what}'s flags and arguments");
+        assert_eq!(ours_all, all_flags, "{what}: VM.flags -all");
+        assert_eq!(ours_version, version, "{what}: VM.version");
+    }
 }

@@ -675,7 +675,9 @@ fn jdk8_flags_and_command_line_match_jcmd() {
     let ours = inspect_ok(&["info", &pid]);
     let after = (jcmd("VM.flags"), jcmd("VM.command_line"));
     assert_eq!(before, after, "jcmd's answers moved between the reads");
-    let (flags, args) = ours.split_once("\n\n").expect("two parts");
+    // `jinfo <pid>`'s three parts: the properties (checked below), the flags, the arguments.
+    let (_, flags_and_args) = ours.split_once("\n\n").expect("three parts");
+    let (flags, args) = flags_and_args.split_once("\n\n").expect("three parts");
     assert_eq!(format!("{flags}\n"), format!("VM Flags:\n{}", after.0));
     for line in args.lines().skip(1) {
         assert!(

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use crate::vm::flags::{FlagOrigin, FlagValue, VmArguments, VmFlag};
+use crate::vm::flags::{FlagKind, FlagOrigin, FlagValue, VmArguments, VmFlag};
 
 /// Writes one flag as `-XX:` option text (`JVMFlag::print_as_flag`): `-XX:+Name`/`-XX:-Name`
 /// for a `bool`, `-XX:Name=<value>` otherwise (a `double` as C's `%f`); the lines of a
@@ -53,16 +53,22 @@ pub fn write_set_flags(out: &mut dyn Write, flags: &[VmFlag]) -> io::Result<()> 
 /// # Errors
 /// Those of `out`.
 pub fn write_set_flags_line(out: &mut dyn Write, flags: &[VmFlag]) -> io::Result<()> {
+    for f in set_flags(flags) {
+        write_as_flag(out, f)?;
+        out.write_all(b" ")?;
+    }
+    writeln!(out)
+}
+
+/// The flags `JVMFlag::printSetFlags` prints: every flag whose origin is not the default,
+/// sorted by name in byte order (`strcmp`).
+pub fn set_flags(flags: &[VmFlag]) -> Vec<&VmFlag> {
     let mut set: Vec<&VmFlag> = flags
         .iter()
         .filter(|f| f.origin != FlagOrigin::Default)
         .collect();
     set.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-    for f in set {
-        write_as_flag(out, f)?;
-        out.write_all(b" ")?;
-    }
-    writeln!(out)
+    set
 }
 
 /// Writes the `jvm_flags:`, `jvm_args:` and `java_command:` lines of `Arguments::print_on`
@@ -116,6 +122,336 @@ pub fn write_launch_lines(out: &mut dyn Write, properties: &[(String, String)]) 
     )
 }
 
+/// How a JDK lays out `jcmd <pid> VM.flags -all`'s lines (`JVMFlag::print_on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagTableStyle {
+    /// JDK 8 (`Flag::print_on`, `runtime/globals.cpp`): `%9s %-40s %c= ` (type, name, `:` when
+    /// not at the default), the value left-justified in 16, 20 blanks, the kinds; no origin.
+    Jdk8,
+    /// JDK 9 on (`JVMFlag::print_on`, `runtime/flags/jvmFlag.cpp`): fixed columns — the type
+    /// right-justified in 9, the name at 10, ` =` at 50, the value at 53, the kinds
+    /// right-justified in 20 at 84, the origin at 105; a field past its column gets one blank.
+    Columns,
+}
+
+impl FlagTableStyle {
+    /// The style of JDK `major`.
+    pub fn for_jdk(major: u32) -> FlagTableStyle {
+        if major <= 8 {
+            FlagTableStyle::Jdk8
+        } else {
+            FlagTableStyle::Columns
+        }
+    }
+}
+
+/// The flags `jcmd VM.flags -all` lists (`JVMFlag::printFlags`): every flag but a product
+/// build's constants (`develop`, `notproduct`) and the locked ones (`diagnostic` without
+/// `UnlockDiagnosticVMOptions`, `experimental` without `UnlockExperimentalVMOptions`), sorted
+/// by name in byte order (`strcmp`).
+pub fn listed_flags(flags: &[VmFlag]) -> Vec<&VmFlag> {
+    let unlocked = |name: &str| {
+        flags
+            .iter()
+            .any(|f| f.name == name && f.value == FlagValue::Bool(true))
+    };
+    let (diagnostic, experimental) = (
+        unlocked("UnlockDiagnosticVMOptions"),
+        unlocked("UnlockExperimentalVMOptions"),
+    );
+    let mut listed: Vec<&VmFlag> = flags
+        .iter()
+        .filter(|f| !f.is(FlagKind::Develop) && !f.is(FlagKind::NotProduct))
+        .filter(|f| diagnostic || !f.is(FlagKind::Diagnostic))
+        .filter(|f| experimental || !f.is(FlagKind::Experimental))
+        .collect();
+    listed.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    listed
+}
+
+/// The C++ type name of a flag's value (`JVMFlag::type_string`).
+pub fn type_name(value: &FlagValue) -> &'static str {
+    match value {
+        FlagValue::Bool(_) => "bool",
+        FlagValue::Int(_) => "int",
+        FlagValue::Uint(_) => "uint",
+        FlagValue::Intx(_) => "intx",
+        FlagValue::Uintx(_) => "uintx",
+        FlagValue::Uint64(_) => "uint64_t",
+        FlagValue::SizeT(_) => "size_t",
+        FlagValue::Double(_) => "double",
+        FlagValue::Ccstr(_) => "ccstr",
+        FlagValue::Ccstrlist(_) => "ccstrlist",
+    }
+}
+
+/// A scalar value as `print_on` prints it (`%d`, `%f`, `true`); `None` for a string.
+fn scalar(value: &FlagValue) -> Option<String> {
+    Some(match value {
+        FlagValue::Bool(b) => b.to_string(),
+        FlagValue::Int(v) => v.to_string(),
+        FlagValue::Uint(v) => v.to_string(),
+        FlagValue::Intx(v) => v.to_string(),
+        FlagValue::Uintx(v) | FlagValue::Uint64(v) | FlagValue::SizeT(v) => v.to_string(),
+        FlagValue::Double(v) => format!("{v:.6}"),
+        FlagValue::Ccstr(_) | FlagValue::Ccstrlist(_) => return None,
+    })
+}
+
+/// `{product}`, `{C2 diagnostic}`: `print_kind`'s braces (empty when the flag has no kind).
+fn kind_text(flag: &VmFlag) -> String {
+    if flag.kinds.is_empty() {
+        return String::new();
+    }
+    let words: Vec<&str> = flag.kinds.iter().map(|k| k.name()).collect();
+    format!("{{{}}}", words.join(" "))
+}
+
+/// `{command line}`, `{command line, ergonomic}`: `print_origin`'s braces.
+fn origin_text(flag: &VmFlag) -> String {
+    let word = match flag.origin {
+        FlagOrigin::Default => "default",
+        FlagOrigin::CommandLine => "command line",
+        FlagOrigin::EnvironVar => "environment",
+        FlagOrigin::ConfigFile => "config file",
+        FlagOrigin::Management => "management",
+        FlagOrigin::Ergonomic if flag.set_on_command_line => "command line, ergonomic",
+        FlagOrigin::Ergonomic => "ergonomic",
+        FlagOrigin::AttachOnDemand => "attach",
+        FlagOrigin::Internal => "internal",
+        FlagOrigin::JimageResource => "jimage",
+        FlagOrigin::Other(_) => "",
+    };
+    format!("{{{word}}}")
+}
+
+/// `fill_to_pos` of `jvmFlag.cpp`: blanks up to column `pos`, or one blank when the line is
+/// already there or past it.
+fn fill_to(line: &mut String, pos: usize) {
+    if line.len() < pos {
+        line.extend(std::iter::repeat_n(' ', pos - line.len()));
+    } else {
+        line.push(' ');
+    }
+}
+
+/// Writes `jcmd <pid> VM.flags -all`'s text (after jcmd's `<pid>:` line): `[Global flags]`,
+/// then one line per flag of [`listed_flags`] as `print_on` writes it in `style`; a
+/// `ccstr`/`ccstrlist` value's further lines continue as `+=` lines under its name.
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_all_flags(
+    out: &mut dyn Write,
+    flags: &[VmFlag],
+    style: FlagTableStyle,
+) -> io::Result<()> {
+    writeln!(out, "[Global flags]")?;
+    for flag in listed_flags(flags) {
+        match style {
+            FlagTableStyle::Columns => write_column_line(out, flag)?,
+            FlagTableStyle::Jdk8 => write_jdk8_line(out, flag)?,
+        }
+    }
+    Ok(())
+}
+
+fn write_column_line(out: &mut dyn Write, flag: &VmFlag) -> io::Result<()> {
+    const NAME: usize = 10;
+    const EQUALS: usize = 50;
+    const VALUE: usize = 53;
+    const KIND: usize = 84;
+    const KIND_WIDTH: usize = 20;
+    const ORIGIN: usize = 105;
+    let mut line = format!("{:>9}", type_name(&flag.value));
+    fill_to(&mut line, NAME);
+    line.push_str(&flag.name);
+    fill_to(&mut line, EQUALS);
+    line.push_str(" =");
+    fill_to(&mut line, VALUE);
+    match scalar(&flag.value) {
+        Some(v) => line.push_str(&v),
+        None => {
+            let (FlagValue::Ccstr(s) | FlagValue::Ccstrlist(s)) = &flag.value else {
+                unreachable!("scalar() is None only for strings");
+            };
+            let mut parts = s.as_deref().unwrap_or("").split('\n');
+            line.push_str(parts.next().unwrap_or(""));
+            for part in parts {
+                writeln!(out, "{line}")?;
+                line.clear();
+                fill_to(&mut line, NAME);
+                line.push_str(&flag.name);
+                fill_to(&mut line, EQUALS);
+                line.push_str("+=");
+                fill_to(&mut line, VALUE);
+                line.push_str(part);
+            }
+        }
+    }
+    fill_to(&mut line, KIND);
+    line.push_str(&format!("{:>KIND_WIDTH$}", kind_text(flag)));
+    fill_to(&mut line, ORIGIN);
+    line.push_str(&origin_text(flag));
+    writeln!(out, "{line}")
+}
+
+fn write_jdk8_line(out: &mut dyn Write, flag: &VmFlag) -> io::Result<()> {
+    let mark = if flag.origin == FlagOrigin::Default {
+        ' '
+    } else {
+        ':'
+    };
+    write!(out, "{:>9} {:<40} {mark}= ", type_name(&flag.value), flag.name)?;
+    match scalar(&flag.value) {
+        Some(v) => write!(out, "{v:<16}")?,
+        None => {
+            let (FlagValue::Ccstr(s) | FlagValue::Ccstrlist(s)) = &flag.value else {
+                unreachable!("scalar() is None only for strings");
+            };
+            let text = s.as_deref().unwrap_or("");
+            let mut parts = text.split('\n').peekable();
+            while let Some(part) = parts.next() {
+                if parts.peek().is_some() {
+                    writeln!(out, "{part}")?;
+                    write!(out, "{:5} {:<35} += ", "", flag.name)?;
+                } else {
+                    write!(out, "{part:<16}")?;
+                }
+            }
+        }
+    }
+    writeln!(out, "{:<20}{}", " ", kind_text(flag))
+}
+
+/// Writes `jcmd <pid> VM.version`'s two lines (`VersionDCmd`, `services/diagnosticCommand.cpp`):
+/// `<java.vm.name> version <release>` and `JDK <version>` — from JDK 9 `JDK 17.0.15` (four
+/// numbers when the fourth, the patch, is not 0), in JDK 8 `JDK 8.0_462`. `release` is
+/// `Abstract_VM_Version::_s_vm_release` (the `java.vm.version` property when `None`); the
+/// version numbers come from the `java.version` property.
+///
+/// # Errors
+/// Those of `out`; [`io::ErrorKind::InvalidData`] when `java.vm.name` or `java.version` is
+/// missing.
+pub fn write_vm_version(
+    out: &mut dyn Write,
+    properties: &[(String, String)],
+    release: Option<&str>,
+) -> io::Result<()> {
+    let get = |k: &str| {
+        properties
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.as_str())
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("no {k} property"))
+            })
+    };
+    let release = match release {
+        Some(r) => r,
+        None => get("java.vm.version")?,
+    };
+    writeln!(out, "{} version {release}", get("java.vm.name")?)?;
+    writeln!(out, "JDK {}", jdk_version(get("java.version")?))
+}
+
+/// The parts of `inspect info --format json`, each written when present.
+#[derive(Debug, Default)]
+pub struct InfoParts<'a> {
+    /// `vm`: `{name, release, jdk}` as [`write_vm_version`] prints them (needs the properties).
+    pub version: Option<(&'a [(String, String)], Option<&'a str>)>,
+    /// `flags`: these flags, each `{name, type, value, origin, kinds, set_on_command_line}`.
+    pub flags: Option<Vec<&'a VmFlag>>,
+    /// `system_properties`: an object of the properties, in their order.
+    pub properties: Option<&'a [(String, String)]>,
+    /// `arguments`: `{jvm_flags, jvm_args, java_command}`, and `java_class_path`,
+    /// `launcher_type` from the properties when given.
+    pub arguments: Option<(&'a VmArguments, Option<&'a [(String, String)]>)>,
+}
+
+/// Writes `parts` as one JSON document and a newline. These strings may hold secrets; the
+/// operator asked for them by name, as for the text.
+///
+/// # Errors
+/// Those of `out`.
+pub fn write_info_json(out: &mut dyn Write, parts: &InfoParts) -> io::Result<()> {
+    use serde_json::{Map, Value, json};
+    let get = |props: &[(String, String)], k: &str| {
+        props
+            .iter()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| Value::from(v.as_str()))
+            .unwrap_or(Value::Null)
+    };
+    let mut doc = Map::new();
+    if let Some((props, release)) = parts.version {
+        let release = release
+            .map(Value::from)
+            .unwrap_or_else(|| get(props, "java.vm.version"));
+        let jdk = match get(props, "java.version") {
+            Value::String(v) => Value::from(jdk_version(&v)),
+            other => other,
+        };
+        doc.insert(
+            "vm".into(),
+            json!({"name": get(props, "java.vm.name"), "release": release, "jdk": jdk}),
+        );
+    }
+    if let Some(flags) = &parts.flags {
+        doc.insert("flags".into(), serde_json::to_value(flags)?);
+    }
+    if let Some(props) = parts.properties {
+        let map: Map<String, Value> = props
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        doc.insert("system_properties".into(), Value::Object(map));
+    }
+    if let Some((args, props)) = parts.arguments {
+        let mut a = Map::new();
+        a.insert("jvm_flags".into(), json!(args.jvm_flags));
+        a.insert("jvm_args".into(), json!(args.jvm_args));
+        a.insert("java_command".into(), json!(args.java_command));
+        if let Some(props) = props {
+            a.insert("java_class_path".into(), get(props, "java.class.path"));
+            a.insert("launcher_type".into(), get(props, "sun.java.launcher"));
+        }
+        doc.insert("arguments".into(), Value::Object(a));
+    }
+    serde_json::to_writer_pretty(&mut *out, &Value::Object(doc))?;
+    writeln!(out)
+}
+
+/// `JDK_Version::to_string`'s numbers from a `java.version` property: `1.8.0_462` →
+/// `8.0_462`, `1.8.0` → `8.0`; `17.0.15` → `17.0.15`, `25` → `25.0.0`, `11.0.9.1` → `11.0.9.1`.
+fn jdk_version(java_version: &str) -> String {
+    if let Some(rest) = java_version.strip_prefix("1.") {
+        // JDK 8 and before: 1.<major>.<micro>[_<update>]; HotSpot prints <major>.<micro>_<update>.
+        let (numbers, update) = rest.split_once('_').unwrap_or((rest, ""));
+        let mut parts = numbers.split('.');
+        let major = parts.next().unwrap_or("0");
+        let minor = parts.next().unwrap_or("0");
+        let update: String = update.chars().take_while(char::is_ascii_digit).collect();
+        return match update.parse::<u32>() {
+            Ok(u) if u > 0 => format!("{major}.{minor}_{u}"),
+            _ => format!("{major}.{minor}"),
+        };
+    }
+    let numbers: Vec<u32> = java_version
+        .split(['-', '+'])
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse().unwrap_or(0))
+        .collect();
+    let n = |i: usize| numbers.get(i).copied().unwrap_or(0);
+    if n(3) > 0 {
+        format!("{}.{}.{}.{}", n(0), n(1), n(2), n(3))
+    } else {
+        format!("{}.{}.{}", n(0), n(1), n(2))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +461,8 @@ mod tests {
             name: name.into(),
             value,
             origin,
+            kinds: vec![FlagKind::Product],
+            set_on_command_line: false,
         }
     }
 

@@ -17,6 +17,11 @@ use crate::vm::flags::{VmArguments, VmFlag, read_arguments, read_flags};
 pub struct VmInfo {
     /// Every flag of the VM, in table order.
     pub flags: Vec<VmFlag>,
+    /// The JDK feature release (8, 17, 25): what the flag table's print style follows.
+    pub jdk_major: u32,
+    /// `Abstract_VM_Version::_s_vm_release` (`17.0.15+6-Debian-1deb12u1`, `25.462-b08`), when
+    /// readable.
+    pub vm_release: Option<String>,
     /// The command line (may hold secrets: printed on request only, never serialized).
     pub arguments: VmArguments,
     /// The system properties (String keys and values, sorted by key), when asked for and read
@@ -50,6 +55,8 @@ fn read(
     };
     Ok(VmInfo {
         flags: read_flags(vm, mem)?,
+        jdk_major: vm.major,
+        vm_release: vm.release.clone(),
         arguments: read_arguments(vm, mem)?,
         system_properties,
         details,

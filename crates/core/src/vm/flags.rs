@@ -92,6 +92,158 @@ impl FlagOrigin {
     }
 }
 
+/// A flag's kind: its `KIND_*` bits of `_flags` (`JVMFlag::Flags`, `runtime/flags/jvmFlag.hpp`;
+/// `Flag::Flags` in `runtime/globals.hpp` in JDK 8), named as `JVMFlag::print_kind` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum FlagKind {
+    /// `KIND_JVMCI` (`JVMCI`).
+    #[serde(rename = "JVMCI")]
+    Jvmci,
+    /// `KIND_C1` (`C1`).
+    C1,
+    /// `KIND_C2` (`C2`).
+    C2,
+    /// `KIND_ARCH` (`ARCH`).
+    #[serde(rename = "ARCH")]
+    Arch,
+    /// `KIND_SHARK` (`SHARK`, JDK 8).
+    #[serde(rename = "SHARK")]
+    Shark,
+    /// `KIND_PLATFORM_DEPENDENT` (`pd`).
+    #[serde(rename = "pd")]
+    PlatformDependent,
+    /// `KIND_PRODUCT` (`product`).
+    #[serde(rename = "product")]
+    Product,
+    /// `KIND_MANAGEABLE` (`manageable`): writable at run time through JMX or jcmd.
+    #[serde(rename = "manageable")]
+    Manageable,
+    /// `KIND_DIAGNOSTIC` (`diagnostic`): locked unless `UnlockDiagnosticVMOptions`.
+    #[serde(rename = "diagnostic")]
+    Diagnostic,
+    /// `KIND_EXPERIMENTAL` (`experimental`): locked unless `UnlockExperimentalVMOptions`.
+    #[serde(rename = "experimental")]
+    Experimental,
+    /// `KIND_COMMERCIAL` (`commercial`, JDK 8).
+    #[serde(rename = "commercial")]
+    Commercial,
+    /// `KIND_NOT_PRODUCT` (`notproduct`): a constant in a product build.
+    #[serde(rename = "notproduct")]
+    NotProduct,
+    /// `KIND_DEVELOP` (`develop`): a constant in a product build.
+    #[serde(rename = "develop")]
+    Develop,
+    /// `KIND_LP64_PRODUCT` (`lp64_product`).
+    #[serde(rename = "lp64_product")]
+    Lp64Product,
+    /// `KIND_READ_WRITE` (`rw`, up to JDK 13).
+    #[serde(rename = "rw")]
+    ReadWrite,
+}
+
+impl FlagKind {
+    /// The word `JVMFlag::print_kind` prints for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlagKind::Jvmci => "JVMCI",
+            FlagKind::C1 => "C1",
+            FlagKind::C2 => "C2",
+            FlagKind::Arch => "ARCH",
+            FlagKind::Shark => "SHARK",
+            FlagKind::PlatformDependent => "pd",
+            FlagKind::Product => "product",
+            FlagKind::Manageable => "manageable",
+            FlagKind::Diagnostic => "diagnostic",
+            FlagKind::Experimental => "experimental",
+            FlagKind::Commercial => "commercial",
+            FlagKind::NotProduct => "notproduct",
+            FlagKind::Develop => "develop",
+            FlagKind::Lp64Product => "lp64_product",
+            FlagKind::ReadWrite => "rw",
+        }
+    }
+}
+
+/// Where each `KIND_*` bit of `_flags` sits, in the order `print_kind` prints the kinds, and
+/// the bit that says a flag was given on the command line.
+struct KindBits {
+    kinds: &'static [(FlagKind, u32)],
+    on_command_line: u32,
+}
+
+/// JDK 8 (`Flag::Flags`, `runtime/globals.hpp`): no origin bit is printed.
+const KINDS_8: KindBits = KindBits {
+    kinds: &[
+        (FlagKind::C1, 12),
+        (FlagKind::C2, 13),
+        (FlagKind::Arch, 14),
+        (FlagKind::Shark, 15),
+        (FlagKind::PlatformDependent, 10),
+        (FlagKind::Product, 4),
+        (FlagKind::Manageable, 5),
+        (FlagKind::Diagnostic, 6),
+        (FlagKind::Experimental, 7),
+        (FlagKind::Commercial, 17),
+        (FlagKind::NotProduct, 8),
+        (FlagKind::Develop, 9),
+        (FlagKind::Lp64Product, 16),
+        (FlagKind::ReadWrite, 11),
+    ],
+    on_command_line: 0,
+};
+
+/// JDK 9 to 13 (`JVMFlag::Flags` with `KIND_READ_WRITE`; `ORIG_COMMAND_LINE` is bit 17).
+const KINDS_11: KindBits = KindBits {
+    kinds: &[
+        (FlagKind::Jvmci, 16),
+        (FlagKind::C1, 12),
+        (FlagKind::C2, 13),
+        (FlagKind::Arch, 14),
+        (FlagKind::PlatformDependent, 10),
+        (FlagKind::Product, 4),
+        (FlagKind::Manageable, 5),
+        (FlagKind::Diagnostic, 6),
+        (FlagKind::Experimental, 7),
+        (FlagKind::NotProduct, 8),
+        (FlagKind::Develop, 9),
+        (FlagKind::Lp64Product, 15),
+        (FlagKind::ReadWrite, 11),
+    ],
+    on_command_line: 1 << 17,
+};
+
+/// JDK 14 on (`JVMFlag::Flags` without `KIND_READ_WRITE`; `WAS_SET_ON_COMMAND_LINE` is bit 17).
+const KINDS_17: KindBits = KindBits {
+    kinds: &[
+        (FlagKind::Jvmci, 15),
+        (FlagKind::C1, 11),
+        (FlagKind::C2, 12),
+        (FlagKind::Arch, 13),
+        (FlagKind::PlatformDependent, 10),
+        (FlagKind::Product, 4),
+        (FlagKind::Manageable, 5),
+        (FlagKind::Diagnostic, 6),
+        (FlagKind::Experimental, 7),
+        (FlagKind::NotProduct, 8),
+        (FlagKind::Develop, 9),
+        (FlagKind::Lp64Product, 14),
+    ],
+    on_command_line: 1 << 17,
+};
+
+/// The kind bits of this VM's flag table: JDK 8's for `Flag`; from JDK 14 (when
+/// `KIND_READ_WRITE` went) or when vmStructs exports `JVMFlag::WAS_SET_ON_COMMAND_LINE`,
+/// the current ones; else JDK 9–13's.
+fn kind_bits(vm: &VmModel) -> &'static KindBits {
+    if vm.has_type("Flag") && !vm.has_type("JVMFlag") {
+        &KINDS_8
+    } else if vm.major >= 14 || vm.int_opt("JVMFlag::WAS_SET_ON_COMMAND_LINE").is_some() {
+        &KINDS_17
+    } else {
+        &KINDS_11
+    }
+}
+
 /// One flag of the target VM.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct VmFlag {
@@ -102,6 +254,19 @@ pub struct VmFlag {
     pub value: FlagValue,
     /// Where the value came from.
     pub origin: FlagOrigin,
+    /// Its kinds, in the order `JVMFlag::print_kind` prints them (`product`; `C2 diagnostic`).
+    pub kinds: Vec<FlagKind>,
+    /// Whether it was given on the command line, whatever set it since
+    /// (`WAS_SET_ON_COMMAND_LINE`; `ORIG_COMMAND_LINE` up to JDK 13; false in JDK 8): `jcmd
+    /// VM.flags -all` prints an ergonomic value of such a flag as `{command line, ergonomic}`.
+    pub set_on_command_line: bool,
+}
+
+impl VmFlag {
+    /// Whether it has kind `k`.
+    pub fn is(&self, k: FlagKind) -> bool {
+        self.kinds.contains(&k)
+    }
 }
 
 /// The C++ types of `JVMFlag::FlagType` (JDK 16+), in its order.
@@ -226,6 +391,7 @@ pub(crate) fn rows(
 /// (more than [`MAX_FLAGS`] entries); [`Error::Memory`] when a value cannot be read (the flag is named); a string
 /// value longer than [`MAX_STRING`] bytes is an error.
 pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Error> {
+    let bits = kind_bits(vm);
     let mut out = Vec::new();
     for row in rows(vm, mem, true)? {
         let name = String::from_utf8_lossy(&row.name).into_owned();
@@ -257,6 +423,13 @@ pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Err
             name,
             value,
             origin: FlagOrigin::from_bits((row.flags & 0xf) as u8),
+            kinds: bits
+                .kinds
+                .iter()
+                .filter(|(_, bit)| row.flags & (1 << bit) != 0)
+                .map(|(k, _)| *k)
+                .collect(),
+            set_on_command_line: row.flags & bits.on_command_line != 0,
         });
     }
     Ok(out)
