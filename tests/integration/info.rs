@@ -125,7 +125,10 @@ fn live(major: u32) {
     let after = reference(&home, jvm.pid);
     let parts_after = jcmd_parts(&home, &pid);
     assert_eq!(before, after, "jcmd's answers moved between the reads");
-    assert_eq!(parts_before, parts_after, "jcmd's answers moved between the reads");
+    assert_eq!(
+        parts_before, parts_after,
+        "jcmd's answers moved between the reads"
+    );
     assert_eq!(props_before, props_after, "jinfo's properties moved");
     assert_eq!(
         property_lines(&sysprops),
@@ -209,7 +212,10 @@ fn live(major: u32) {
         json["system_properties"]["hsinspect.runtime"],
         "set at run time: café € 😀"
     );
-    assert_eq!(json["system_properties"]["hsinspect.accents"], "café € 😀 ü");
+    assert_eq!(
+        json["system_properties"]["hsinspect.accents"],
+        "café € 😀 ü"
+    );
     assert!(
         json["arguments"]["jvm_args"]
             .as_array()

@@ -664,7 +664,9 @@ fn jdk8_flags_and_command_line_match_jcmd() {
     );
     let pid = jvm.pid.to_string();
     let jcmd = |command: &str| {
-        let out = tool8("jcmd", &[&pid, command]);
+        let mut args = vec![pid.as_str()];
+        args.extend(command.split(' '));
+        let out = tool8("jcmd", &args);
         assert!(out.status.success(), "JDK 8's jcmd {command} failed");
         let text = String::from_utf8(out.stdout).unwrap();
         text.split_once('\n')
@@ -672,9 +674,27 @@ fn jdk8_flags_and_command_line_match_jcmd() {
             .unwrap_or_default()
     };
     let before = (jcmd("VM.flags"), jcmd("VM.command_line"));
+    let tables_before = (jcmd("VM.flags -all"), jcmd("VM.version"));
     let ours = inspect_ok(&["info", &pid]);
+    let all_flags = inspect_ok(&["info", "--all-flags", &pid]);
+    let version = inspect_ok(&["info", "--vm-version", &pid]);
     let after = (jcmd("VM.flags"), jcmd("VM.command_line"));
+    let tables_after = (jcmd("VM.flags -all"), jcmd("VM.version"));
     assert_eq!(before, after, "jcmd's answers moved between the reads");
+    assert_eq!(
+        tables_before, tables_after,
+        "jcmd's answers moved between the reads"
+    );
+    // JDK 8's own layout of the table (`Flag::print_on`: `:=` for a flag not at its default,
+    // the kinds, no origin) and of `VM.version` (`JDK 8.0_<update>`).
+    assert_eq!(
+        all_flags, tables_after.0,
+        "JDK 8: inspect info --all-flags vs jcmd VM.flags -all"
+    );
+    assert_eq!(
+        version, tables_after.1,
+        "JDK 8: inspect info --vm-version vs jcmd VM.version"
+    );
     // `jinfo <pid>`'s three parts: the properties (checked below), the flags, the arguments.
     let (_, flags_and_args) = ours.split_once("\n\n").expect("three parts");
     let (flags, args) = flags_and_args.split_once("\n\n").expect("three parts");

@@ -98,7 +98,16 @@ fn windows_minidump_flags_and_command_line_match_jcmd_exe() {
     let command_line = after_pid_line(read("command-line-jcmd.txt"));
     let dump = dir.join("threads.mdmp");
     let ours = inspect_ok(&["info", "--core", dump.to_str().unwrap()]);
-    let (our_flags, our_args) = ours.split_once("\n\n").expect("two parts");
+    // `jinfo <pid>`'s three parts: the properties (read from the dump's heap), the flags, the
+    // arguments (with the class path and launcher lines, from the properties).
+    let (props, flags_and_args) = ours.split_once("\n\n").expect("three parts");
+    assert!(
+        props.starts_with("Java System Properties:\n")
+            && props.contains("\njava.vm.name=OpenJDK 64-Bit Server VM\n")
+            && props.contains("\nos.name=Windows"),
+        "{props}"
+    );
+    let (our_flags, our_args) = flags_and_args.split_once("\n\n").expect("three parts");
     assert_eq!(format!("{our_flags}\n"), format!("VM Flags:\n{flags}"));
     let mut lines = our_args.lines();
     assert_eq!(lines.next(), Some("VM Arguments:"));

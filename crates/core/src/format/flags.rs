@@ -302,7 +302,12 @@ fn write_jdk8_line(out: &mut dyn Write, flag: &VmFlag) -> io::Result<()> {
     } else {
         ':'
     };
-    write!(out, "{:>9} {:<40} {mark}= ", type_name(&flag.value), flag.name)?;
+    write!(
+        out,
+        "{:>9} {:<40} {mark}= ",
+        type_name(&flag.value),
+        flag.name
+    )?;
     match scalar(&flag.value) {
         Some(v) => write!(out, "{v:<16}")?,
         None => {
@@ -343,9 +348,7 @@ pub fn write_vm_version(
             .iter()
             .find(|(name, _)| name == k)
             .map(|(_, v)| v.as_str())
-            .ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidData, format!("no {k} property"))
-            })
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("no {k} property")))
     };
     let release = match release {
         Some(r) => r,
@@ -511,6 +514,129 @@ mod tests {
              -XX:MaxHeapSize=67108864 -XX:MaxRAMPercentage=75.000000 -XX:OnError=a -XX:OnError=b \
              -XX:-THPStackMitigation -XX:+UseG1GC \n"
         );
+    }
+
+    /// Lines as JDK 17's `jcmd VM.flags -all` printed them (the unit test's flags set up as
+    /// that JVM had them: `-XX:OnError="echo one;echo two" -XX:OnError="echo three"`).
+    #[test]
+    fn all_flags_lines_are_jvmflag_print_on_columns() {
+        let kinds = |f: VmFlag, k: &[FlagKind], on_cl: bool| VmFlag {
+            kinds: k.to_vec(),
+            set_on_command_line: on_cl,
+            ..f
+        };
+        let flags = [
+            kinds(
+                flag("AVX3Threshold", FlagValue::Int(4096), FlagOrigin::Default),
+                &[FlagKind::Arch, FlagKind::Diagnostic],
+                false,
+            ),
+            kinds(
+                flag(
+                    "UnlockDiagnosticVMOptions",
+                    FlagValue::Bool(true),
+                    FlagOrigin::CommandLine,
+                ),
+                &[FlagKind::Diagnostic],
+                true,
+            ),
+            kinds(
+                flag("UseZGC", FlagValue::Bool(false), FlagOrigin::Default),
+                &[FlagKind::Experimental],
+                false,
+            ),
+            kinds(
+                flag("Verbose", FlagValue::Bool(false), FlagOrigin::Default),
+                &[FlagKind::Develop],
+                false,
+            ),
+            kinds(
+                flag(
+                    "OnError",
+                    FlagValue::Ccstrlist(Some("echo one;echo two\necho three".into())),
+                    FlagOrigin::CommandLine,
+                ),
+                &[FlagKind::Product],
+                true,
+            ),
+            kinds(
+                flag(
+                    "ObjectAlignmentInBytes",
+                    FlagValue::Intx(8),
+                    FlagOrigin::Default,
+                ),
+                &[FlagKind::Product, FlagKind::Lp64Product],
+                false,
+            ),
+            kinds(
+                flag("CICompilerCount", FlagValue::Intx(2), FlagOrigin::Ergonomic),
+                &[FlagKind::Product],
+                true,
+            ),
+            kinds(
+                flag("HeapDumpPath", FlagValue::Ccstr(None), FlagOrigin::Default),
+                &[FlagKind::Manageable],
+                false,
+            ),
+            flag(
+                "MaxRAMPercentage",
+                FlagValue::Double(33.5),
+                FlagOrigin::CommandLine,
+            ),
+        ];
+        let expected = "[Global flags]
+      int AVX3Threshold                            = 4096                              {ARCH diagnostic} {default}
+     intx CICompilerCount                          = 2                                         {product} {command line, ergonomic}
+    ccstr HeapDumpPath                             =                                        {manageable} {default}
+   double MaxRAMPercentage                         = 33.500000                                 {product} {command line}
+     intx ObjectAlignmentInBytes                   = 8                              {product lp64_product} {default}
+ccstrlist OnError                                  = echo one;echo two
+          OnError                                 += echo three                                {product} {command line}
+     bool UnlockDiagnosticVMOptions                = true                                   {diagnostic} {command line}
+";
+        let ours = text(|o| write_all_flags(o, &flags, FlagTableStyle::Columns));
+        assert_eq!(ours, expected);
+        // JDK 8: `:=` for a flag not at its default, the kinds after 20 blanks, no origin.
+        let jdk8 = text(|o| write_all_flags(o, &flags[4..], FlagTableStyle::Jdk8));
+        assert_eq!(
+            jdk8,
+            "[Global flags]
+     intx CICompilerCount                          := 2                                   {product}
+    ccstr HeapDumpPath                              =                                     {manageable}
+   double MaxRAMPercentage                         := 33.500000                           {product}
+     intx ObjectAlignmentInBytes                    = 8                                   {product lp64_product}
+ccstrlist OnError                                  := echo one;echo two
+      OnError                             += echo three                          {product}
+"
+        );
+    }
+
+    #[test]
+    fn vm_version_prints_hotspots_jdk_numbers() {
+        let props = |v: &str| {
+            vec![
+                (
+                    "java.vm.name".to_string(),
+                    "OpenJDK 64-Bit Server VM".to_string(),
+                ),
+                ("java.version".to_string(), v.to_string()),
+                ("java.vm.version".to_string(), "vm-version".to_string()),
+            ]
+        };
+        let version =
+            |v: &str, release: Option<&str>| text(|o| write_vm_version(o, &props(v), release));
+        assert_eq!(
+            version("17.0.15", Some("17.0.15+6-Debian-1deb12u1")),
+            "OpenJDK 64-Bit Server VM version 17.0.15+6-Debian-1deb12u1\nJDK 17.0.15\n"
+        );
+        assert_eq!(
+            version("25", None),
+            "OpenJDK 64-Bit Server VM version vm-version\nJDK 25.0.0\n"
+        );
+        assert_eq!(jdk_version("11.0.9.1"), "11.0.9.1");
+        assert_eq!(jdk_version("21.0.9-ea"), "21.0.9");
+        assert_eq!(jdk_version("1.8.0_462"), "8.0_462");
+        assert_eq!(jdk_version("1.8.0"), "8.0");
     }
 
     #[test]

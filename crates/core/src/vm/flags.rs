@@ -212,7 +212,8 @@ const KINDS_11: KindBits = KindBits {
     on_command_line: 1 << 17,
 };
 
-/// JDK 14 on (`JVMFlag::Flags` without `KIND_READ_WRITE`; `WAS_SET_ON_COMMAND_LINE` is bit 17).
+/// JDK 14 to 23 (`JVMFlag::Flags` without `KIND_READ_WRITE`; `WAS_SET_ON_COMMAND_LINE` is bit
+/// 17).
 const KINDS_17: KindBits = KindBits {
     kinds: &[
         (FlagKind::Jvmci, 15),
@@ -231,16 +232,44 @@ const KINDS_17: KindBits = KindBits {
     on_command_line: 1 << 17,
 };
 
-/// The kind bits of this VM's flag table: JDK 8's for `Flag`; from JDK 14 (when
-/// `KIND_READ_WRITE` went) or when vmStructs exports `JVMFlag::WAS_SET_ON_COMMAND_LINE`,
-/// the current ones; else JDK 9–13's.
-fn kind_bits(vm: &VmModel) -> &'static KindBits {
-    if vm.has_type("Flag") && !vm.has_type("JVMFlag") {
-        &KINDS_8
-    } else if vm.major >= 14 || vm.int_opt("JVMFlag::WAS_SET_ON_COMMAND_LINE").is_some() {
-        &KINDS_17
+/// JDK 24 on (`KIND_NOT_PRODUCT` gone with the `notproduct` flags: every later bit one lower).
+const KINDS_24: KindBits = KindBits {
+    kinds: &[
+        (FlagKind::Jvmci, 14),
+        (FlagKind::C1, 10),
+        (FlagKind::C2, 11),
+        (FlagKind::Arch, 12),
+        (FlagKind::PlatformDependent, 9),
+        (FlagKind::Product, 4),
+        (FlagKind::Manageable, 5),
+        (FlagKind::Diagnostic, 6),
+        (FlagKind::Experimental, 7),
+        (FlagKind::Develop, 8),
+        (FlagKind::Lp64Product, 13),
+    ],
+    on_command_line: 1 << 17,
+};
+
+/// The kind bits of this VM's flag table: JDK 8's for `Flag`; JDK 9–13's, 14–23's or 24 on's
+/// by the VM's major version (checked against `jcmd VM.flags -all` on JDK 8, 11, 17, 21 and
+/// 25). The command-line bit is vmStructs' `JVMFlag::WAS_SET_ON_COMMAND_LINE` where it is
+/// exported.
+fn kind_bits(vm: &VmModel) -> KindBits {
+    let bits = if vm.has_type("Flag") && !vm.has_type("JVMFlag") {
+        KINDS_8
+    } else if vm.major >= 24 {
+        KINDS_24
+    } else if vm.major >= 14 {
+        KINDS_17
     } else {
-        &KINDS_11
+        KINDS_11
+    };
+    match vm.int_opt("JVMFlag::WAS_SET_ON_COMMAND_LINE") {
+        Some(bit) if bits.on_command_line != 0 => KindBits {
+            on_command_line: bit as u32,
+            ..bits
+        },
+        _ => bits,
     }
 }
 
