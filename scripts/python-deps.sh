@@ -3,7 +3,8 @@
 # ${HSINSPECT_PYTHON_DIR:-$HOME/.cache/hsinspect/python} (a `pip install --target` directory the
 # tests put on PYTHONPATH; outside the source tree, never the system's site-packages):
 #   * opentelemetry-proto (and its protobuf): the official OTLP message definitions, with which
-#     tests/otlp/receiver.py decodes what `inspect serve --otlp` sends (tests/integration/otlp.rs).
+#     tests/otlp/receiver.py decodes what `inspect serve --otlp` sends (tests/integration/otlp.rs,
+#     formats.rs).
 # Idempotent: a directory whose .complete marker names the pinned versions is left alone.
 set -euo pipefail
 

@@ -1,10 +1,12 @@
 //! `--format json` and `--format prometheus` of the plain counter listing: against the text
-//! output of the same region, against promtool, and against secrets in a real JVM's arguments.
+//! output of the same region, against promtool, and against secrets in a real JVM's arguments
+//! and properties, which no machine format carries (`inspect serve` in every dialect, `top -b`
+//! and the OTLP push included).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::support::{Jvm, counters, inspect_ok, jdk17};
+use crate::support::{COMMAND_LIMIT, Jvm, counters, inspect_ok, jdk17, output_within};
 use hsinspect::format::prometheus::mapping;
 use hsinspect::perfdata::{Units, Variability};
 
@@ -213,30 +215,76 @@ fn json_and_prometheus_values_equal_the_text_output() {
     }
 }
 
+/// What every secret of [`jvm_with_secrets`] contains.
+const SECRET: &str = "S3CRET";
+
+/// A JDK 17 JVM holding a secret in each place a JVM keeps one: a system property on its command
+/// line (`-Dpassword=hunter2-S3CRET`), a `-XX` flag's value (`-XX:OnOutOfMemoryError=echo
+/// S3CRET-oom`), an application argument (`--token=tok-S3CRET`), and a system property its
+/// program sets at run time (`runtime.password=rt-S3CRET`, `tests/java/RuntimeProperty.java`).
+/// Returns it with the text output of `inspect <pid>`, which shows the first three (asserted, as
+/// jcmd's `VM.system_properties` shows the fourth), so a check that a format never carries them
+/// means something.
+fn jvm_with_secrets() -> (Jvm, String) {
+    let java_home = jdk17();
+    let mut cmd = std::process::Command::new(java_home.join("bin/java"));
+    cmd.args([
+        "-Xmx32m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Xshare:auto",
+        "-Dpassword=hunter2-S3CRET",
+        "-XX:OnOutOfMemoryError=echo S3CRET-oom",
+        "-cp",
+    ])
+    .arg(crate::support::test_classes())
+    .args(["RuntimeProperty", "--token=tok-S3CRET"])
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped());
+    let jvm = Jvm::spawn(cmd, &java_home);
+    let pid = jvm.pid.to_string();
+    let text = inspect_ok(&[&pid]);
+    for shown in [
+        "-Dpassword=hunter2-S3CRET",
+        "S3CRET-oom",
+        "--token=tok-S3CRET",
+    ] {
+        assert!(
+            text.contains(shown),
+            "inspect {pid} does not show {shown:?}: {text}"
+        );
+    }
+    let props = output_within(
+        std::process::Command::new(java_home.join("bin/jcmd")).args([&pid, "VM.system_properties"]),
+        COMMAND_LIMIT,
+        Some(jvm.pid),
+    );
+    assert!(
+        props.status.success(),
+        "jcmd VM.system_properties failed: {props:?}"
+    );
+    let props = String::from_utf8_lossy(&props.stdout);
+    assert!(
+        props.contains("runtime.password=rt-S3CRET"),
+        "the program did not set its property: {props}"
+    );
+    (jvm, text)
+}
+
+/// Asserts that `out`, what `what` gave, carries none of [`jvm_with_secrets`]'s secrets, nor the
+/// names of its secret properties.
+fn assert_no_secret(what: &str, out: &str) {
+    for secret in [SECRET, "-Dpassword", "runtime.password"] {
+        assert!(!out.contains(secret), "{what} shows {secret:?}: {out}");
+    }
+}
+
 #[test]
 #[ignore = "requires JDK 17, promtool (scripts/test.sh)"]
 fn machine_formats_never_show_arguments_or_properties() {
-    // A secret as a system property, as a -XX value and as an application argument.
-    let mut cmd = std::process::Command::new(jdk17().join("bin/java"));
-    cmd.args(crate::support::target_args(
-        &[
-            "-Dpassword=hunter2-S3CRET",
-            "-XX:OnOutOfMemoryError=echo S3CRET-oom",
-        ],
-        0,
-    ))
-    .arg("--token=tok-S3CRET")
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped());
-    let jvm = Jvm::spawn(cmd, &jdk17());
+    // The text output shows the secrets (so the check below means something) ...
+    let (jvm, text) = jvm_with_secrets();
     let pid = jvm.pid.to_string();
-
-    // The text output shows them (so the check below means something) ...
-    let text = inspect_ok(&[&pid]);
-    assert!(
-        text.contains("hunter2-S3CRET") && text.contains("tok-S3CRET"),
-        "{text}"
-    );
 
     // ... the machine formats, by file or by memory, never.
     for args in [
@@ -248,8 +296,7 @@ fn machine_formats_never_show_arguments_or_properties() {
             let mut all = vec!["--format", format];
             all.extend_from_slice(&args);
             let out = inspect_ok(&all);
-            assert!(!out.contains("S3CRET"), "{all:?} shows a secret: {out}");
-            assert!(!out.contains("-Dpassword"), "{all:?}: {out}");
+            assert_no_secret(&format!("{all:?}"), &out);
             if format == "prometheus" {
                 crate::support::prom::check_metrics(&out, &format!("{all:?}"));
                 assert!(out.contains(&format!("pid=\"{pid}\"")), "{out}");
@@ -286,8 +333,133 @@ fn machine_formats_never_show_arguments_or_properties() {
     ] {
         let out = inspect_ok(&args);
         assert!(out.contains(&pid), "{args:?} does not list the JVM: {out}");
-        assert!(!out.contains("S3CRET"), "{args:?} shows a secret: {out}");
+        assert_no_secret(&format!("{args:?}"), &out);
     }
+}
+
+/// The exporters carry no secret of [`jvm_with_secrets`] either: `inspect serve` in every name
+/// dialect, with and without `--thread-states` (which reads the JVM's memory), on `/metrics` and
+/// on its index page `/`; `inspect top -b` in every machine format it has, over two refreshes;
+/// and the OTLP push (`serve --otlp`, with and without `--thread-states`) as
+/// `tests/otlp/receiver.py` decoded it. Each is first seen to carry the JVM (its pid; with
+/// `--thread-states`, its thread states), so an empty page or push cannot pass.
+#[test]
+#[ignore = "requires root, JDK 17, python3, opentelemetry-proto (scripts/test.sh)"]
+fn machine_formats_of_serve_top_and_otlp_never_show_arguments_or_properties() {
+    use crate::support::otlp::{Receiver, attrs, resources};
+    use crate::support::serve::Serve;
+    use crate::support::states;
+    use hsinspect::format::dialect::Dialect;
+    use std::time::{Duration, Instant};
+
+    let (jvm, _) = jvm_with_secrets();
+    let pid = jvm.pid.to_string();
+
+    // serve: every dialect, with and without the thread states.
+    for dialect in Dialect::ALL {
+        let names = dialect.as_str();
+        for thread_states in [false, true] {
+            let mut args = vec!["--names", names, "--pid", &pid];
+            if thread_states {
+                args.push("--thread-states");
+            }
+            let what = format!("serve {args:?}");
+            let serve = Serve::start(&args);
+            let t0 = Instant::now();
+            let page = loop {
+                let page = serve.metrics();
+                let live = page.contains(&format!("pid=\"{pid}\""))
+                    && (!thread_states || !states::from_page(&page, jvm.pid, names).is_empty());
+                if live {
+                    break page;
+                }
+                assert!(
+                    t0.elapsed() < Duration::from_secs(60),
+                    "{what}: JVM {pid} (and its thread states) not on /metrics after 60 s: {page}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            };
+            assert_no_secret(&format!("{what} /metrics"), &page);
+            let (status, head, index) = serve.get("/");
+            assert_eq!(status, 200, "{what} /: {head}\n{index}");
+            assert!(
+                index.contains(&format!("<td>{pid}</td>")),
+                "{what}: JVM {pid} not on /: {index}"
+            );
+            assert_no_secret(&format!("{what} /"), &index);
+            serve.stop();
+        }
+    }
+
+    // top -b: every format but text (the ones a script parses), as clap lists them.
+    let refused = crate::support::inspect(&["top", "-b", "--format", "?"]);
+    let refused = String::from_utf8_lossy(&refused.stderr).into_owned();
+    let formats: Vec<&str> = refused
+        .split_once("[possible values: ")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .unwrap_or_else(|| panic!("top's formats not listed: {refused}"))
+        .0
+        .split(", ")
+        .filter(|f| *f != "text")
+        .collect();
+    assert!(formats.contains(&"json"), "{formats:?}");
+    for format in formats {
+        let args = ["top", "-b", "-n", "2", "-d", "0.2", "--format", format];
+        let out = inspect_ok(&args);
+        assert!(out.contains(&pid), "{args:?} does not list the JVM: {out}");
+        if format == "json" {
+            let mine = out
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .filter(|r| r["pid"].as_i64() == Some(jvm.pid as i64))
+                .count();
+            assert_eq!(mine, 2, "one record of the JVM per refresh: {out}");
+        }
+        assert_no_secret(&format!("{args:?}"), &out);
+    }
+
+    // The OTLP push, decoded: the JVM in every request (with --thread-states, its states too).
+    let receiver = Receiver::start(&[]);
+    let url = format!("http://127.0.0.1:{}", receiver.port);
+    for thread_states in [false, true] {
+        let mut args = vec![
+            "--otlp",
+            &url,
+            "--otlp-interval",
+            "1s",
+            "--no-metrics",
+            "--pid",
+            &pid,
+        ];
+        if thread_states {
+            args.push("--thread-states");
+        }
+        let before = receiver.records().len();
+        let serve = Serve::start(&args);
+        receiver.wait_for(before + 2, Duration::from_secs(60));
+        serve.stop();
+        for record in &receiver.records()[before..] {
+            assert_eq!(record["status"], 200, "{record}");
+            let res = resources(record);
+            let (_, rm) = res
+                .get(&(jvm.pid as i64))
+                .unwrap_or_else(|| panic!("{args:?}: JVM {pid} not pushed: {record}"));
+            let states_pushed = rm["scope_metrics"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|sm| sm["metrics"].as_array().into_iter().flatten())
+                .filter(|m| m["name"] == "jvm.thread.count")
+                .flat_map(|m| m["sum"]["data_points"].as_array().into_iter().flatten())
+                .any(|p| attrs(&p["attributes"]).contains_key("jvm.thread.state"));
+            assert_eq!(
+                states_pushed, thread_states,
+                "{args:?}: jvm.thread.count by state: {rm}"
+            );
+        }
+    }
+    let pushed = std::fs::read_to_string(&receiver.out).unwrap();
+    assert_no_secret("the OTLP push", &pushed);
 }
 
 #[test]

@@ -25,7 +25,8 @@ mod faults;
 mod field;
 /// Cores of another architecture (aarch64 on x86_64 and back).
 mod foreign_core;
-/// `--format json` and `--format prometheus` of the counter listing.
+/// `--format json` and `--format prometheus` of the counter listing; no machine format (serve,
+/// top, OTLP included) carries a JVM's arguments or properties.
 mod formats;
 mod heap;
 /// HPROF heap dumps: jcmd's read by VisualVM's heap library and the strict reader.

@@ -7,121 +7,14 @@
 //! 2.42, and its OTLP receiver came in 2.47; PyPI and npm carry no Collector.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::otlp::{Receiver, attrs, int, resources};
 use crate::support::prom::{Sample, parse};
 use crate::support::serve::Serve;
 use crate::support::{Jvm, scratch_dir, status_field};
-
-const HOW: &str = "run scripts/python-deps.sh (or scripts/setup-test-deps.sh): it installs \
-                   opentelemetry-proto from PyPI into ~/.cache/hsinspect/python";
-
-/// Where scripts/python-deps.sh installed the receiver's Python packages.
-fn python_dir() -> PathBuf {
-    let dir = std::env::var_os("HSINSPECT_PYTHON_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/hsinspect/python")
-        });
-    assert!(
-        dir.join("opentelemetry/proto/collector/metrics/v1")
-            .is_dir(),
-        "opentelemetry-proto is not in {}: {HOW}",
-        dir.display()
-    );
-    dir
-}
-
-/// The receiver: a Python process on a loopback port, one JSON line per request in `out`.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Receiver {
-    fn start(args: &[&str]) -> Receiver {
-        let dir = scratch_dir("otlp-receiver");
-        let out = dir.path().join("requests.jsonl");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp/receiver.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg("--out")
-            .arg(&out)
-            .args(args)
-            .env("PYTHONPATH", python_dir())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("starting python3 tests/otlp/receiver.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("PORT ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("receiver said {line:?} ({HOW})"));
-        Receiver {
-            child,
-            port,
-            out,
-            _dir: dir,
-        }
-    }
-
-    /// The requests recorded so far: the complete lines only (the receiver may be writing the
-    /// last one while it is read).
-    fn records(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.out)
-            .unwrap_or_default()
-            .split_inclusive('\n')
-            .filter(|l| l.ends_with('\n'))
-            .map(|l| serde_json::from_str(l.trim_end()).unwrap())
-            .collect()
-    }
-
-    /// Waits until `n` requests have come (at most `limit`).
-    fn wait_for(&self, n: usize, limit: Duration) -> Vec<Value> {
-        let t0 = Instant::now();
-        loop {
-            let r = self.records();
-            if r.len() >= n {
-                return r;
-            }
-            assert!(
-                t0.elapsed() < limit,
-                "{} of {n} requests after {limit:?}",
-                r.len()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A JSON int64 (protobuf's JSON writes them as strings); absent is 0.
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Null => 0,
-        Value::String(s) => s.parse().unwrap(),
-        v => v.as_i64().unwrap(),
-    }
-}
 
 fn number(point: &Value) -> f64 {
     if let Some(v) = point.get("as_int") {
@@ -129,37 +22,6 @@ fn number(point: &Value) -> f64 {
     } else {
         point["as_double"].as_f64().unwrap_or(0.0)
     }
-}
-
-/// An attribute's value as the page's label value.
-fn attr_text(v: &Value) -> String {
-    if let Some(s) = v.get("string_value") {
-        s.as_str().unwrap().to_string()
-    } else if let Some(b) = v.get("bool_value") {
-        b.as_bool().unwrap().to_string()
-    } else if let Some(i) = v.get("int_value") {
-        int(i).to_string()
-    } else if v.as_object().is_some_and(|o| o.is_empty()) {
-        // proto3 JSON omits a false bool_value's field... but keeps the oneof: {} is never sent.
-        panic!("empty attribute value")
-    } else {
-        panic!("attribute value {v}")
-    }
-}
-
-fn attrs(list: &Value) -> BTreeMap<String, String> {
-    list.as_array()
-        .map(|a| {
-            a.iter()
-                .map(|kv| {
-                    (
-                        kv["key"].as_str().unwrap().to_string(),
-                        attr_text(&kv["value"]),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The stable JVM metrics (open-telemetry/semantic-conventions `model/jvm/metrics.yaml`):
@@ -287,20 +149,6 @@ fn series_of(
         }
     }
     (series, kinds)
-}
-
-/// The resources of one request, by `process.pid`.
-fn resources(record: &Value) -> BTreeMap<i64, (BTreeMap<String, String>, Value)> {
-    record["request"]["resource_metrics"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no resource_metrics in {record}"))
-        .iter()
-        .map(|rm| {
-            let a = attrs(&rm["resource"]["attributes"]);
-            let pid = a["process.pid"].parse().unwrap();
-            (pid, (a, rm.clone()))
-        })
-        .collect()
 }
 
 fn page_samples(page: &str, pid: i32) -> Vec<Sample> {

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An OTLP/HTTP metrics receiver for tests/integration/otlp.rs.
+"""An OTLP/HTTP metrics receiver for tests/integration/otlp.rs and formats.rs (started by
+tests/integration/support/otlp.rs).
 
 Decodes every POST with the official OTLP definitions (the `opentelemetry-proto` package from
 PyPI, installed by scripts/python-deps.sh) and appends one JSON line per request to --out:

@@ -2,8 +2,9 @@
 //! binary, and checks on the target's state.
 //! By topic beside this file: `serve` (the one `inspect serve` handle), `jcmd` (thread dumps
 //! compared with jcmd's), `states` (thread states), `cores` (kernel cores), `hprof` (the two
-//! readers of HPROF heap dumps), `prom` (Prometheus), `tls` (certificates), `tiers` (the
-//! vocabulary of ignore reasons). Subject modules share helpers through here only.
+//! readers of HPROF heap dumps), `prom` (Prometheus), `otlp` (the OTLP receiver), `tls`
+//! (certificates), `tiers` (the vocabulary of ignore reasons). Subject modules share helpers
+//! through here only.
 #![allow(dead_code)]
 
 pub mod cores;
@@ -11,6 +12,7 @@ pub mod deadline;
 pub mod histo;
 pub mod hprof;
 pub mod jcmd;
+pub mod otlp;
 pub mod prom;
 pub mod serve;
 pub mod states;
