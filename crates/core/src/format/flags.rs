@@ -358,18 +358,21 @@ pub fn write_vm_version(
     writeln!(out, "JDK {}", jdk_version(get("java.version")?))
 }
 
+/// System properties as read: `(key, value)` pairs.
+pub type Properties<'a> = &'a [(String, String)];
+
 /// The parts of `inspect info --format json`, each written when present.
 #[derive(Debug, Default)]
 pub struct InfoParts<'a> {
     /// `vm`: `{name, release, jdk}` as [`write_vm_version`] prints them (needs the properties).
-    pub version: Option<(&'a [(String, String)], Option<&'a str>)>,
+    pub version: Option<(Properties<'a>, Option<&'a str>)>,
     /// `flags`: these flags, each `{name, type, value, origin, kinds, set_on_command_line}`.
     pub flags: Option<Vec<&'a VmFlag>>,
     /// `system_properties`: an object of the properties, in their order.
-    pub properties: Option<&'a [(String, String)]>,
+    pub properties: Option<Properties<'a>>,
     /// `arguments`: `{jvm_flags, jvm_args, java_command}`, and `java_class_path`,
     /// `launcher_type` from the properties when given.
-    pub arguments: Option<(&'a VmArguments, Option<&'a [(String, String)]>)>,
+    pub arguments: Option<(&'a VmArguments, Option<Properties<'a>>)>,
 }
 
 /// Writes `parts` as one JSON document and a newline. These strings may hold secrets; the
