@@ -7,6 +7,7 @@
 //! sits behind seams chosen once: `os/` (the allocator, the multi-call names), `serve/os/`
 //! (signals, the Windows service) and `top/os/` (`/proc` or toolhelp, the terminal).
 
+mod cpu;
 mod heap;
 mod heapdump;
 mod info;
@@ -139,6 +140,12 @@ enum Command {
     /// The VM's flags and command line (as `jinfo -flags` and jinfo's `VM Arguments:`) read
     /// from outside: no attach; live (nothing held) or from a core.
     Info(info::InfoArgs),
+    /// The busiest threads over an interval with their stack snapshots, as Elasticsearch's hot
+    /// threads: CPU from /proc, stacks walked from outside holding only the threads that run.
+    Hot(cpu::HotArgs),
+    /// Sample the running Java threads at a rate and write a flame graph (SVG), a speedscope
+    /// file or collapsed stacks: no agent, no safepoint bias; parked threads never held.
+    Record(cpu::RecordArgs),
     /// Make links named as the JDK's tools (jstack, jmap, jinfo, jstat, jcmd, jps) to this binary in
     /// DIR: called through them, inspect takes those tools' command lines for what it does.
     #[command(after_help = "Examples:\n  \
@@ -213,6 +220,8 @@ fn main() -> ExitCode {
         Some(Command::Heap(args)) => heap::run_summary(args),
         Some(Command::Heapdump(args)) => heapdump::run(args),
         Some(Command::Info(args)) => info::run(args),
+        Some(Command::Hot(args)) => cpu::run_hot(args),
+        Some(Command::Record(args)) => cpu::run_record(args),
         Some(Command::Links { dir }) => multicall::make_links(dir),
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Manpage { out_dir }) => manpage(out_dir.as_deref()),

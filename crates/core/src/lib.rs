@@ -67,6 +67,7 @@
 #![warn(missing_docs)]
 
 pub mod container;
+pub mod cpu;
 #[cfg(all(any(target_os = "linux", windows), feature = "discover"))]
 pub mod discover;
 pub(crate) mod elf;

@@ -13,9 +13,11 @@ pub mod dialect;
 pub mod flags;
 pub mod heap_info;
 pub mod histogram;
+pub mod hot_threads;
 pub mod hprof;
 pub mod json;
 pub mod otlp;
+pub mod profile;
 pub mod prometheus;
 pub mod thread_dump;
 

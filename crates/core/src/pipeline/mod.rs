@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 mod coredump;
+#[cfg(target_os = "linux")]
+mod cpu;
 mod detail;
 #[cfg(test)]
 mod fixture;
@@ -22,6 +24,8 @@ mod minidump;
 mod threads;
 
 pub use self::coredump::read_core;
+#[cfg(target_os = "linux")]
+pub use self::cpu::{SampleCost, ThreadSampler, os_thread_name};
 pub use self::detail::{Detail, ReadPath, Warning};
 pub use self::heap::{
     HeapDumpReport, HeapHistogram, HeapOptions, HeapSummary, heap_dump, heap_dump_core,

@@ -44,9 +44,16 @@ pub(crate) use os::OS_PRIORITY_IS_NICE;
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
 pub(crate) use os::namespace_tids;
+/// Holds only some threads of a process (ptrace; Linux only): what samplers use, so that a
+/// thread that does not run is never held.
+#[cfg(target_os = "linux")]
+pub(crate) use os::stop_threads;
 /// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
 /// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
 pub(crate) use os::task_stat;
+/// The threads of a process (`/proc/<pid>/task`; Linux only).
+#[cfg(target_os = "linux")]
+pub(crate) use os::{list_tasks, thread_name};
 
 pub(crate) use os::{
     Process, Stopped, exited_or_exiting, not_a_jvm, permission_hint, read_hsperfdata_file,
@@ -106,6 +113,24 @@ pub struct TaskStat {
     pub cpu_ms: f64,
     /// The nice value (field 19; jcmd's `os_prio=` on Linux).
     pub nice: i64,
+    /// How many times the scheduler put the thread on a CPU (`schedstat`'s third field,
+    /// `sched_info.pcount`); `None` where it is not known (no `CONFIG_SCHED_INFO`, Windows).
+    /// Equal counts in two reads with the thread not running (`state` other than `R`) at the
+    /// first and no more CPU time mean it did not run between them.
+    pub run_count: Option<u64>,
+}
+
+impl TaskStat {
+    /// Whether the thread provably did not run between `self` (read first) and `later`: not
+    /// running or runnable at the first read (`R`), and neither its CPU time nor its run count
+    /// moved. `false` when the run count is not known.
+    pub fn quiet_until(&self, later: &TaskStat) -> bool {
+        self.state != b'R'
+            && later.state != b'R'
+            && self.run_count.is_some()
+            && self.run_count == later.run_count
+            && self.cpu_ms == later.cpu_ms
+    }
 }
 
 impl TaskStat {
@@ -127,6 +152,7 @@ impl TaskStat {
             state,
             cpu_ms: (utime + stime) as f64 * tick_ms,
             nice,
+            run_count: None,
         })
     }
 }

@@ -552,6 +552,7 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<TaskStat> {
         // 100 ns units.
         cpu_ms: (filetime(t[2]) + filetime(t[3])) as f64 / 1e4,
         nice: i64::from(priority),
+        run_count: None,
     })
 }
 

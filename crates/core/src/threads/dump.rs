@@ -153,11 +153,68 @@ pub fn walk(
 ) -> Result<Dump, Error> {
     let layout = ThreadLayout::new(vm)?;
     let (list, addresses) = layout.thread_addresses(mem)?;
+    let mut threads = walk_at(vm, mem, registers, &addresses)?;
+    let deadlocks = annotate(vm, mem, &mut threads);
+    let (vm_name, vm_info) = vm_identity(vm, mem).unzip();
+    Ok(Dump {
+        release: vm.release.clone(),
+        vm_name,
+        vm_info,
+        taken_at: None,
+        major: vm.major,
+        thread_list: list,
+        threads,
+        deadlocks,
+        virtual_threads: None,
+        virtual_threads_error: None,
+    })
+}
+
+/// The locks' cross-thread facts of `threads` (walked by [`walk_at`]): who owns the monitor a
+/// thread waits for, and the Java-level deadlocks (cycles, as indices into `threads`); then each
+/// thread's mounted virtual thread's frames split from its carrier's. A lock reader that cannot
+/// be made is a note on every thread.
+pub fn annotate(
+    vm: &VmModel,
+    mem: &Paged<'_>,
+    threads: &mut [DumpThread],
+) -> Vec<Vec<DeadlockLink>> {
+    let java = JavaReader::new(vm, mem);
+    let deadlocks = match &LockReader::new(vm, mem) {
+        Ok(l) => super::locks::annotate(threads, l, java.as_ref().ok()),
+        Err(e) => {
+            let why = format!("locks: {}", crate::error::with_causes(e));
+            for t in threads.iter_mut() {
+                t.notes.push(why.clone());
+            }
+            Vec::new()
+        }
+    };
+    for t in threads.iter_mut() {
+        t.split_virtual_thread();
+    }
+    deadlocks
+}
+
+/// Walks the Java threads whose `JavaThread`s are at `addresses` (as a walk of the thread list
+/// found them), each as [`walk`] walks it — identity, frames, its own locks — but without
+/// [`annotate`]'s cross-thread facts: what a sampler that holds only some threads reads.
+///
+/// # Errors
+/// When the thread layout is not in the VM's tables; a thread that cannot be read is kept with
+/// a note.
+pub fn walk_at(
+    vm: &VmModel,
+    mem: &Paged<'_>,
+    registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
+    addresses: &[u64],
+) -> Result<Vec<DumpThread>, Error> {
+    let layout = ThreadLayout::new(vm)?;
     let mut walker = Walker::new(vm, mem);
     let java = JavaReader::new(vm, mem);
     let lock_reader = LockReader::new(vm, mem);
     let mut threads = Vec::with_capacity(addresses.len());
-    for address in addresses {
+    for &address in addresses {
         let vm_thread = match layout.thread(mem, address) {
             Ok(t) => t,
             Err(e) => {
@@ -276,32 +333,7 @@ pub fn walk(
             locks,
         });
     }
-    let deadlocks = match &lock_reader {
-        Ok(l) => super::locks::annotate(&mut threads, l, java.as_ref().ok()),
-        Err(e) => {
-            let why = format!("locks: {}", crate::error::with_causes(e));
-            for t in &mut threads {
-                t.notes.push(why.clone());
-            }
-            Vec::new()
-        }
-    };
-    for t in &mut threads {
-        t.split_virtual_thread();
-    }
-    let (vm_name, vm_info) = vm_identity(vm, mem).unzip();
-    Ok(Dump {
-        release: vm.release.clone(),
-        vm_name,
-        vm_info,
-        taken_at: None,
-        major: vm.major,
-        thread_list: list,
-        threads,
-        deadlocks,
-        virtual_threads: None,
-        virtual_threads_error: None,
-    })
+    Ok(threads)
 }
 
 impl Dump {

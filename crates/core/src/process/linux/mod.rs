@@ -378,25 +378,53 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
         .ok()?;
     let mut stat = super::TaskStat::parse(&buf[..n], tick_ms())?;
     let mut sched = [0u8; 128];
-    if let Some(ns) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/schedstat"))
+    if let Some((ns, count)) = std::fs::File::open(format!("/proc/{pid}/task/{tid}/schedstat"))
         .and_then(|mut f| f.read(&mut sched))
         .ok()
-        .and_then(|n| schedstat_run_ns(&sched[..n]))
+        .and_then(|n| schedstat(&sched[..n]))
     {
         stat.cpu_ms = ns as f64 / 1e6;
+        stat.run_count = Some(count);
     }
     Some(stat)
 }
 
-/// The first field of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
-/// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds.
-fn schedstat_run_ns(line: &[u8]) -> Option<u64> {
-    std::str::from_utf8(line)
-        .ok()?
-        .split_ascii_whitespace()
-        .next()?
-        .parse()
+/// The first and third fields of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
+/// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds
+/// and how many times it was put on a CPU.
+fn schedstat(line: &[u8]) -> Option<(u64, u64)> {
+    let mut f = std::str::from_utf8(line).ok()?.split_ascii_whitespace();
+    let ns = f.next()?.parse().ok()?;
+    let count = f.nth(1)?.parse().ok()?;
+    Some((ns, count))
+}
+
+/// Thread `tid`'s name (`/proc/<pid>/task/<tid>/comm`, at most 15 bytes); `None` when it is
+/// gone.
+pub fn thread_name(pid: Pid, tid: Pid) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
         .ok()
+        .map(|s| s.trim_end().to_string())
+}
+
+/// The threads of process `pid` (`/proc/<pid>/task`).
+///
+/// # Errors
+/// [`Error::NoSuchProcess`] when it is gone, [`Error::Io`] when the directory cannot be read.
+pub fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
+    ptrace::list_tasks(pid)
+}
+
+/// Holds threads `tids` of `process` only, in ptrace-stop ([`ptrace::stop_threads`]).
+///
+/// # Errors
+/// As [`ptrace::stop`].
+pub fn stop_threads(
+    process: &Process,
+    tids: &[Pid],
+    timeout: Duration,
+) -> Result<ptrace::Stopped, Error> {
+    ptrace::stop_threads(process.pid(), tids, timeout, process.already_stopped())
 }
 
 /// The host's thread ids of `pid`'s threads, keyed by the ids their own (innermost) pid

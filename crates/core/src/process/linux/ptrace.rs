@@ -64,7 +64,7 @@ struct Held {
     interrupted_at: Option<Instant>,
 }
 
-fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
+pub(super) fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
     let dir = format!("/proc/{pid}/task");
     let entries = std::fs::read_dir(&dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Error::NoSuchProcess(pid),
@@ -85,6 +85,30 @@ fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
 /// [`Error::AlreadyTraced`] when a debugger holds the process, [`Error::NoSuchProcess`] when it
 /// is gone; any thread already held is released before the error is returned.
 pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stopped, Error> {
+    stop_some(pid, None, timeout, already_stopped)
+}
+
+/// As [`stop`], holding only threads `tids` of `pid` (listed once: a thread started meanwhile
+/// is not held); a thread of `tids` that has exited is left out. What a sampler uses to hold
+/// only the threads that run.
+///
+/// # Errors
+/// As [`stop`]; [`Error::NoSuchProcess`] when none of `tids` could be seized.
+pub fn stop_threads(
+    pid: Pid,
+    tids: &[Pid],
+    timeout: Duration,
+    already_stopped: bool,
+) -> Result<Stopped, Error> {
+    stop_some(pid, Some(tids), timeout, already_stopped)
+}
+
+fn stop_some(
+    pid: Pid,
+    only: Option<&[Pid]>,
+    timeout: Duration,
+    already_stopped: bool,
+) -> Result<Stopped, Error> {
     // The whole stop (seizing, interrupting, waiting) ends by then: the seizes of a JVM with
     // thousands of threads take milliseconds of their own (about 28 µs a thread).
     let deadline = Instant::now() + timeout;
@@ -120,7 +144,11 @@ pub fn stop(pid: Pid, timeout: Duration, already_stopped: bool) -> Result<Stoppe
         // Seize first (it stops nothing), then interrupt the new threads back to back: a thread
         // is held from its interrupt to its detach, so the seizes stay out of every hold.
         let first_new = held.threads.len();
-        for tid in list_tasks(pid)? {
+        let tasks = match only {
+            Some(tids) => tids.to_vec(),
+            None => list_tasks(pid)?,
+        };
+        for tid in tasks {
             if !seized.insert(tid) {
                 continue;
             }

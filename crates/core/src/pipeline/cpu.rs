@@ -1,0 +1,265 @@
+//! The CPU pipeline (`inspect hot <pid>`, `inspect record <pid>`): target → VM model (once) →
+//! each thread's CPU time from the OS (`process::task_stat`: `schedstat`'s run time and run
+//! count) → hold only the threads that run (`process::stop_threads`) → walk them
+//! (`threads::dump::walk_at`, a running thread from its registers: no safepoint bias) →
+//! release → [`crate::cpu`]'s aggregates → `format::hot_threads`, `format::profile`.
+//!
+//! A thread that did not run between two reads of its `schedstat` (not running at the first,
+//! the same run count and CPU time at the second: [`TaskStat::quiet_until`]) cannot have changed
+//! its own frames, so it is walked without being held; a thread that ran is held (ptrace, that
+//! thread only) and walked again. A parked thread is never held.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::jvm::Jvm;
+use crate::cpu::StackSample;
+use crate::error::Error;
+use crate::pid::Pid;
+use crate::process::{self, TaskStat};
+use crate::threads::dump::{self, DumpThread};
+use crate::threads::list::ThreadLayout;
+use crate::vm::java::JavaReader;
+use crate::vm::paged::Paged;
+
+/// The longest a sample waits for the threads it holds to stop.
+const SAMPLE_STOP_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// One Java thread as the sampler tracks it.
+#[derive(Debug, Clone)]
+struct Tracked {
+    /// Its `JavaThread*`.
+    address: u64,
+    /// Its host thread id (what `/proc` and ptrace use).
+    tid: Pid,
+    /// `java.lang.Thread.name`.
+    name: String,
+}
+
+/// What one sample cost: threads walked, held, and the longest hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SampleCost {
+    /// Threads walked (held or not).
+    pub walked: usize,
+    /// Threads held (ptrace) for their walk.
+    pub held: usize,
+    /// The hold, from the first interrupt to the last release; zero when none was held.
+    pub hold: Duration,
+}
+
+/// A sampler of one live JVM's Java threads: the VM model read once, the thread list re-read
+/// on [`ThreadSampler::refresh`], stacks taken holding only the threads that run.
+pub struct ThreadSampler {
+    jvm: Jvm,
+    layout: ThreadLayout,
+    threads: Vec<Tracked>,
+    /// Host ids by the JVM's own (a container's pid namespace).
+    host_tids: HashMap<Pid, Pid>,
+}
+
+impl ThreadSampler {
+    /// Opens live process `pid` (`Jvm::live`) and lists its Java threads.
+    ///
+    /// # Errors
+    /// As [`super::dump_threads`] for the open; [`Error::VmStructs`] when the thread list's
+    /// layout is not in the VM's tables.
+    pub fn open(pid: Pid) -> Result<ThreadSampler, Error> {
+        let jvm = Jvm::live(pid)?;
+        let layout = ThreadLayout::new(&jvm.vm)?;
+        let mut sampler = ThreadSampler {
+            jvm,
+            layout,
+            threads: Vec::new(),
+            host_tids: process::namespace_tids(pid),
+        };
+        sampler.refresh()?;
+        Ok(sampler)
+    }
+
+    /// The process's id.
+    pub fn pid(&self) -> Pid {
+        self.process().pid()
+    }
+
+    fn process(&self) -> &process::Process {
+        let Some(p) = self.jvm.process() else {
+            unreachable!("ThreadSampler opens a live JVM");
+        };
+        p
+    }
+
+    /// Re-reads the thread list (the JVM running: a thread's `JavaThread` and its name do not
+    /// move while it lives) and checks the process is the same one.
+    ///
+    /// # Errors
+    /// When the thread list cannot be read; [`Error::ProcessExited`], [`Error::PidReused`].
+    pub fn refresh(&mut self) -> Result<(), Error> {
+        let paged = Paged::new(self.jvm.memory());
+        let (_, addresses) = self.layout.thread_addresses(&paged)?;
+        let java = JavaReader::new(&self.jvm.vm, &paged).ok();
+        let mut threads = Vec::with_capacity(addresses.len());
+        for address in addresses {
+            let Ok(t) = self.layout.thread(&paged, address) else {
+                continue;
+            };
+            let Some(tid) = t.os_tid.and_then(|t| Pid::try_from(t).ok()) else {
+                continue;
+            };
+            let name = java
+                .as_ref()
+                .filter(|_| t.thread_obj != 0)
+                .and_then(|j| j.identity(t.thread_obj).ok())
+                .map(|i| i.name)
+                .unwrap_or_default();
+            threads.push(Tracked {
+                address,
+                tid: self.host_tids.get(&tid).copied().unwrap_or(tid),
+                name,
+            });
+        }
+        self.threads = threads;
+        self.process().check_same()
+    }
+
+    /// The Java threads' host ids and names, in list order.
+    pub fn java_threads(&self) -> Vec<(Pid, String)> {
+        self.threads
+            .iter()
+            .map(|t| (t.tid, t.name.clone()))
+            .collect()
+    }
+
+    /// Every thread of the process (Java or not) with its [`TaskStat`] now.
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`] when the process is gone.
+    pub fn task_stats(&self) -> Result<HashMap<Pid, TaskStat>, Error> {
+        let pid = self.pid();
+        Ok(process::list_tasks(pid)?
+            .into_iter()
+            .filter_map(|tid| Some((tid, process::task_stat(pid, tid)?)))
+            .collect())
+    }
+
+    /// The stacks of the Java threads `tids` (host ids) now, each walked without a hold when it
+    /// provably did not run during its walk, else held (that thread alone) and walked again.
+    ///
+    /// # Errors
+    /// As [`super::dump_threads`]'s stop ([`Error::PermissionDenied`], [`Error::AlreadyTraced`]);
+    /// [`Error::ProcessExited`], [`Error::PidReused`].
+    pub fn stacks(&self, tids: &[Pid]) -> Result<(Vec<StackSample>, SampleCost), Error> {
+        let pid = self.pid();
+        let wanted: Vec<&Tracked> = self
+            .threads
+            .iter()
+            .filter(|t| tids.contains(&t.tid))
+            .collect();
+        let before: HashMap<Pid, TaskStat> = wanted
+            .iter()
+            .filter_map(|t| Some((t.tid, process::task_stat(pid, t.tid)?)))
+            .collect();
+        // Those not running now: walked unheld first.
+        let (quiet, running): (Vec<&Tracked>, Vec<&Tracked>) = wanted
+            .iter()
+            .partition(|t| before.get(&t.tid).is_some_and(|s| s.state != b'R'));
+        let paged = Paged::new(self.jvm.memory());
+        let addresses: Vec<u64> = quiet.iter().map(|t| t.address).collect();
+        let unheld = dump::walk_at(&self.jvm.vm, &paged, &|_| None, &addresses)?;
+        let mut out = Vec::new();
+        let mut again: Vec<&Tracked> = running;
+        for (t, walked) in quiet.iter().zip(unheld) {
+            let still = process::task_stat(pid, t.tid);
+            match (before.get(&t.tid), still) {
+                (Some(b), Some(a)) if b.quiet_until(&a) => {
+                    out.extend(sample_of(t, walked, false));
+                }
+                _ => again.push(t),
+            }
+        }
+        let mut cost = SampleCost {
+            walked: wanted.len(),
+            ..SampleCost::default()
+        };
+        if !again.is_empty() {
+            let (held, c) = self.held_stacks(&again)?;
+            out.extend(held);
+            cost.held = c.held;
+            cost.hold = c.hold;
+        }
+        Ok((out, cost))
+    }
+
+    /// The stacks of the Java threads `tids` that are running (`R`) now, each held (that
+    /// thread alone) for its walk: a sampling profiler's sample. Threads not running cost one
+    /// `stat` read each and are not walked.
+    ///
+    /// # Errors
+    /// As [`ThreadSampler::stacks`].
+    pub fn running_stacks(&self, tids: &[Pid]) -> Result<(Vec<StackSample>, SampleCost), Error> {
+        let pid = self.pid();
+        let running: Vec<&Tracked> = self
+            .threads
+            .iter()
+            .filter(|t| tids.contains(&t.tid))
+            .filter(|t| process::task_stat(pid, t.tid).is_some_and(|s| s.state == b'R'))
+            .collect();
+        if running.is_empty() {
+            return Ok((Vec::new(), SampleCost::default()));
+        }
+        self.held_stacks(&running)
+    }
+
+    fn held_stacks(&self, threads: &[&Tracked]) -> Result<(Vec<StackSample>, SampleCost), Error> {
+        let tids: Vec<Pid> = threads.iter().map(|t| t.tid).collect();
+        let addresses: Vec<u64> = threads.iter().map(|t| t.address).collect();
+        let began = Instant::now();
+        let stopped = process::stop_threads(self.process(), &tids, SAMPLE_STOP_TIMEOUT)?;
+        let paged = Paged::new(self.jvm.memory());
+        let host = &self.host_tids;
+        let walked = dump::walk_at(
+            &self.jvm.vm,
+            &paged,
+            &|tid| stopped.registers(host.get(&tid).copied().unwrap_or(tid)),
+            &addresses,
+        );
+        let late = stopped.not_stopped();
+        let report = stopped.release();
+        let hold = report.stopped_for.min(began.elapsed());
+        let walked = walked?;
+        let out = threads
+            .iter()
+            .zip(walked)
+            .filter_map(|(t, w)| sample_of(t, w, !late.contains(&t.tid)))
+            .collect();
+        Ok((
+            out,
+            SampleCost {
+                walked: threads.len(),
+                held: threads.len() - late.len(),
+                hold,
+            },
+        ))
+    }
+}
+
+/// A walked thread as a sample, when it is the thread tracked (its `JavaThread` not reused by
+/// another thread since the list was read).
+fn sample_of(t: &Tracked, walked: DumpThread, held: bool) -> Option<StackSample> {
+    let same = walked
+        .vm
+        .os_tid
+        .is_some_and(|id| walked.vm.address == t.address && id > 0);
+    same.then(|| StackSample {
+        tid: t.tid,
+        name: t.name.clone(),
+        frames: walked.frames,
+        held,
+        notes: walked.notes,
+    })
+}
+
+/// A thread's OS name (`/proc/<pid>/task/<tid>/comm`): what names a thread that is not a Java
+/// thread (a GC worker, the VM thread). `None` when it is gone.
+pub fn os_thread_name(pid: Pid, tid: Pid) -> Option<String> {
+    process::thread_name(pid, tid)
+}

@@ -1,0 +1,65 @@
+// A JVM whose threads burn CPU in known proportions, for `inspect hot` and `inspect record`:
+// "burner" runs 3 units of work in a() then 1 in b() (the same loop: 75% / 25% of its time), "looper" runs a C2-compiled
+// counted loop (no safepoint poll inside) over and over, and `parked` threads (first argument,
+// default 500) park forever. Prints READY once all run; exits when its standard input closes.
+import java.util.concurrent.locks.LockSupport;
+
+public class HotTarget {
+    static volatile long sink;
+
+    // The same work per unit in both; no call inside (a call out of compiled code, such as
+    // System.nanoTime's, has no frame anchor for a walk from outside to start from).
+    static long a(int units) {
+        long x = 1;
+        for (int i = 0; i < units * 1_000_000; i++) {
+            x = x * 31 + i;
+        }
+        return x;
+    }
+
+    static long b(int units) {
+        long x = 2;
+        for (int i = 0; i < units * 1_000_000; i++) {
+            x = x * 31 + i;
+        }
+        return x;
+    }
+
+    static long counted(int n) {
+        long s = 0;
+        for (int i = 0; i < n; i++) {
+            s += (i * 31L) ^ s;
+        }
+        return s;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int parked = args.length > 0 ? Integer.parseInt(args[0]) : 500;
+        Thread burner = new Thread(() -> {
+            while (true) {
+                sink += a(3);
+                sink += b(1);
+            }
+        }, "burner");
+        Thread looper = new Thread(() -> {
+            while (true) {
+                sink += counted(200_000_000);
+            }
+        }, "looper");
+        for (Thread t : new Thread[] {burner, looper}) {
+            t.setDaemon(true);
+            t.start();
+        }
+        for (int i = 0; i < parked; i++) {
+            Thread t = new Thread(LockSupport::park, "parked-" + i);
+            t.setDaemon(true);
+            t.start();
+        }
+        Thread.sleep(2000); // let C2 compile the loops
+        System.out.println("READY");
+        System.out.flush();
+        while (System.in.read() != -1) {
+            // wait for EOF
+        }
+    }
+}
