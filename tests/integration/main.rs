@@ -17,6 +17,8 @@ mod support;
 mod containers;
 /// `--core` on gcore and kernel cores of real JVMs, against jcmd before the dump.
 mod coredump;
+/// What burns the CPU: `inspect hot` against /proc, `inspect record`'s shares and files.
+mod cpu;
 /// The metric dialects against the JVM's own MXBeans.
 mod dialects;
 /// A forced read interrupted, killed or refused: the JVM is always left as it was.
