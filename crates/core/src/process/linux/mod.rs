@@ -527,16 +527,34 @@ mod usage_tests {
 #[cfg(test)]
 mod schedstat_tests {
     #[test]
-    fn schedstat_gives_the_run_time_in_nanoseconds() {
+    fn schedstat_gives_the_run_time_in_nanoseconds_and_the_run_count() {
         assert_eq!(
-            super::schedstat_run_ns(b"86184613 1043922 57\n"),
-            Some(86_184_613)
+            super::schedstat(b"86184613 1043922 57\n"),
+            Some((86_184_613, 57))
         );
-        assert_eq!(super::schedstat_run_ns(b""), None);
-        assert_eq!(super::schedstat_run_ns(b"x 1 2\n"), None);
+        assert_eq!(super::schedstat(b""), None);
+        assert_eq!(super::schedstat(b"x 1 2\n"), None);
         // This thread's own: it has run to get here.
         let me = std::process::id() as crate::pid::Pid;
         let s = super::task_stat(me, me).expect("our own stat");
         assert!(s.cpu_ms > 0.0, "{s:?}");
+        assert!(s.run_count.is_some_and(|c| c > 0), "{s:?}");
+        // This test's thread is running now: never quiet, whatever the counts.
+        let tid = nix::unistd::gettid().as_raw();
+        let running = super::task_stat(me, tid).expect("this thread's stat");
+        assert_eq!(running.state, b'R');
+        assert!(!running.quiet_until(&running));
+        let asleep = crate::process::TaskStat { state: b'S', ..s };
+        assert!(asleep.quiet_until(&asleep));
+        let ran = crate::process::TaskStat {
+            run_count: s.run_count.map(|c| c + 1),
+            ..asleep
+        };
+        assert!(!asleep.quiet_until(&ran));
+        let unknown = crate::process::TaskStat {
+            run_count: None,
+            ..asleep
+        };
+        assert!(!unknown.quiet_until(&unknown));
     }
 }
