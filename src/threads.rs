@@ -31,12 +31,26 @@ pub struct ThreadsArgs {
     /// virtual thread (2.2 s for 200,000).
     #[arg(long = "virtual")]
     virtual_threads: bool,
+    /// Which threads to hold for the walk: `all` (every thread, for the whole walk), or
+    /// `running` (Linux): every thread walked with the JVM running, and only those that ran
+    /// during the walk held, each walked again; a parked thread is never held.
+    #[arg(long, value_enum, default_value = "all")]
+    hold_threads: HoldThreads,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: ThreadsFormat,
     /// Say how the dump was taken (stop figures, reads) on stderr.
     #[arg(short, long)]
     verbose: bool,
+}
+
+/// Which threads `inspect threads` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HoldThreads {
+    /// Every thread, for the whole walk.
+    All,
+    /// Only those that run during the walk.
+    Running,
 }
 
 /// How `inspect threads` prints.
@@ -100,6 +114,7 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
         stop_timeout: Duration::from_millis(args.hold.stop_timeout),
         virtual_threads: args.virtual_threads,
         wait: Duration::from_millis(args.hold.wait),
+        hold_running: args.hold_threads == HoldThreads::Running,
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))

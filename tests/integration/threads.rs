@@ -499,3 +499,39 @@ fn a_dump_beside_a_second_dump_loop_and_two_forced_streams_waits_its_turn() {
     );
     crate::support::assert_left_alone(jvm.pid, false);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Holding only the threads that run (`--hold-threads running`): every thread walked with the JVM
+// running, the threads that ran during the walk held and walked again.
+
+/// The frame and lock comparisons with jcmd, holding only the threads that run; with
+/// `allocate`, a thread allocating without end beside them, so that the collector's concurrent
+/// cycles run during the dump.
+fn compare_holding_running(java_home: &Path, flags: &[&str], allocate: bool) {
+    let mut all = flags.to_vec();
+    if allocate {
+        all.push("-Dthreads.allocate=true");
+    }
+    let jvm = start_target(java_home, &all);
+    let jcmd = |pid| jcmd_threads(java_home, pid);
+    compare_with_args(jvm.pid, &["--hold-threads", "running"], &jcmd);
+    compare_locks_with_args(jvm.pid, &["--hold-threads", "running"], &jcmd);
+}
+
+#[test]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
+fn jdk17_holding_only_running_threads_matches_jcmd() {
+    compare_holding_running(&jdk17(), &[], false);
+}
+
+#[test]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
+fn jdk17_shenandoah_allocating_holding_only_running_threads_matches_jcmd() {
+    compare_holding_running(&jdk17(), &["-XX:+UseShenandoahGC"], true);
+}
+
+#[test]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
+fn jdk21_generational_zgc_allocating_holding_only_running_threads_matches_jcmd() {
+    compare_holding_running(&jdk(21), &["-XX:+UseZGC", "-XX:+ZGenerational"], true);
+}

@@ -152,6 +152,17 @@ public class ThreadsTarget {
         }
     }
 
+    // Allocates without end (`-Dthreads.allocate=true`): a concurrent collector's cycles then
+    // run while a dump is taken.
+    static void allocate() {
+        Object[] keep = new Object[1024];
+        int i = 0;
+        while (true) {
+            keep[i & 1023] = new byte[256 + (i & 1023)];
+            i++;
+        }
+    }
+
     static void deep(int depth) {
         if (depth == 0) {
             parkForever();
@@ -182,6 +193,9 @@ public class ThreadsTarget {
         Thread reflective = start("t-reflective", ThreadsTarget::reflective);
         Thread recursion = start("t-recursion", () -> recurse(200));
         Thread spinner = start("t-spin", ThreadsTarget::spin);
+        if (Boolean.getBoolean("threads.allocate")) {
+            start("t-allocate", ThreadsTarget::allocate);
+        }
         Thread[] deeps = new Thread[extra];
         for (int i = 0; i < extra; i++) {
             deeps[i] = start("deep-" + i, () -> deep(20));

@@ -145,7 +145,7 @@ pub fn start_target(java_home: &Path, flags: &[&str]) -> Jvm {
 /// Threads running Java code (no anchor): walked from their registers. Their top frame is
 /// wherever the thread was stopped (jcmd's is at a safepoint poll), so its line is not compared,
 /// only its `class.method`.
-pub const RUNNING_JAVA: &[&str] = &["t-spin"];
+pub const RUNNING_JAVA: &[&str] = &["t-spin", "t-allocate"];
 
 /// The top 10 frames of `t` as compared with jcmd's; for a thread running Java code
 /// ([`RUNNING_JAVA`]) the first frame without its `(File:line)`.
@@ -182,8 +182,16 @@ pub const NAMED: &[&str] = &[
 /// [`compare`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l` is
 /// `jcmd` (JDK 8's runs inside its root).
 pub fn compare_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    compare_with_args(pid, &[], jcmd);
+}
+
+/// [`compare_with`], `inspect threads` given `extra` arguments before the pid.
+pub fn compare_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> String) {
     let before = parse(&jcmd(pid));
-    let ours_text = inspect_threads(pid);
+    let pid_text = pid.to_string();
+    let mut args = extra.to_vec();
+    args.push(&pid_text);
+    let ours_text = inspect_threads_with(&args);
     let after = parse(&jcmd(pid));
     let ours = parse(&ours_text);
     for name in NAMED {
@@ -304,8 +312,16 @@ pub fn top_with_locks(stack: &[String], n: usize) -> Vec<String> {
 /// [`compare_locks`] on the running ThreadsTarget JVM `pid`, whose `jcmd <pid> Thread.print -l`
 /// is `jcmd`.
 pub fn compare_locks_with(pid: i32, jcmd: &dyn Fn(i32) -> String) {
+    compare_locks_with_args(pid, &[], jcmd);
+}
+
+/// [`compare_locks_with`], `inspect threads` given `extra` arguments before the pid.
+pub fn compare_locks_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> String) {
     let before_text = jcmd(pid);
-    let ours_text = inspect_threads(pid);
+    let pid_text = pid.to_string();
+    let mut args = extra.to_vec();
+    args.push(&pid_text);
+    let ours_text = inspect_threads_with(&args);
     let after_text = jcmd(pid);
     agree_locks(&before_text, &ours_text, &after_text);
 }

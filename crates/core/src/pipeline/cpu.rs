@@ -25,6 +25,9 @@ use crate::vm::paged::Paged;
 /// The longest a sample waits for the threads it holds to stop.
 const SAMPLE_STOP_TIMEOUT: Duration = Duration::from_millis(100);
 
+/// The longest a sample waits for another tracer's hold to end (another `inspect`).
+const SAMPLE_WAIT: Duration = Duration::from_secs(1);
+
 /// One Java thread as the sampler tracks it.
 #[derive(Debug, Clone)]
 struct Tracked {
@@ -213,7 +216,12 @@ impl ThreadSampler {
         let tids: Vec<Pid> = threads.iter().map(|t| t.tid).collect();
         let addresses: Vec<u64> = threads.iter().map(|t| t.address).collect();
         let began = Instant::now();
-        let stopped = process::stop_threads(self.process(), &tids, SAMPLE_STOP_TIMEOUT)?;
+        let stopped = super::live::stop_threads_when_free(
+            self.process(),
+            &tids,
+            SAMPLE_STOP_TIMEOUT,
+            SAMPLE_WAIT,
+        )?;
         let paged = Paged::new(self.jvm.memory());
         let host = &self.host_tids;
         let walked = dump::walk_at(

@@ -67,9 +67,35 @@ pub(super) fn stop_when_free(
     wait: Duration,
     began: Instant,
 ) -> Result<process::Stopped, Error> {
+    retry_when_free(wait, began, || process::stop(process, stop_timeout))
+}
+
+/// As [`stop_when_free`], holding only threads `tids` (`process::stop_threads`; Linux).
+///
+/// # Errors
+/// As [`stop_when_free`].
+#[cfg(target_os = "linux")]
+pub(super) fn stop_threads_when_free(
+    process: &Process,
+    tids: &[crate::pid::Pid],
+    stop_timeout: Duration,
+    wait: Duration,
+) -> Result<process::Stopped, Error> {
+    retry_when_free(wait, Instant::now(), || {
+        process::stop_threads(process, tids, stop_timeout)
+    })
+}
+
+/// Runs `stop` until it is not refused by another tracer's hold ([`Error::AlreadyTraced`]), for
+/// at most `wait` from `began`, sleeping 0.5–4.5 ms (jittered) between tries.
+fn retry_when_free(
+    wait: Duration,
+    began: Instant,
+    mut stop: impl FnMut() -> Result<process::Stopped, Error>,
+) -> Result<process::Stopped, Error> {
     let mut round: u64 = 0;
     loop {
-        match process::stop(process, stop_timeout) {
+        match stop() {
             Err(Error::AlreadyTraced {
                 pid,
                 tracer,

@@ -41,6 +41,12 @@ pub struct ThreadsOptions {
     /// How long to wait for another tracer's hold to end (another `inspect` reading the JVM)
     /// before giving [`Error::AlreadyTraced`] (`--wait`), as for `-F`.
     pub wait: Duration,
+    /// Hold only the threads that run (`--hold running`, Linux): every thread is walked with
+    /// the JVM running, and those that provably did not run during the walk
+    /// ([`crate::process::TaskStat::quiet_until`]) are kept; the others are held, each for a
+    /// second walk, with the lock facts read while they are held. Elsewhere, or with `stop`
+    /// false, as without it.
+    pub hold_running: bool,
 }
 
 impl Default for ThreadsOptions {
@@ -50,6 +56,7 @@ impl Default for ThreadsOptions {
             stop_timeout: super::DEFAULT_STOP_TIMEOUT,
             virtual_threads: false,
             wait: Duration::from_secs(5),
+            hold_running: false,
         }
     }
 }
@@ -121,6 +128,10 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let Some(process) = jvm.process() else {
         unreachable!("held_walk is given a live JVM");
     };
+    #[cfg(target_os = "linux")]
+    if opts.stop && opts.hold_running {
+        return running_held_walk(jvm, process, opts);
+    }
     let vm = &jvm.vm;
     let pid = process.pid();
     let mut details = vec![jvm.path_detail()];
@@ -163,6 +174,102 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let mut warnings = Vec::new();
     details.push(Detail::Threads(jvm.model_fact()));
     details.push(walk_detail(&dump, walk_time, paged.reads()));
+    if let Some(r) = report {
+        super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
+    }
+    Ok(ThreadDump {
+        dump,
+        details,
+        warnings,
+    })
+}
+
+/// The live dump holding only the threads that run ([`ThreadsOptions::hold_running`]): each
+/// thread's `TaskStat` read, every thread walked unheld, the `TaskStat`s read again; the threads
+/// that ran (or whose stat could not be read) held together (`process::stop_threads`), walked
+/// again with their registers, and the lock facts of the whole dump read while they are held.
+#[cfg(target_os = "linux")]
+fn running_held_walk(
+    jvm: &Jvm,
+    process: &crate::process::Process,
+    opts: &ThreadsOptions,
+) -> Result<ThreadDump, Error> {
+    use crate::process::{self, TaskStat};
+    use std::collections::HashMap;
+    let vm = &jvm.vm;
+    let pid = process.pid();
+    let mut details = vec![jvm.path_detail()];
+    let host_tids = process::namespace_tids(pid);
+    let host = |tid: crate::pid::Pid| host_tids.get(&tid).copied().unwrap_or(tid);
+    let stats = || -> HashMap<crate::pid::Pid, TaskStat> {
+        process::list_tasks(pid)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|tid| Some((tid, process::task_stat(pid, tid)?)))
+            .collect()
+    };
+    let walk_began = Instant::now();
+    let before = stats();
+    let paged = Paged::new(jvm.memory());
+    let (list, addresses) = dump::thread_list(vm, &paged)?;
+    let mut threads = dump::walk_at(vm, &paged, &|_| None, &addresses)?;
+    let after = stats();
+    let os_tid = |t: &dump::DumpThread| {
+        t.vm.os_tid
+            .and_then(|id| crate::pid::Pid::try_from(id).ok())
+            .map(host)
+    };
+    let moved: Vec<usize> = threads
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            !os_tid(t).is_some_and(|tid| match (before.get(&tid), after.get(&tid)) {
+                (Some(b), Some(a)) => b.quiet_until(a),
+                _ => false,
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let hold: Vec<crate::pid::Pid> = moved.iter().filter_map(|&i| os_tid(&threads[i])).collect();
+    let mut report = None;
+    let mut reads = paged.reads();
+    let dump = if hold.is_empty() {
+        dump::assemble(vm, &paged, list, threads)
+    } else {
+        // Held together for the second walk and the lock facts; the process checked after.
+        let stopped =
+            super::live::stop_threads_when_free(process, &hold, opts.stop_timeout, opts.wait)?;
+        let paged = Paged::new(jvm.memory());
+        let again: Vec<u64> = moved.iter().map(|&i| threads[i].vm.address).collect();
+        let rewalked = dump::walk_at(vm, &paged, &|tid| stopped.registers(host(tid)), &again);
+        let assembled = rewalked.map(|rewalked| {
+            for (&i, t) in moved.iter().zip(rewalked) {
+                threads[i] = t;
+            }
+            dump::assemble(vm, &paged, list, std::mem::take(&mut threads))
+        });
+        reads += paged.reads();
+        report = Some(stopped.release());
+        assembled?
+    };
+    process.check_same()?;
+    let mut dump = dump;
+    dump.taken_at = Some(std::time::SystemTime::now());
+    if opts.virtual_threads {
+        let paged = Paged::new(jvm.memory());
+        dump.read_virtual_threads(vm, &paged);
+    }
+    let normal = (process::OS_PRIORITY_IS_NICE && !vm.os_thread_priorities).then_some(0);
+    dump.set_task_stats(&|tid| after.get(&host(tid)).copied(), normal);
+    let walk_time = walk_began.elapsed();
+    let mut warnings = Vec::new();
+    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(walk_detail(&dump, walk_time, reads));
+    details.push(Detail::Threads(format!(
+        "held only the threads that ran: {} of {} threads",
+        hold.len(),
+        dump.threads.len()
+    )));
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }

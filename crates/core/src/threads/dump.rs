@@ -151,12 +151,25 @@ pub fn walk(
     mem: &Paged<'_>,
     registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
 ) -> Result<Dump, Error> {
-    let layout = ThreadLayout::new(vm)?;
-    let (list, addresses) = layout.thread_addresses(mem)?;
-    let mut threads = walk_at(vm, mem, registers, &addresses)?;
+    let (list, addresses) = thread_list(vm, mem)?;
+    let threads = walk_at(vm, mem, registers, &addresses)?;
+    Ok(assemble(vm, mem, list, threads))
+}
+
+/// The thread list: `ThreadsSMRSupport::_java_thread_list` and its `JavaThread*`s, in order.
+///
+/// # Errors
+/// When the list cannot be read.
+pub fn thread_list(vm: &VmModel, mem: &Paged<'_>) -> Result<(u64, Vec<u64>), Error> {
+    ThreadLayout::new(vm)?.thread_addresses(mem)
+}
+
+/// A dump of `threads` (walked by [`walk_at`], in list order) from the list at `list`: their
+/// cross-thread lock facts ([`annotate`]) and the VM's name and release.
+pub fn assemble(vm: &VmModel, mem: &Paged<'_>, list: u64, mut threads: Vec<DumpThread>) -> Dump {
     let deadlocks = annotate(vm, mem, &mut threads);
     let (vm_name, vm_info) = vm_identity(vm, mem).unzip();
-    Ok(Dump {
+    Dump {
         release: vm.release.clone(),
         vm_name,
         vm_info,
@@ -167,7 +180,7 @@ pub fn walk(
         deadlocks,
         virtual_threads: None,
         virtual_threads_error: None,
-    })
+    }
 }
 
 /// The locks' cross-thread facts of `threads` (walked by [`walk_at`]): who owns the monitor a
