@@ -6,6 +6,7 @@ The JVM is tests/java/ThreadsTarget.java (its named test threads plus N "deep-i"
 parked 20 frames deep: deep(20) -> parkForever -> LockSupport.park), on JDK 17 by default
 (-Xmx256m). Measured, interleaved round-robin so that load changes hit every tool alike:
     inspect threads -v <pid>      (release build; -v prints the stop figures)
+    inspect threads -v --hold-threads running <pid>   (only the threads that run held)
     jcmd <pid> Thread.print       (attach + a safepoint in the target)
     jhsdb jstack --pid <pid>      (the Serviceability Agent; far slower: fewer runs)
 wall time (median and spread of R runs, from posix_spawn to wait4), CPU time of the tool's own
@@ -107,9 +108,12 @@ def main(argv=None):
         pid = str(jvm.pid)
         tasks = len(os.listdir(f"/proc/{pid}/task"))
         ours = [str(inspect), "threads", "-v", pid]
+        running = [str(inspect), "threads", "-v", "--hold-threads", "running", pid]
         jcmd = [str(jdk / "bin/jcmd"), pid, "Thread.print"]
         jstack = [str(jhsdb), "jstack", "--pid", pid]
-        commands = [("inspect threads", ours, args.runs), ("jcmd Thread.print", jcmd, args.runs),
+        commands = [("inspect threads", ours, args.runs),
+                    ("inspect --hold running", running, args.runs),
+                    ("jcmd Thread.print", jcmd, args.runs),
                     ("jhsdb jstack", jstack, args.jhsdb_runs)]
         # One untimed warm-up of the fast two (page cache, jcmd's attach listener).
         benchlib.run_once(ours, os.path.join(tmp, "warm"))
@@ -117,6 +121,7 @@ def main(argv=None):
         res = measure(commands, tmp, args.threads)
         rss = {
             "inspect threads": benchlib.peak_rss_mib(ours, tmp, 3),
+            "inspect --hold running": benchlib.peak_rss_mib(running, tmp, 3),
             "jcmd Thread.print": benchlib.peak_rss_mib(jcmd, tmp, 1),
             "jhsdb jstack": benchlib.peak_rss_mib(jstack, tmp, 1),
         }
@@ -142,6 +147,13 @@ def main(argv=None):
         print(f"inspect's hold of the JVM: median {statistics.median(holds):.1f} ms "
               f"(max {max(holds):.1f}), of which the walk {statistics.median(walks):.1f} ms "
               f"(max {max(walks):.1f}); stop + release {statistics.median(holds) - statistics.median(walks):.1f} ms")
+    held = [int(m.group(1)) for err in res["inspect --hold running"]["stderr"]
+            for m in [re.search(r"held only the threads that ran: (\d+) of", err)] if m]
+    if held:
+        print(f"inspect --hold-threads running held {min(held)}-{max(held)} threads a run")
+    vs_running = med["jcmd Thread.print"] / med["inspect --hold running"]
+    print(f"inspect threads --hold-threads running vs jcmd Thread.print: {vs_running:.1f}x faster "
+          f"(goal >= {GOAL_VS_JCMD:.0f}x) {'PASS' if vs_running >= GOAL_VS_JCMD else 'MISS'}")
     vs_jcmd = med["jcmd Thread.print"] / med["inspect threads"]
     vs_jhsdb = med["jhsdb jstack"] / med["inspect threads"]
     ours_rss = rss["inspect threads"]
