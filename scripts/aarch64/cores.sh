@@ -119,14 +119,16 @@ if [ -s /mnt/heap ]; then
   $JH/bin/jcmd $P -f /tmp/heap.cmds > /tmp/heap.jcmd < /dev/null || { say "heap: jcmd failed"; finish; }
   # jcmd prints `<pid>:` once, then each command's output: a histogram ends at its `Total` line,
   # GC.heap_info runs until the next histogram's header.
-  awk -v pid="$P:" '
+  # (mawk: the root is unpacked without maintainer scripts, so no `awk` alternative)
+  mawk -v pid="$P:" '
     NR == 1 { if ($0 != pid) exit 1; s = 1; next }
     s == 2 && /^ *num +#instances/ { s = 3 }
     { f = s == 1 ? "heap.histo1" : s == 2 ? "heap.info1" : s == 3 ? "heap.histo2" : "heap.info2"
       if (!(f in seen)) { print pid > f; seen[f] = 1 }
       print > f }
     (s == 1 || s == 3) && $1 == "Total" { s++ }
-    END { exit !(s == 4) }' /tmp/heap.jcmd || { say "heap: jcmd printed: $(cat /tmp/heap.jcmd)"; finish; }
+    END { exit !(s == 4) }' /tmp/heap.jcmd 2>/tmp/heap.split ||
+    { say "heap: jcmd's output not split ($(cat /tmp/heap.split)): $(cat /tmp/heap.jcmd)"; finish; }
   kill -ABRT $P; wait $P
   say "heap: exit status $? after SIGABRT, $(ls -s --block-size=1M *-$P.core 2>&1)"
   mv ./*-$P.core heap.core || { say "heap: no core"; finish; }
