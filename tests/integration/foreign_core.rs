@@ -12,11 +12,14 @@
 //!   static aarch64 build (`aarch64-unknown-linux-musl`, what release.sh ships) under
 //!   `qemu-aarch64-static`: byte for byte what this build prints, and equal to jcmd around the
 //!   dump.
+//! * The thread dump and the heap (`histo`, `heap`, `heapdump`) of aarch64 kernel cores made by
+//!   the same script (ThreadsTarget, HeapTarget on G1), read on x86_64 against that JVM's own jcmd
+//!   taken before the SIGABRT, and by the aarch64 build the same.
 //!
-//! Both use a JDK 17 with `.symtab` in libjvm and a copy whose libjvm is stripped (found through
-//! `gHotSpotVMStructs`), that one at `coredump_filter` 0x3b (no bit 2: the type and field names the
-//! vmStructs walk reads are not in the core and come from the libjvm file of the other
-//! architecture, once its build-id matches).
+//! The counters' tests use a JDK 17 with `.symtab` in libjvm and a copy whose libjvm is stripped
+//! (found through `gHotSpotVMStructs`), that one at `coredump_filter` 0x3b (no bit 2: the type and
+//! field names the vmStructs walk reads are not in the core and come from the libjvm file of the
+//! other architecture, once its build-id matches).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -604,6 +607,7 @@ fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
 /// GC.class_histogram -all` and `GC.heap_info`, each taken twice (in that order, in one attach)
 /// just before the SIGABRT.
 struct HeapCore {
+    /// `--core <core> --sysroot <sysroot>`.
     args: [String; 4],
     histo1: String,
     histo2: String,
@@ -611,6 +615,7 @@ struct HeapCore {
     info2: String,
 }
 
+/// The [`HeapCore`] of the cached aarch64 cores (made by the script when missing).
 fn heap_core() -> HeapCore {
     let dir = aarch64_cores();
     let core = dir.join("heap.core");
