@@ -11,7 +11,7 @@
 # vmStructs walk reads its names, is left out of the core, as JDK 8 leaves it at 0x33).
 #
 # Cached, keyed by the arm64 root (its stamp and both libjvm.so files), this script and the Java
-# programs it runs (tests/java/Target.java, ThreadsTarget.java): a warm run
+# programs it runs (tests/java/Target.java, ThreadsTarget.java, HeapTarget.java): a warm run
 # only prints the directory. It holds, per JVM (`jdk17`, `stripped`, `stripped16k`): NAME.core
 # (sparse), NAME.jcmd1, NAME.jcmd2 (the references, in that order; the second of the JVM held
 # still until the kill),
@@ -20,10 +20,15 @@
 # what `--sysroot` needs; and JDK 17's bin/java, for `--exe`). And for the thread dumps (issue
 # 29): `threads.core` of tests/java/ThreadsTarget.java on JDK 17, after `jcmd <pid> Thread.print
 # -l` twice (`threads.jcmd1`, `threads.jcmd2`; a stopped JVM cannot answer jcmd, so the JVM runs
-# until its SIGABRT).
+# until its SIGABRT). And for the heap (histo, heap, heapdump): `heap.core` of
+# tests/java/HeapTarget.java on JDK 17 with G1 (-Xmx32m: 1 MiB regions, its int[300000]
+# humongous; -Xshare:off, as the x86_64 JDK 17 G1 tests run it), after one jcmd attach that runs
+# `GC.class_histogram -all`, `GC.heap_info`, `GC.class_histogram -all`, `GC.heap_info` (`jcmd -f`:
+# one jcmd start-up under TCG instead of four), split into `heap.histo1`, `heap.info1`,
+# `heap.histo2`, `heap.info2`, each as that command alone prints it (the `<pid>:` line first).
 #
 # Usage: scripts/aarch64/cores.sh   (prints the cache directory as its last line; exit 0)
-# Needs what scripts/aarch64/setup.sh installs (run it first, as root); a cold run ~1.5-2 min.
+# Needs what scripts/aarch64/setup.sh installs (run it first, as root); a cold run ~3-4 min.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CACHE=${HSINSPECT_A64_CACHE:-$HOME/.cache/hsinspect/aarch64}
@@ -37,7 +42,7 @@ done
 for t in qemu-system-aarch64 debugfs mke2fs fallocate javac; do
   command -v $t >/dev/null || die "$t is not installed: run scripts/aarch64/setup.sh and scripts/setup-test-deps.sh"
 done
-key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel*/boot/vmlinuz-*; cat "$0" tests/java/Target.java tests/java/ThreadsTarget.java; } | md5sum | cut -c1-8)-$(
+key=$( { cat "$R/.stamp"; ls "$CACHE"/kernel*/boot/vmlinuz-*; cat "$0" tests/java/Target.java tests/java/ThreadsTarget.java tests/java/HeapTarget.java; } | md5sum | cut -c1-8)-$(
   cat "$R$JH/lib/server/libjvm.so" "$R$SJ/lib/server/libjvm.so" | md5sum | cut -c1-8)
 OUT=$CACHE/cores/$key
 # One run at a time (two would remove each other's half-made cores): the later one waits, then
@@ -49,7 +54,8 @@ echo "aarch64/cores: making the cores in the VM (cache $OUT)" >&2
 rm -rf "$CACHE/cores"; mkdir -p "$OUT.part"
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 mkdir -p "$W/classes"
-javac --release 11 -d "$W/classes" tests/java/Target.java tests/java/ThreadsTarget.java
+javac --release 11 -d "$W/classes" tests/java/Target.java tests/java/ThreadsTarget.java \
+  tests/java/HeapTarget.java
 cat > "$W/run.sh" <<'RUN'
 #!/bin/bash
 # PID 1 in the aarch64 VM: the root (snapshot), this payload at /mnt, /tmp tmpfs.
@@ -78,7 +84,15 @@ ready() { # ready NAME: waits for READY (TCG on a busy host: a minute and more)
   done
   say "the JVM $1 did not start: $(cat /tmp/$1.log)"; finish
 }
-# The JVMs of /mnt/jvms (NAME JAVA_HOME FLAGS...) start at once: their start-ups overlap.
+# HeapTarget (20000 of each kind: tests/integration/support/histo.rs's COUNT) on G1 starts
+# first, with the JVMs of /mnt/jvms (NAME JAVA_HOME FLAGS...): their start-ups overlap.
+if [ -s /mnt/heap ]; then
+  mkfifo /tmp/heap.in
+  MALLOC_ARENA_MAX=2 $JH/bin/java -Xmx32m -XX:+UseG1GC -Xshare:off -XX:TieredStopAtLevel=1 \
+    -XX:ReservedCodeCacheSize=16m -XX:CompressedClassSpaceSize=32m -cp /mnt/classes HeapTarget 20000 \
+    < /tmp/heap.in > /tmp/heap.log 2>&1 &
+  echo $! > /tmp/heap.pid; exec 7>/tmp/heap.in
+fi
 fd=3
 while read -r n jh flags; do start_jvm $n $jh $fd $flags; echo $jh > /tmp/$n.home; fd=$((fd + 1)); done < /mnt/jvms
 while read -r n _; do
@@ -98,6 +112,27 @@ while read -r n _; do
   say "$n: exit status $? after SIGABRT, filter $(cat $n.filter), $(ls -s --block-size=1M *-$P.core 2>&1)"
   mv ./*-$P.core $n.core || { say "$n: no core"; finish; }
 done < /mnt/jvms
+if [ -s /mnt/heap ]; then
+  ready heap; P=$(cat /tmp/heap.pid)
+  say "heap: JVM $P ready at $(cut -d' ' -f1 /proc/uptime) s"
+  printf '%s\n' "GC.class_histogram -all" GC.heap_info "GC.class_histogram -all" GC.heap_info > /tmp/heap.cmds
+  $JH/bin/jcmd $P -f /tmp/heap.cmds > /tmp/heap.jcmd < /dev/null || { say "heap: jcmd failed"; finish; }
+  # jcmd prints `<pid>:` once, then each command's output: a histogram ends at its `Total` line,
+  # GC.heap_info runs until the next histogram's header.
+  # (mawk: the root is unpacked without maintainer scripts, so no `awk` alternative)
+  mawk -v pid="$P:" '
+    NR == 1 { if ($0 != pid) exit 1; s = 1; next }
+    s == 2 && /^ *num +#instances/ { s = 3 }
+    { f = s == 1 ? "heap.histo1" : s == 2 ? "heap.info1" : s == 3 ? "heap.histo2" : "heap.info2"
+      if (!(f in seen)) { print pid > f; seen[f] = 1 }
+      print > f }
+    (s == 1 || s == 3) && $1 == "Total" { s++ }
+    END { exit !(s == 4) }' /tmp/heap.jcmd 2>/tmp/heap.split ||
+    { say "heap: jcmd's output not split ($(cat /tmp/heap.split)): $(cat /tmp/heap.jcmd)"; finish; }
+  kill -ABRT $P; wait $P
+  say "heap: exit status $? after SIGABRT, $(ls -s --block-size=1M *-$P.core 2>&1)"
+  mv ./*-$P.core heap.core || { say "heap: no core"; finish; }
+fi
 if [ -s /mnt/threads ]; then
   # ThreadsTarget (named threads in known states, a deadlock): two thread dumps, then its core.
   mkfifo /tmp/threads.in
@@ -118,11 +153,12 @@ finish
 RUN
 chmod +x "$W/run.sh"
 STRIPPED_FLAGS="-XX:+UnlockDiagnosticVMOptions -XX:-DumpPrivateMappingsInCore"
-vm() { # vm KERNEL NAME JAVA_HOME FLAGS [NAME JAVA_HOME FLAGS]...: the cores of those JVMs, in $OUT.part
+vm() { # vm KERNEL [threads] [heap] NAME JAVA_HOME FLAGS [NAME JAVA_HOME FLAGS]...: the cores of those JVMs, in $OUT.part
   local kernel=$1 PL=$W/payload-$1 n f; shift
-  mkdir -p "$PL"; cp -r "$W/classes" "$W/run.sh" "$PL/"; : > "$PL/jvms"; : > "$PL/threads"
-  # `threads` first: also the ThreadsTarget JVM (its dumps and core)
+  mkdir -p "$PL"; cp -r "$W/classes" "$W/run.sh" "$PL/"; : > "$PL/jvms"; : > "$PL/threads"; : > "$PL/heap"
+  # `threads` first: also the ThreadsTarget JVM (its dumps and core); `heap`: the HeapTarget one
   if [ "$1" = threads ]; then echo yes > "$PL/threads"; shift; fi
+  if [ "$1" = heap ]; then echo yes > "$PL/heap"; shift; fi
   while [ $# -gt 0 ]; do echo "$1 $2 $3" >> "$PL/jvms"; shift 3; done
   mke2fs -q -F -t ext4 -L a64payload -d "$PL" "$W/payload.img" 4G
   echo "aarch64/cores: qemu-system-aarch64 on $kernel (boot, $(wc -l < "$PL/jvms") JVMs, their cores, power off)" >&2
@@ -150,9 +186,16 @@ vm() { # vm KERNEL NAME JAVA_HOME FLAGS [NAME JAVA_HOME FLAGS]...: the cores of 
     done
     fallocate --dig-holes "$OUT.part/threads.core"
   fi
+  if [ -s "$PL/heap" ]; then
+    for f in core histo1 info1 histo2 info2; do
+      debugfs -R "dump /out/heap.$f $OUT.part/heap.$f" "$W/payload.img" < /dev/null 2>/dev/null
+      [ -s "$OUT.part/heap.$f" ] || die "heap.$f was not written in the VM"
+    done
+    fallocate --dig-holes "$OUT.part/heap.core"
+  fi
   rm -f "$W/payload.img"
 }
-vm kernel threads jdk17 $JH "" stripped $SJ "$STRIPPED_FLAGS"
+vm kernel threads heap jdk17 $JH "" stripped $SJ "$STRIPPED_FLAGS"
 vm kernel16k stripped16k $SJ "$STRIPPED_FLAGS"
 [ "$(cat "$OUT.part/stripped16k.pagesize")" = 16384 ] || die "the 16k kernel ran with $(cat "$OUT.part/stripped16k.pagesize")-byte pages"
 for lib in $JH $SJ; do

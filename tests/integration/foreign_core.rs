@@ -12,11 +12,14 @@
 //!   static aarch64 build (`aarch64-unknown-linux-musl`, what release.sh ships) under
 //!   `qemu-aarch64-static`: byte for byte what this build prints, and equal to jcmd around the
 //!   dump.
+//! * The thread dump and the heap (`histo`, `heap`, `heapdump`) of aarch64 kernel cores made by
+//!   the same script (ThreadsTarget, HeapTarget on G1), read on x86_64 against that JVM's own jcmd
+//!   taken before the SIGABRT, and by the aarch64 build the same.
 //!
-//! Both use a JDK 17 with `.symtab` in libjvm and a copy whose libjvm is stripped (found through
-//! `gHotSpotVMStructs`), that one at `coredump_filter` 0x3b (no bit 2: the type and field names the
-//! vmStructs walk reads are not in the core and come from the libjvm file of the other
-//! architecture, once its build-id matches).
+//! The counters' tests use a JDK 17 with `.symtab` in libjvm and a copy whose libjvm is stripped
+//! (found through `gHotSpotVMStructs`), that one at `coredump_filter` 0x3b (no bit 2: the type and
+//! field names the vmStructs walk reads are not in the core and come from the libjvm file of the
+//! other architecture, once its build-id matches).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -596,5 +599,133 @@ fn aarch64_live_thread_dump_in_the_vm_matches_jcmd() {
         locked.len() >= 12,
         "only {} threads' lock lines compared",
         locked.len()
+    );
+}
+
+/// The HeapTarget JVM's kernel core of scripts/aarch64/cores.sh (Debian's arm64 JDK 17, G1,
+/// `-Xshare:off`), the `--core`/`--sysroot` arguments that read it, and its references: `jcmd
+/// GC.class_histogram -all` and `GC.heap_info`, each taken twice (in that order, in one attach)
+/// just before the SIGABRT.
+struct HeapCore {
+    /// `--core <core> --sysroot <sysroot>`.
+    args: [String; 4],
+    histo1: String,
+    histo2: String,
+    info1: String,
+    info2: String,
+}
+
+/// The [`HeapCore`] of the cached aarch64 cores (made by the script when missing).
+fn heap_core() -> HeapCore {
+    let dir = aarch64_cores();
+    let core = dir.join("heap.core");
+    // jcmd's `<pid>:` line left out, as heap.rs's `jcmd_heap_info` leaves it out.
+    let info = |n: &str| {
+        let text = read(&dir.join(n));
+        text.split_once('\n')
+            .map_or(text.clone(), |(_, rest)| rest.to_string())
+    };
+    HeapCore {
+        args: [
+            "--core".into(),
+            core.to_str().unwrap().into(),
+            "--sysroot".into(),
+            dir.join("sysroot").to_str().unwrap().into(),
+        ],
+        histo1: read(&dir.join("heap.histo1")),
+        histo2: read(&dir.join("heap.histo2")),
+        info1: info("heap.info1"),
+        info2: info("heap.info2"),
+    }
+}
+
+impl HeapCore {
+    /// `inspect SUBCOMMAND --core <core> --sysroot <sysroot> EXTRA...`'s arguments.
+    fn with<'a>(&'a self, subcommand: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut v = vec![subcommand];
+        v.extend(self.args.iter().map(String::as_str));
+        v.extend_from_slice(extra);
+        v
+    }
+}
+
+/// `inspect histo` of an aarch64 JVM's kernel core (HeapTarget on Debian's arm64 JDK 17 with
+/// G1, 1 MiB regions, its `int[300000]` humongous), read on x86_64: every class whose row is the
+/// same in the JVM's two `jcmd GC.class_histogram -all` taken before the SIGABRT has that row in
+/// ours (tests/integration/heap.rs's comparison), and the aarch64 build under qemu-user prints
+/// the same bytes.
+#[test]
+#[ignore = "requires qemu, arm64 root, static aarch64 build (scripts/test.sh)"]
+fn aarch64_histo_core_read_on_x86_64_matches_jcmd() {
+    let h = heap_core();
+    let args = h.with("histo", &[]);
+    let ours = inspect_ok(&args);
+    crate::support::histo::compare(&h.histo1, &ours, &h.histo2);
+    assert_a64_prints(&args, &ours);
+}
+
+/// `inspect heap` of the same core: byte for byte one of the JVM's own `jcmd GC.heap_info`
+/// taken before the SIGABRT (G1's committed regions, young and survivor counts, Metaspace read
+/// through the `.symtab` of the sysroot's libjvm), its JSON names G1 and JDK 17, and the aarch64
+/// build prints the same bytes.
+#[test]
+#[ignore = "requires qemu, arm64 root, static aarch64 build (scripts/test.sh)"]
+fn aarch64_heap_info_core_read_on_x86_64_matches_jcmd() {
+    let h = heap_core();
+    let args = h.with("heap", &[]);
+    let ours = inspect_ok(&args);
+    assert!(
+        ours == h.info1 || ours == h.info2,
+        "inspect heap --core:\n{ours}\njcmd GC.heap_info, first:\n{}\nsecond:\n{}",
+        h.info1,
+        h.info2
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&inspect_ok(&h.with("heap", &["--format", "json"]))).unwrap();
+    assert_eq!(json["heap"]["collector"], "G1", "{json}");
+    assert_eq!(json["jdk"], 17, "{json}");
+    assert_a64_prints(&args, &ours);
+}
+
+/// `inspect heapdump` of the same core: both readers of tests/integration/heapdump.rs (the
+/// strict one and VisualVM's heap library) read it with no violation and no reference to
+/// nothing, every class with the same instances in the JVM's two jcmd histograms has that many
+/// in the file, HeapTarget's values and the threads' frames (AArch64's stacks) are there; the
+/// aarch64 build under qemu-user writes the same records (the header's timestamp aside).
+#[test]
+#[ignore = "requires qemu, arm64 root, JDK 17, static aarch64 build (scripts/test.sh)"]
+fn aarch64_heapdump_core_read_on_x86_64_passes_both_readers() {
+    let h = heap_core();
+    let tmp = scratch_dir("foreign-heapdump");
+    let file = tmp.path().join("x86.hprof");
+    inspect_ok(&h.with("heapdump", &["-o", file.to_str().unwrap()]));
+    crate::heapdump::check_ours(
+        &file,
+        &h.histo1,
+        &h.histo2,
+        17,
+        "an aarch64 JDK 17 G1 kernel core",
+    );
+    let a64_file = tmp.path().join("a64.hprof");
+    let out = inspect_a64(
+        &aarch64_bin(),
+        &h.with("heapdump", &["-o", a64_file.to_str().unwrap()]),
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (x86, a64) = (
+        std::fs::read(&file).unwrap(),
+        std::fs::read(&a64_file).unwrap(),
+    );
+    // "JAVA PROFILE 1.0.2\0", the id size (u4) and the time of the dump (u8)
+    const HEADER: usize = 19 + 4 + 8;
+    assert!(
+        x86.len() > HEADER && a64.len() > HEADER && x86[..HEADER - 8] == a64[..HEADER - 8],
+        "the two builds' dumps begin differently"
+    );
+    assert!(
+        x86[HEADER..] == a64[HEADER..],
+        "the aarch64 build's dump differs from the x86_64 build's ({} and {} bytes)",
+        a64.len(),
+        x86.len()
     );
 }

@@ -158,7 +158,7 @@ fn visualvm_name(histogram_name: &str, major: u32) -> String {
 /// many in the file (java.lang.Class aside: its instances are the classes; the filler classes
 /// aside: jcmd counts the TLABs' unused tails as fillers); HeapTarget's objects with their
 /// values; thread objects and sticky classes as roots; stack traces.
-fn check_ours(file: &Path, before: &str, after: &str, major: u32, what: &str) {
+pub(crate) fn check_ours(file: &Path, before: &str, after: &str, major: u32, what: &str) {
     // Shenandoah's and ZGC's `object_iterate` (jcmd's count) visits only reachable objects; a
     // walk from outside also meets the unreachable ones not collected yet.
     let reachable_only = what.contains("Shenandoah") || what.contains("ZGC");
