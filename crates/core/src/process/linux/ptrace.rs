@@ -103,12 +103,46 @@ pub fn stop_threads(
     stop_some(pid, Some(tids), timeout, already_stopped)
 }
 
+/// How long a release waits for a thread interrupted but not yet stopped, before leaving it to
+/// [`release_late`].
+const LATE_STOP_WAIT: Duration = Duration::from_secs(1);
+
+/// Threads seized and interrupted by an earlier stop of this process that had not stopped when
+/// it was released: each stops when it next runs, and is detached by [`release_late`].
+fn late_threads() -> std::sync::MutexGuard<'static, Vec<Pid>> {
+    static LATE: std::sync::Mutex<Vec<Pid>> = std::sync::Mutex::new(Vec::new());
+    LATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Detaches every late thread that has reached its stop since (giving back a signal it
+/// stopped for), forgets those that exited or are no longer traced by this process, and keeps
+/// the rest for the next call.
+fn release_late() {
+    let mut late = late_threads();
+    late.retain(|&tid| {
+        let t = NixPid::from_raw(tid);
+        match waitpid(t, Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => true,
+            Ok(WaitStatus::Stopped(_, sig)) => {
+                let _ = ptrace::detach(t, Some(sig));
+                false
+            }
+            Ok(WaitStatus::PtraceEvent(..)) => {
+                let _ = ptrace::detach(t, None);
+                false
+            }
+            _ => false,
+        }
+    });
+}
+
 fn stop_some(
     pid: Pid,
     only: Option<&[Pid]>,
     timeout: Duration,
     already_stopped: bool,
 ) -> Result<Stopped, Error> {
+    release_late();
     // The whole stop (seizing, interrupting, waiting) ends by then: the seizes of a JVM with
     // thousands of threads take milliseconds of their own (about 28 µs a thread).
     let deadline = Instant::now() + timeout;
@@ -385,7 +419,7 @@ impl Stopped {
             let _ = ptrace::interrupt(NixPid::from_raw(h.tid));
         }
         // A thread that was not stopped cannot be detached (ESRCH): give it a last short chance
-        // to reach its stop; if it still has not, the kernel detaches it when inspect exits.
+        // to reach its stop before the others are let go.
         if self.threads.iter().any(|h| !h.stopped) {
             self.wait_for_stops(Duration::from_millis(20));
         }
@@ -404,9 +438,25 @@ impl Stopped {
                     longest_running = Some(longest_running.unwrap_or_default().max(held));
                 }
             }
-            if r.is_err() && !h.stopped && !not_stopped.contains(&h.tid) {
-                not_stopped.push(h.tid);
+            if r.is_err() && !h.stopped {
+                if !not_stopped.contains(&h.tid) {
+                    not_stopped.push(h.tid);
+                }
+                late_threads().push(h.tid);
             }
+        }
+        // Its interrupt is still pending: a late thread stops as soon as it runs, and would stay
+        // stopped for as long as inspect lives (a `serve`, a sampling loop). The others already
+        // let go, wait for it a while; one that still has not stopped (uninterruptible) is
+        // released by the next stop or release of this process, or by the kernel when inspect
+        // exits.
+        let deadline = Instant::now() + LATE_STOP_WAIT;
+        loop {
+            release_late();
+            if late_threads().is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
         }
         let report = StopReport {
             method: StopMethod::Ptrace {
