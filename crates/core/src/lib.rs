@@ -96,5 +96,5 @@ pub use pipeline::{
     Detail, LiveOptions, ReadPath, Reading, Sampler, SymbolCacheUse, Target, Warning, read_core,
     read_file, read_hsperfdata, read_live, read_minidump,
 };
-pub use process::{Pid, ProcessUsage, StopMethod, StopReport, usage as process_usage};
+pub use process::{Pid, ProcessUsage, StopMethod, StopReport, TaskStat, usage as process_usage};
 pub use vm::flags::{FlagOrigin, FlagValue, VmArguments, VmFlag};

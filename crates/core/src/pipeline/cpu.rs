@@ -132,7 +132,7 @@ impl ThreadSampler {
             .collect()
     }
 
-    /// Every thread of the process (Java or not) with its [`TaskStat`] now.
+    /// Every thread of the process (Java or not) with its [`TaskStat`](crate::TaskStat) now.
     ///
     /// # Errors
     /// [`Error::NoSuchProcess`] when the process is gone.

@@ -43,7 +43,7 @@ pub struct ThreadsOptions {
     pub wait: Duration,
     /// Hold only the threads that run (`--hold running`, Linux): every thread is walked with
     /// the JVM running, and those that provably did not run during the walk
-    /// ([`crate::process::TaskStat::quiet_until`]) are kept; the others are held, each for a
+    /// ([`TaskStat::quiet_until`](crate::TaskStat::quiet_until)) are kept; the others are held, each for a
     /// second walk, with the lock facts read while they are held. Elsewhere, or with `stop`
     /// false, as without it.
     pub hold_running: bool,
