@@ -4,11 +4,9 @@
 //! `hot` prints the busiest threads as Elasticsearch's hot threads do; `record` samples at a
 //! rate and writes a flame graph (SVG), a speedscope file or collapsed stacks.
 
-use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -94,6 +92,9 @@ pub enum RecordFormat {
 #[cfg(all(target_os = "linux", feature = "live"))]
 pub fn run_hot(args: &HotArgs) -> anyhow::Result<ExitCode> {
     use hsinspect::cpu::{HotThread, HotThreads, group_snapshots, snapshot_lines};
+    use std::collections::HashMap;
+    use std::io::Write;
+    use std::time::Instant;
     let pid = args.pid;
     let sampler = hsinspect::pipeline::ThreadSampler::open(pid)
         .with_context(|| format!("threads of process {pid}"))?;
@@ -189,6 +190,8 @@ pub fn run_hot(args: &HotArgs) -> anyhow::Result<ExitCode> {
 /// Runs `inspect record`.
 #[cfg(all(target_os = "linux", feature = "live"))]
 pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    use std::time::Instant;
     let pid = args.pid;
     let format =
         args.format

@@ -74,7 +74,7 @@ pub(super) fn stop_when_free(
 ///
 /// # Errors
 /// As [`stop_when_free`].
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub(super) fn stop_threads_when_free(
     process: &Process,
     tids: &[crate::pid::Pid],

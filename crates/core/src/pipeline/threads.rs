@@ -128,7 +128,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let Some(process) = jvm.process() else {
         unreachable!("held_walk is given a live JVM");
     };
-    #[cfg(target_os = "linux")]
+    #[cfg(all(feature = "live", target_os = "linux"))]
     if opts.stop && opts.hold_running {
         return running_held_walk(jvm, process, opts);
     }
@@ -188,7 +188,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
 /// thread's `TaskStat` read, every thread walked unheld, the `TaskStat`s read again; the threads
 /// that ran (or whose stat could not be read) held together (`process::stop_threads`), walked
 /// again with their registers, and the lock facts of the whole dump read while they are held.
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "live", target_os = "linux"))]
 fn running_held_walk(
     jvm: &Jvm,
     process: &crate::process::Process,

@@ -46,13 +46,13 @@ pub(crate) use os::OS_PRIORITY_IS_NICE;
 pub(crate) use os::namespace_tids;
 /// Holds only some threads of a process (ptrace; Linux only): what samplers use, so that a
 /// thread that does not run is never held.
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) use os::stop_threads;
 /// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
 /// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
 pub(crate) use os::task_stat;
 /// The threads of a process (`/proc/<pid>/task`; Linux only).
-#[cfg(target_os = "linux")]
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) use os::{list_tasks, thread_name};
 
 pub(crate) use os::{
