@@ -221,8 +221,10 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let (mut held_total, mut hold_max) = (0usize, Duration::ZERO);
     while began.elapsed() < args.duration && !stop.load(std::sync::atomic::Ordering::SeqCst) {
         if refreshed.elapsed() >= Duration::from_secs(1) {
-            if sampler.refresh().is_err() {
-                break; // the JVM exited: write what was recorded
+            // The list read races with threads starting and ending: a failed read keeps the
+            // last list, unless the JVM is gone (then what was recorded is written).
+            if sampler.refresh().is_err() && hsinspect::process_usage(pid).is_err() {
+                break;
             }
             let java: std::collections::HashSet<i32> =
                 sampler.java_threads().into_iter().map(|(t, _)| t).collect();

@@ -130,7 +130,7 @@ fn record(major: u32) {
         "record",
         &pid,
         "--duration",
-        "6s",
+        "8s",
         "--threads",
         "-o",
         collapsed.to_str().unwrap(),

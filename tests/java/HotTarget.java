@@ -6,6 +6,7 @@ import java.util.concurrent.locks.LockSupport;
 
 public class HotTarget {
     static volatile long sink;
+    static volatile long rounds;
 
     // The same work per unit in both; no call inside (a call out of compiled code, such as
     // System.nanoTime's, has no frame anchor for a walk from outside to start from).
@@ -39,6 +40,7 @@ public class HotTarget {
             while (true) {
                 sink += a(3);
                 sink += b(1);
+                rounds++;
             }
         }, "burner");
         Thread looper = new Thread(() -> {
@@ -55,7 +57,13 @@ public class HotTarget {
             t.setDaemon(true);
             t.start();
         }
-        Thread.sleep(2000); // let C2 compile the loops
+        // Let C2 compile the loops: READY once the burner has run 200 rounds compiled-fast (a
+        // round is about 4 ms compiled, far longer interpreted), or after a minute.
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (rounds < 200 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(1000);
         System.out.println("READY");
         System.out.flush();
         while (System.in.read() != -1) {
