@@ -1,5 +1,5 @@
 //! `inspect hot` and `inspect record` on `tests/java/HotTarget.java`: "burner" spends 75% of its
-//! work in `a()` and 25% in `b()`, "looper" runs a C2-compiled counted loop (no safepoint poll:
+//! work in `a()` and 25% in `b()` (three calls and one of the same out-of-line `work`), "looper" runs a C2-compiled counted loop (no safepoint poll:
 //! a safepoint-biased sampler would never see it inside `counted`), 500 threads are parked.
 //! `hot`'s busiest threads and CPU shares against `/proc`'s read around it; `record`'s a/b split
 //! within 5 points of 75/25 and the counted loop seen; its SVG (parsed as XML by Python's
@@ -14,12 +14,17 @@ use crate::support::{Jvm, inspect, inspect_ok, jdk, scratch_dir, test_classes};
 fn start(major: u32) -> Jvm {
     let home = jdk(major);
     let mut cmd = Command::new(home.join("bin/java"));
-    cmd.args(["-Xmx64m", "-cp"])
-        .arg(test_classes())
-        .args(["HotTarget", "500"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.args([
+        "-Xmx64m",
+        "-XX:CompileCommand=quiet",
+        "-XX:CompileCommand=dontinline,HotTarget::work",
+        "-cp",
+    ])
+    .arg(test_classes())
+    .args(["HotTarget", "500"])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
     Jvm::spawn(cmd, &home)
 }
 

@@ -8,20 +8,29 @@ public class HotTarget {
     static volatile long sink;
     static volatile long rounds;
 
-    // The same work per unit in both; no call inside (a call out of compiled code, such as
-    // System.nanoTime's, has no frame anchor for a walk from outside to start from).
+    // a() does three units of work, b() one, each unit the same compiled `work` (the test keeps
+    // it out of line: -XX:CompileCommand=dontinline,HotTarget::work), so their times are 3:1
+    // whatever the JIT did to a() and b(). No call out of compiled code inside (a call such as
+    // System.nanoTime's has no frame anchor for a walk from outside to start from).
+    static long work(long x) {
+        for (int i = 0; i < 1_000_000; i++) {
+            x = x * 31 + i;
+        }
+        return x;
+    }
+
     static long a(int units) {
         long x = 1;
-        for (int i = 0; i < units * 1_000_000; i++) {
-            x = x * 31 + i;
+        for (int u = 0; u < units; u++) {
+            x = work(x);
         }
         return x;
     }
 
     static long b(int units) {
         long x = 2;
-        for (int i = 0; i < units * 1_000_000; i++) {
-            x = x * 31 + i;
+        for (int u = 0; u < units; u++) {
+            x = work(x);
         }
         return x;
     }
