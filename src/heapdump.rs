@@ -138,6 +138,18 @@ pub fn run(args: &HeapdumpArgs) -> anyhow::Result<ExitCode> {
             s.unknown_class
         );
     }
+    if let Some(bytes) = s.start_map_refused {
+        eprintln!(
+            "warning: the heap is too large for a map of object starts ({bytes} bytes, more than {}): a reference into a walked space was written as it is, and one left by a dead object may point where no object starts",
+            hsinspect::heap::starts::MAX_BYTES
+        );
+    }
+    if s.unmatched > 0 {
+        eprintln!(
+            "warning: {} objects found by the first walk of the heap were not written by the second (the JVM changed between them, or their bytes could not be read again): references to them do not resolve",
+            s.unmatched
+        );
+    }
     if s.unreadable > 0 {
         eprintln!(
             "warning: {} objects could not be read and were left out",
@@ -169,7 +181,9 @@ pub fn run(args: &HeapdumpArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn write(args: &HeapdumpArgs, file: File) -> anyhow::Result<HeapDumpReport> {
-    let buffered = BufWriter::with_capacity(1 << 20, file);
+    // Smaller than a heap dump segment (about 1 MiB), which then goes to the file without a
+    // copy; the records before the heap are gathered.
+    let buffered = BufWriter::with_capacity(64 << 10, file);
     let sink = if args.gz {
         Sink::Gz(flate2::write::GzEncoder::new(
             buffered,

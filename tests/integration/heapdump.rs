@@ -460,6 +460,18 @@ fn existing_files_and_a_full_disk_leave_no_dump_that_looks_complete() {
     assert_left_alone(jvm.pid, false);
 }
 
+/// ZGC, the single generation (JDK 17: references of any colour seen through the good one) and
+/// the generational one (JDK 21: coloured references uncoloured), which the Serviceability
+/// Agent cannot walk. A dead object's field may hold the old address of an object ZGC has
+/// relocated since, in a page allocated again: the dump writes it as null (it is no object
+/// start the first walk found), so that no reference dangles.
+#[test]
+#[ignore = "requires root, JDK 17, JDK 21 (scripts/test.sh)"]
+fn zgc_single_and_generational_dumps_pass_both_readers() {
+    ours_live(17, &["-XX:+UseZGC"]);
+    ours_live(21, &["-XX:+UseZGC", "-XX:+ZGenerational"]);
+}
+
 /// The JDK tools' command lines for a heap dump, through `inspect links`: `jmap
 /// -dump:format=b,file=F <pid>` and `jcmd <pid> GC.heap_dump -all -gz=1 F` write files the
 /// strict reader reads with HeapTarget's nodes in them.

@@ -6,9 +6,10 @@
 //! VM, compressed oops or not).
 //!
 //! [`HprofWriter`] is a streaming encoder: it keeps one segment (at most [`SEGMENT_BYTES`]) in
-//! memory and writes it out when the next sub-record does not fit; a sub-record larger than that
-//! (a big array) gets a segment of its own, its body streamed in pieces. Peak memory is the
-//! segment, whatever the heap's size.
+//! memory and writes it out when the next sub-record does not fit, record header and body in one
+//! `write_all` (an output buffer smaller than a segment passes it through without a copy); a
+//! sub-record larger than that (a big array) gets a segment of its own, its body streamed in
+//! pieces. Peak memory is the segment, whatever the heap's size.
 
 use std::io::{self, Write};
 
@@ -71,9 +72,14 @@ pub struct Written {
     pub segments: u64,
 }
 
+/// A record's header: tag, time, body length.
+const RECORD_HEADER: usize = 9;
+
 /// A streaming HPROF encoder over `out` (see the module documentation).
 pub struct HprofWriter<W: Write> {
     out: W,
+    /// The segment being filled: its record header's room ([`RECORD_HEADER`] bytes), then
+    /// its sub-records.
     seg: Vec<u8>,
     /// Bytes still owed to the sub-record begun.
     owed: u64,
@@ -95,7 +101,11 @@ impl<W: Write> HprofWriter<W> {
         out.write_all(&millis.to_be_bytes())?;
         Ok(HprofWriter {
             out,
-            seg: Vec::with_capacity(SEGMENT_BYTES),
+            seg: {
+                let mut seg = Vec::with_capacity(RECORD_HEADER + SEGMENT_BYTES);
+                seg.resize(RECORD_HEADER, 0);
+                seg
+            },
             owed: 0,
             direct: false,
             scratch: Vec::new(),
@@ -191,18 +201,20 @@ impl<W: Write> HprofWriter<W> {
 
     fn flush_segment(&mut self) -> io::Result<()> {
         debug_assert_eq!(self.owed, 0, "a sub-record was left short");
-        if self.seg.is_empty() {
+        let len = self.seg.len() - RECORD_HEADER;
+        if len == 0 {
             return Ok(());
         }
-        let len = self.seg.len() as u32;
-        self.out.write_all(&[tag::HEAP_DUMP_SEGMENT])?;
-        self.out.write_all(&0u32.to_be_bytes())?;
-        self.out.write_all(&len.to_be_bytes())?;
+        // At most SEGMENT_BYTES: a u32.
+        let len = len as u32;
+        self.seg[0] = tag::HEAP_DUMP_SEGMENT;
+        self.seg[1..5].copy_from_slice(&0u32.to_be_bytes());
+        self.seg[5..9].copy_from_slice(&len.to_be_bytes());
         self.out.write_all(&self.seg)?;
         self.written.bytes += 9 + u64::from(len);
         self.written.records += 1;
         self.written.segments += 1;
-        self.seg.clear();
+        self.seg.truncate(RECORD_HEADER);
         Ok(())
     }
 
@@ -218,7 +230,7 @@ impl<W: Write> HprofWriter<W> {
         }
         self.written.sub_records += 1;
         self.direct = false;
-        if self.seg.len() as u64 + len > SEGMENT_BYTES as u64 {
+        if (self.seg.len() - RECORD_HEADER) as u64 + len > SEGMENT_BYTES as u64 {
             self.flush_segment()?;
         }
         self.owed = len;
@@ -241,6 +253,7 @@ impl<W: Write> HprofWriter<W> {
     ///
     /// # Errors
     /// The output's I/O error.
+    #[inline]
     pub fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         let n = bytes.len() as u64;
         if n > self.owed {
@@ -407,7 +420,23 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
 
     fn instance(&mut self, id: u64, class: u64, values: &[(BasicType, u64)]) -> io::Result<()> {
         let bytes: u32 = values.iter().map(|(t, _)| t.size()).sum();
-        self.begin(1 + 8 + 4 + 8 + 4 + u64::from(bytes))?;
+        let len = 1 + 8 + 4 + 8 + 4 + u64::from(bytes);
+        self.begin(len)?;
+        if !self.direct {
+            // Straight into the segment: it has room (`begin`).
+            let b = &mut self.seg;
+            b.push(sub::INSTANCE_DUMP);
+            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(&STACK_TRACE.to_be_bytes());
+            b.extend_from_slice(&class.to_be_bytes());
+            b.extend_from_slice(&bytes.to_be_bytes());
+            for &(ty, v) in values {
+                let be = v.to_be_bytes();
+                b.extend_from_slice(&be[8 - ty.size() as usize..]);
+            }
+            self.owed = 0;
+            return Ok(());
+        }
         let mut b = std::mem::take(&mut self.scratch);
         b.clear();
         b.push(sub::INSTANCE_DUMP);
@@ -426,6 +455,16 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
 
     fn begin_object_array(&mut self, id: u64, class: u64, len: u32) -> io::Result<()> {
         self.begin(1 + 8 + 4 + 4 + 8 + 8 * u64::from(len))?;
+        if !self.direct {
+            let b = &mut self.seg;
+            b.push(sub::OBJ_ARRAY_DUMP);
+            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(&STACK_TRACE.to_be_bytes());
+            b.extend_from_slice(&len.to_be_bytes());
+            b.extend_from_slice(&class.to_be_bytes());
+            self.owed -= 25;
+            return Ok(());
+        }
         self.u1(sub::OBJ_ARRAY_DUMP)?;
         self.id(id)?;
         self.u4(STACK_TRACE)?;
@@ -434,6 +473,14 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
     }
 
     fn object_elements(&mut self, ids: &[u64]) -> io::Result<()> {
+        let n = 8 * ids.len() as u64;
+        if !self.direct && n <= self.owed {
+            self.owed -= n;
+            for id in ids {
+                self.seg.extend_from_slice(&id.to_be_bytes());
+            }
+            return Ok(());
+        }
         let mut b = std::mem::take(&mut self.scratch);
         b.clear();
         for id in ids {
@@ -446,6 +493,16 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
 
     fn begin_primitive_array(&mut self, id: u64, ty: BasicType, len: u32) -> io::Result<()> {
         self.begin(1 + 8 + 4 + 4 + 1 + u64::from(ty.size()) * u64::from(len))?;
+        if !self.direct {
+            let b = &mut self.seg;
+            b.push(sub::PRIM_ARRAY_DUMP);
+            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(&STACK_TRACE.to_be_bytes());
+            b.extend_from_slice(&len.to_be_bytes());
+            b.push(ty as u8);
+            self.owed -= 18;
+            return Ok(());
+        }
         self.u1(sub::PRIM_ARRAY_DUMP)?;
         self.id(id)?;
         self.u4(STACK_TRACE)?;
@@ -457,6 +514,16 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
         let size = ty.size() as usize;
         if size == 1 {
             return self.put(le);
+        }
+        let n = le.len() as u64;
+        if !self.direct && n <= self.owed {
+            self.owed -= n;
+            let from = self.seg.len();
+            self.seg.extend_from_slice(le);
+            for e in self.seg[from..].chunks_exact_mut(size) {
+                e.reverse();
+            }
+            return Ok(());
         }
         let mut b = std::mem::take(&mut self.scratch);
         b.clear();

@@ -13,15 +13,26 @@
 //!   `JavaThread`'s `java.lang.Thread`, with a stack trace of its frames (`FRAME` records, from
 //!   the thread walk), `JAVA_FRAME` for the objects those frames hold (monitors, receivers).
 //!
-//! The walk is `inspect histo`'s ([`super::walk`]); an object of a class not in the class loader
-//! data graph is counted and left out, never written with an unknown class id.
+//! The heap is walked twice. The first walk (`inspect histo`'s, [`super::walk`]; the upper half
+//! of a large heap on a second thread) marks in a [`Starts`] map every object the dump will
+//! write; the second reads each of them again, in address order, and writes it. Every reference
+//! written (a field, an element, a static, a root, a class's loader) is an object the dump holds
+//! or null: a dead object's field may still hold the old address of an object moved or freed
+//! since, into memory reused since (a G1 region or a ZGC page allocated again), where no object
+//! starts now. A heap too large for the map ([`super::starts::MAX_BYTES`]) is walked once,
+//! its references checked against the walked spaces and the TLABs' unused tails only.
+//!
+//! An object of a class not in the class loader data graph is counted and left out, never
+//! written with an unknown class id.
 
 use std::io;
+use std::rc::Rc;
 
 use super::Note;
 use super::classes::{self, ClassKind, ClassTable};
-use super::spaces;
-use super::walk::{CHUNK, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
+use super::spaces::{self, SpaceKind};
+use super::starts::{Place, Starts};
+use super::walk::{Chunks, CHUNK, KlassCache, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
 use crate::threads::list::ThreadLayout;
@@ -238,9 +249,23 @@ pub struct DumpStats {
     pub mirrors: u64,
     /// Objects of classes not in the class loader data graph, left out.
     pub unknown_class: u64,
-    /// References to memory outside every walked space (left by dead objects), written as
-    /// null.
+    /// References to where no object the dump holds starts (left by dead objects: outside
+    /// every walked space, in a TLAB's unused tail, or inside a space reused since), written
+    /// as null.
     pub stale_references: u64,
+    /// Of [`Self::stale_references`], those inside a walked space (into memory reused since).
+    pub stale_inside: u64,
+    /// Bytes of the map of object starts the first walk filled (one bit per 8 bytes of the
+    /// walked spaces; see [`super::starts`]).
+    pub start_map_bytes: u64,
+    /// The bytes the map of object starts would have taken, when more than
+    /// [`super::starts::MAX_BYTES`]: there is no map, and a reference is checked only against
+    /// the walked spaces and the TLABs' unused tails.
+    pub start_map_refused: Option<u64>,
+    /// Objects the first walk found that the second did not write (the target changed between
+    /// the walks, or their bytes could not be read again; 0 when the target is held or a core
+    /// and readable): references to them were written and do not resolve.
+    pub unmatched: u64,
     /// Arrays cut to fit a record's `u4` length.
     pub truncated_arrays: u64,
     /// Objects whose bytes could not be read, left out.
@@ -288,6 +313,271 @@ impl Refs {
 /// The most bytes of one array read at a time when it is not in the walker's buffer.
 const PIECE: usize = CHUNK;
 
+/// How the objects of one class are written, worked out once per class.
+enum Shape {
+    /// Instances: the non-static fields up the chain (offset, bytes in the object, type), the
+    /// bytes of an object the fields need, and whether the class is `java.lang.Class`.
+    Instance {
+        fields: Box<[(usize, usize, BasicType)]>,
+        need: usize,
+        mirrors: bool,
+    },
+    /// Object arrays: the header's bytes.
+    ObjArray { header: u64 },
+    /// Primitive arrays: the element type and the header's bytes.
+    TypeArray { element: BasicType, header: u64 },
+}
+
+/// What the dump writes for an object: `class` is its class's index in the [`ClassTable`].
+#[derive(Clone, Copy)]
+enum Plan {
+    /// A `java.lang.Class` mirror of a class in the table: its `CLASS_DUMP` stands for it.
+    Mirror,
+    /// An `INSTANCE_DUMP`.
+    Instance { class: usize },
+    /// An `OBJ_ARRAY_DUMP` of `len` elements.
+    ObjArray { class: usize, len: u64 },
+    /// A `PRIM_ARRAY_DUMP` of `len` elements.
+    TypeArray { class: usize, len: u64 },
+}
+
+/// Why an object is left out of the dump.
+#[derive(Clone, Copy)]
+enum Skip {
+    /// Its class is not in the class loader data graph.
+    UnknownClass,
+    /// Its bytes (fields, array length) could not be read.
+    Unreadable,
+}
+
+/// The non-static fields of `klass` and its superclasses, this class's first: offset and
+/// type.
+fn field_chain(table: &ClassTable, klass: u64) -> Vec<(u64, BasicType)> {
+    let mut out = Vec::new();
+    let mut k = klass;
+    for _ in 0..64 {
+        let Some(c) = table.get(k) else { break };
+        if let ClassKind::Instance {
+            fields: Some(f), ..
+        } = &c.kind
+        {
+            out.extend(f.iter().map(|f| (f.offset, f.ty)));
+        }
+        k = c.super_klass;
+        if k == 0 {
+            break;
+        }
+    }
+    out
+}
+
+/// An instance class's fields as the dump reads them (offset, bytes in the object with
+/// references `width` bytes, type) and the bytes of an object they need.
+fn instance_fields(
+    table: &ClassTable,
+    klass: u64,
+    width: usize,
+) -> (Box<[(usize, usize, BasicType)]>, usize) {
+    let fields: Box<[(usize, usize, BasicType)]> = field_chain(table, klass)
+        .into_iter()
+        .map(|(off, ty)| {
+            let n = if ty == BasicType::Object {
+                width
+            } else {
+                ty.size() as usize
+            };
+            (usize::try_from(off).unwrap_or(usize::MAX), n, ty)
+        })
+        .collect();
+    let need = fields
+        .iter()
+        .map(|&(off, n, _)| off.saturating_add(n))
+        .max()
+        .unwrap_or(0);
+    (fields, need)
+}
+
+/// Pass one's question of each object met: will the dump write it? Its class must be in the
+/// table and, an instance, hold its fields (what [`Dumper::plan`] will find, known from the
+/// class and the size alone). One per walking thread.
+struct Finder<'a> {
+    table: &'a ClassTable,
+    width: usize,
+    /// Per klass: the bytes its instances' fields need (0: an array), [`Finder::UNKNOWN`]
+    /// for a klass not in the table.
+    recent: KlassCache<u64>,
+    needs: KlassMap<u64>,
+}
+
+impl<'a> Finder<'a> {
+    const UNKNOWN: u64 = u64::MAX;
+
+    fn new(table: &'a ClassTable, width: usize) -> Self {
+        Finder {
+            table,
+            width,
+            recent: KlassCache::new(0),
+            needs: KlassMap::default(),
+        }
+    }
+
+    fn will_write(&mut self, klass: u64, size: u64) -> Result<(), Skip> {
+        let need = match self.recent.get(klass) {
+            Some(n) => n,
+            None => {
+                let n = match self.needs.get(&klass) {
+                    Some(&n) => n,
+                    None => {
+                        let n = match self.table.get(klass).map(|c| &c.kind) {
+                            None => Self::UNKNOWN,
+                            Some(ClassKind::Instance { .. }) => {
+                                let need = instance_fields(self.table, klass, self.width).1;
+                                (need as u64).min(Self::UNKNOWN - 1)
+                            }
+                            Some(_) => 0,
+                        };
+                        if self.needs.len() < super::walk::MAX_KLASSES {
+                            self.needs.insert(klass, n);
+                        }
+                        n
+                    }
+                };
+                self.recent.put(klass, n);
+                n
+            }
+        };
+        if need == Self::UNKNOWN {
+            Err(Skip::UnknownClass)
+        } else if need > size {
+            Err(Skip::Unreadable)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// What a first walk of some spaces found.
+struct Found {
+    starts: Starts,
+    notes: Vec<Note>,
+    walk: WalkStats,
+    unknown_class: u64,
+    unreadable: u64,
+}
+
+/// Pass one over `spaces` (sorted, not overlapping): every object the dump will write, in a
+/// map of starts of those spaces; `None` when they need more than
+/// [`super::starts::MAX_BYTES`].
+fn first_walk(
+    mem: &dyn ReadMemory,
+    java: &JavaReader<'_>,
+    layout: ObjectLayout,
+    table: &ClassTable,
+    width: usize,
+    spaces: &[super::Space],
+    tlabs: &[super::Tlab],
+) -> Option<Found> {
+    let mut starts = Starts::new(spaces).ok()?;
+    let mut finder = Finder::new(table, width);
+    let lh_at = layout.layout_helper;
+    let resolve =
+        |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, java, lh_at, klass) };
+    let mut walker = Walker::new(mem, layout, Box::new(resolve));
+    let (mut notes, mut unknown_class, mut unreadable) = (Vec::new(), 0, 0);
+    for (i, space) in spaces.iter().enumerate() {
+        let note = walker.walk(space, tlabs, &mut |at, klass, size, _| {
+            match finder.will_write(klass, size) {
+                Ok(()) => {
+                    starts.set_in(i, at);
+                }
+                Err(Skip::UnknownClass) => unknown_class += 1,
+                Err(Skip::Unreadable) => unreadable += 1,
+            }
+        });
+        notes.extend(note);
+    }
+    Some(Found {
+        starts,
+        notes,
+        walk: walker.stats,
+        unknown_class,
+        unreadable,
+    })
+}
+
+/// The least bytes of spaces worth a second thread for the first walk.
+const PARALLEL_BYTES: u64 = 64 << 20;
+
+/// Pass one over all the dump's `spaces` (sorted, not overlapping): the lower half (by bytes)
+/// on this thread, the upper on another when there are two cores and enough to walk (each with
+/// its own walker and map, joined after); the upper half on this thread too when that thread
+/// cannot start or fails. `None` when the spaces need a map of more than
+/// [`super::starts::MAX_BYTES`].
+#[allow(clippy::too_many_arguments)]
+fn first_walks(
+    vm: &VmModel,
+    mem: &(dyn ReadMemory + Sync),
+    java: &JavaReader<'_>,
+    layout: ObjectLayout,
+    table: &ClassTable,
+    width: usize,
+    spaces: &[super::Space],
+    tlabs: &[super::Tlab],
+) -> Option<Found> {
+    let total: u64 = spaces.iter().map(|s| s.top - s.bottom).sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let split = if total >= PARALLEL_BYTES && cores >= 2 {
+        let mut sum = 0u64;
+        spaces
+            .iter()
+            .position(|s| {
+                sum += s.top - s.bottom;
+                sum >= total / 2
+            })
+            .map_or(spaces.len(), |i| i + 1)
+    } else {
+        spaces.len()
+    };
+    let (low, high) = spaces.split_at(split);
+    let (found, upper) = std::thread::scope(|scope| {
+        let other = (!high.is_empty()).then(|| {
+            std::thread::Builder::new()
+                .name("heapdump-walk".into())
+                .spawn_scoped(scope, || {
+                    let java = JavaReader::new(vm, mem).ok()?;
+                    first_walk(mem, &java, layout, table, width, high, tlabs)
+                })
+                .ok()
+        });
+        let found = first_walk(mem, java, layout, table, width, low, tlabs);
+        let upper = other.flatten().and_then(|h| h.join().ok().flatten());
+        (found, upper)
+    });
+    let mut found = found?;
+    let upper = match upper {
+        Some(u) => u,
+        None if high.is_empty() => return Some(found),
+        None => first_walk(mem, java, layout, table, width, high, tlabs)?,
+    };
+    found.notes.extend(upper.notes);
+    let w = &mut found.walk;
+    w.objects += upper.walk.objects;
+    w.bytes += upper.walk.bytes;
+    w.tlab_bytes += upper.walk.tlab_bytes;
+    w.torn += upper.walk.torn;
+    w.forwarded += upper.walk.forwarded;
+    w.reads += upper.walk.reads;
+    w.bytes_read += upper.walk.bytes_read;
+    found.unknown_class += upper.unknown_class;
+    found.unreadable += upper.unreadable;
+    // The upper half's spaces lie above the lower's: its map joins.
+    found.starts.append(upper.starts).ok()?;
+    Some(found)
+}
+
+/// `u32::MAX` in [`Dumper::cache`]: a klass not in the table.
+const NOT_A_CLASS: u32 = u32::MAX;
+
 struct Dumper<'a, S: HeapDumpSink + ?Sized> {
     sink: &'a mut S,
     mem: &'a dyn ReadMemory,
@@ -296,114 +586,233 @@ struct Dumper<'a, S: HeapDumpSink + ?Sized> {
     array_length_at: u64,
     /// `java_lang_Class::_klass_offset`'s value: where a mirror keeps its `Klass*`.
     mirror_klass_at: Option<u64>,
-    /// Per instance class: the (offset, type) of every non-static field up the chain.
-    chains: KlassMap<std::rc::Rc<[(u64, BasicType)]>>,
+    /// By the class's index in the table: how its objects are written (built when first met).
+    shapes: Vec<Option<Shape>>,
+    /// `Klass*` → index in the table ([`NOT_A_CLASS`]: none), for the klasses met lately.
+    cache: KlassCache<u32>,
     values: Vec<(BasicType, u64)>,
     ids: Vec<u64>,
     piece: Vec<u8>,
     /// What a reference may refer to.
     check: RefCheck,
+    /// How objects are laid out (the header, for the second pass).
+    layout: ObjectLayout,
     stats: DumpStats,
     failed: Option<io::Error>,
 }
 
 impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
-    /// `id` if it refers into a walked space, else 0: a dead object's field may still refer to
-    /// memory freed since (a G1 region collected after the last marking), and a reader must
-    /// find every reference in the file.
+    /// `id` if an object the dump holds starts there, else 0 (see [`RefCheck::check`]).
     fn checked(&mut self, id: u64) -> u64 {
         self.check.check(self.mem, id)
     }
 
-    /// The non-static fields of `klass` and its superclasses, this class's first.
-    fn chain(&mut self, klass: u64) -> std::rc::Rc<[(u64, BasicType)]> {
-        if let Some(c) = self.chains.get(&klass) {
-            return c.clone();
-        }
-        let mut out = Vec::new();
-        let mut k = klass;
-        for _ in 0..64 {
-            let Some(c) = self.table.get(k) else { break };
-            if let ClassKind::Instance {
-                fields: Some(f), ..
-            } = &c.kind
-            {
-                out.extend(f.iter().map(|f| (f.offset, f.ty)));
-            }
-            k = c.super_klass;
-            if k == 0 {
-                break;
-            }
-        }
-        let out: std::rc::Rc<[(u64, BasicType)]> = out.into();
-        self.chains.insert(klass, out.clone());
-        out
-    }
 
-    fn object(&mut self, at: u64, klass: u64, size: u64, body: Option<&[u8]>) {
-        if self.failed.is_some() {
-            return;
-        }
-        if let Err(e) = self.try_object(at, klass, size, body) {
-            self.failed = Some(e);
-        }
-    }
-
-    fn try_object(
-        &mut self,
-        at: u64,
-        klass: u64,
-        size: u64,
-        body: Option<&[u8]>,
-    ) -> io::Result<()> {
-        let table = self.table;
-        let Some(c) = table.get(klass) else {
-            self.stats.unknown_class += 1;
-            return Ok(());
+    /// The table index of `klass`, through the cache.
+    #[inline]
+    fn class_index(&mut self, klass: u64) -> Option<usize> {
+        let i = match self.cache.get(klass) {
+            Some(i) => i,
+            None => {
+                let i = self
+                    .table
+                    .index
+                    .get(&klass)
+                    .map_or(NOT_A_CLASS, |&i| i as u32);
+                self.cache.put(klass, i);
+                i
+            }
         };
-        let owned;
-        let body = match body {
-            Some(b) => b,
-            None if size <= PIECE as u64 => {
-                let mut b = vec![0u8; size as usize];
-                if self.mem.read_exact_at(at, &mut b).is_err() {
-                    self.stats.unreadable += 1;
-                    return Ok(());
+        (i != NOT_A_CLASS).then_some(i as usize)
+    }
+
+    /// How the objects of the class at `index` (below the table's length) are written.
+    #[inline]
+    fn shape(&mut self, index: usize) -> &Shape {
+        if self.shapes[index].is_none() {
+            self.make_shape(index);
+        }
+        self.shapes[index].as_ref().expect("made above")
+    }
+
+    #[cold]
+    fn make_shape(&mut self, index: usize) {
+        if let Some(c) = self.table.classes.get(index) {
+            let shape = match &c.kind {
+                ClassKind::Instance { .. } => {
+                    let (fields, need) = instance_fields(self.table, c.klass, self.refs.width());
+                    Shape::Instance {
+                        fields,
+                        need,
+                        mirrors: c.name == "java/lang/Class",
+                    }
                 }
-                owned = b;
-                &owned[..]
-            }
-            None => &[][..],
-        };
-        match &c.kind {
-            ClassKind::Instance { .. } => {
-                if c.name == "java/lang/Class" {
+                ClassKind::ObjArray { header } => Shape::ObjArray { header: *header },
+                ClassKind::TypeArray { element, header } => Shape::TypeArray {
+                    element: *element,
+                    header: *header,
+                },
+            };
+            self.shapes[index] = Some(shape);
+        }
+    }
+
+    /// What the dump writes for the object at `at` of the class at `class` in the table
+    /// (`body` its bytes, at least those the plan reads), or why it leaves it out. The first
+    /// walk's [`Finder`] knows the same from the class and the object's size.
+    fn plan(&mut self, at: u64, class: usize, body: &[u8]) -> Result<Plan, Skip> {
+        let mirror_klass_at = self.mirror_klass_at;
+        let table = self.table;
+        match self.shape(class) {
+            Shape::Instance { need, mirrors, .. } => {
+                if *mirrors {
                     // A mirror is its class's CLASS_DUMP. A primitive type's mirror (no
                     // `Klass*`) and the mirror of a class not loaded (CDS archives keep
                     // mirrors of classes before they are loaded) are instances: references
                     // to them stay resolvable.
-                    let mirrored = self
-                        .mirror_klass_at
-                        .and_then(|off| LeBytes::new(body).u64_at(off as usize));
+                    let mirrored =
+                        mirror_klass_at.and_then(|off| LeBytes::new(body).u64_at(off as usize));
                     if mirrored.is_some_and(|k| table.get(k).is_some_and(|m| m.mirror == at)) {
-                        self.stats.mirrors += 1;
-                        return Ok(());
+                        return Ok(Plan::Mirror);
                     }
                 }
-                let chain = self.chain(klass);
+                if *need > body.len() {
+                    return Err(Skip::Unreadable);
+                }
+                Ok(Plan::Instance { class })
+            }
+            Shape::ObjArray { .. } => match self.array_length(at, body) {
+                Some(len) => Ok(Plan::ObjArray { class, len }),
+                None => Err(Skip::Unreadable),
+            },
+            Shape::TypeArray { .. } => match self.array_length(at, body) {
+                Some(len) => Ok(Plan::TypeArray { class, len }),
+                None => Err(Skip::Unreadable),
+            },
+        }
+    }
+
+    /// Pass two: writes the object at `at`, one of the starts the first walk found, in a space
+    /// whose objects end by `limit`; its bytes from `chunks`. An object that cannot be read
+    /// now, or is not what the first walk saw, is left out and counted.
+    fn object_at(&mut self, chunks: &mut Chunks, walk: &mut WalkStats, at: u64, limit: u64) {
+        if self.failed.is_some() {
+            return;
+        }
+        let header = self.layout.header_len() as usize;
+        let array_length_at = self.array_length_at as usize;
+        let Some((klass, length)) = chunks
+            .get(self.mem, walk, at, header, limit)
+            .and_then(|h| {
+                let h = LeBytes::new(h);
+                Some((self.layout.klass(h)?, h.i32_at(array_length_at)))
+            })
+        else {
+            self.stats.unmatched += 1;
+            return;
+        };
+        let Some(class) = self.class_index(klass) else {
+            self.stats.unmatched += 1;
+            return;
+        };
+        let mirror_klass_at = self.mirror_klass_at;
+        let w = self.refs.width() as u64;
+        let length = length.and_then(|l| u64::try_from(l).ok());
+        // The bytes the dump reads of it: the fields (a mirror's `Klass*` too), or the header
+        // and the elements (a large array's beyond a chunk are read in pieces).
+        let (want, array) = match self.shape(class) {
+            Shape::Instance { need, mirrors, .. } => {
+                let mirror = match mirror_klass_at {
+                    Some(off) if *mirrors => off.saturating_add(8),
+                    _ => 0,
+                };
+                ((*need as u64).max(mirror), false)
+            }
+            Shape::ObjArray { header } => match length {
+                Some(len) => (header.saturating_add(len.saturating_mul(w)), true),
+                None => (u64::MAX, true),
+            },
+            Shape::TypeArray { element, header } => match length {
+                Some(len) => (
+                    header.saturating_add(len.saturating_mul(u64::from(element.size()))),
+                    true,
+                ),
+                None => (u64::MAX, true),
+            },
+        };
+        if want == u64::MAX {
+            self.stats.unmatched += 1;
+            return;
+        }
+        let want = want.min(CHUNK as u64) as usize;
+        let mem = self.mem;
+        // An array whose elements cannot all be read with it: its header alone, the elements
+        // read in pieces (as a large array's), those unreadable written as nulls or zeros.
+        let least = if array { header } else { want };
+        let Some(body) = chunks.get_or_least(mem, walk, at, want, least, limit) else {
+            self.stats.unmatched += 1;
+            return;
+        };
+        match self.try_object(at, class, body) {
+            Ok(None) => {}
+            Ok(Some(_)) => self.stats.unmatched += 1,
+            Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// Writes the object at `at` met by a walk without a map of starts (a heap too large for
+    /// one): `body` its bytes when the walker read them.
+    fn walked(&mut self, at: u64, klass: u64, size: u64, body: Option<&[u8]>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let owned;
+        let body = match body {
+            Some(b) => b,
+            None => {
+                let mut b = vec![0u8; size.min(PIECE as u64) as usize];
+                owned = self.mem.read_exact_at(at, &mut b).is_ok().then_some(b);
+                owned.as_deref().unwrap_or(&[])
+            }
+        };
+        let Some(class) = self.class_index(klass) else {
+            self.stats.unknown_class += 1;
+            return;
+        };
+        match self.try_object(at, class, body) {
+            Ok(None) => {}
+            Ok(Some(Skip::UnknownClass)) => self.stats.unknown_class += 1,
+            Ok(Some(Skip::Unreadable)) => self.stats.unreadable += 1,
+            Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// Writes the object at `at` of the class at `class` in the table (`body` its bytes, as
+    /// many as [`Self::plan`] reads of it, or all); `Some` when it is left out, and why.
+    fn try_object(&mut self, at: u64, class: usize, body: &[u8]) -> io::Result<Option<Skip>> {
+        let plan = match self.plan(at, class, body) {
+            Ok(p) => p,
+            Err(skip) => return Ok(Some(skip)),
+        };
+        let table = self.table;
+        let written = match plan {
+            Plan::Mirror => {
+                self.stats.mirrors += 1;
+                Ok(())
+            }
+            Plan::Instance { class } => {
+                let Some(Shape::Instance {
+                    fields,
+                    need,
+                    mirrors,
+                }) = self.shapes[class].take()
+                else {
+                    return Ok(Some(Skip::Unreadable));
+                };
                 self.values.clear();
-                let w = self.refs.width();
-                for &(off, ty) in chain.iter() {
-                    let off = off as usize;
-                    let n = if ty == BasicType::Object {
-                        w
-                    } else {
-                        ty.size() as usize
-                    };
-                    let Some(b) = body.get(off..off + n) else {
-                        self.stats.unreadable += 1;
-                        return Ok(());
-                    };
+                for &(off, n, ty) in fields.iter() {
+                    // `plan` saw every field within the body.
+                    let b = &body[off..off + n];
                     let v = if ty == BasicType::Object {
                         let id = self.refs.decode(b);
                         self.checked(id)
@@ -414,94 +823,122 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
                     };
                     self.values.push((ty, v));
                 }
+                self.shapes[class] = Some(Shape::Instance {
+                    fields,
+                    need,
+                    mirrors,
+                });
                 self.stats.instances += 1;
-                self.sink.instance(at, c.mirror, &self.values)
+                self.sink
+                    .instance(at, table.classes[class].mirror, &self.values)
             }
-            ClassKind::ObjArray { header } => {
-                let w = self.refs.width() as u64;
-                let Some(len) = self.array_length(at, body) else {
-                    self.stats.unreadable += 1;
-                    return Ok(());
+            Plan::ObjArray { class, len } => {
+                let Some(&Shape::ObjArray { header }) = self.shapes[class].as_ref() else {
+                    return Ok(Some(Skip::Unreadable));
                 };
-                // 1 + 8 + 4 + 4 + 8 bytes before the elements, a u4 record length in all.
-                let max = (u64::from(u32::MAX) - 25) / 8;
-                let n = len.min(max);
-                if n < len {
-                    self.stats.truncated_arrays += 1;
-                }
-                self.stats.object_arrays += 1;
-                self.sink.begin_object_array(at, c.mirror, n as u32)?;
-                let first = at.wrapping_add(*header);
-                let mut done = 0u64;
-                while done < n {
-                    let take = (n - done).min(PIECE as u64 / w);
-                    let from = (header + done * w) as usize;
-                    let bytes = (take * w) as usize;
-                    let slice = match body.get(from..from + bytes) {
-                        Some(s) => s,
-                        None => {
-                            self.piece.resize(bytes, 0);
-                            if self
-                                .mem
-                                .read_exact_at(first.wrapping_add(done * w), &mut self.piece)
-                                .is_err()
-                            {
-                                // Elements that cannot be read are written as nulls.
-                                self.piece.fill(0);
-                            }
-                            &self.piece[..]
-                        }
-                    };
-                    let refs = self.refs;
-                    let mut ids = std::mem::take(&mut self.ids);
-                    ids.clear();
-                    for e in slice.chunks_exact(w as usize) {
-                        ids.push(self.check.check(self.mem, refs.decode(e)));
-                    }
-                    let written = self.sink.object_elements(&ids);
-                    self.ids = ids;
-                    written?;
-                    done += take;
-                }
-                Ok(())
+                self.object_array(at, table.classes[class].mirror, header, len, body)
             }
-            ClassKind::TypeArray { element, header } => {
-                let e = u64::from(element.size());
-                let Some(len) = self.array_length(at, body) else {
-                    self.stats.unreadable += 1;
-                    return Ok(());
+            Plan::TypeArray { class, len } => {
+                let Some(&Shape::TypeArray { element, header }) = self.shapes[class].as_ref()
+                else {
+                    return Ok(Some(Skip::Unreadable));
                 };
-                let max = (u64::from(u32::MAX) - 18) / e;
-                let n = len.min(max);
-                if n < len {
-                    self.stats.truncated_arrays += 1;
-                }
-                self.stats.primitive_arrays += 1;
-                self.sink.begin_primitive_array(at, *element, n as u32)?;
-                let total = n * e;
-                let mut done = 0u64;
-                while done < total {
-                    let take = (total - done).min(PIECE as u64);
-                    let from = (header + done) as usize;
-                    match body.get(from..from + take as usize) {
-                        Some(s) => self.sink.primitive_elements(*element, s)?,
-                        None => {
-                            self.piece.resize(take as usize, 0);
-                            if self
-                                .mem
-                                .read_exact_at(at.wrapping_add(header + done), &mut self.piece)
-                                .is_err()
-                            {
-                                self.piece.fill(0);
-                            }
-                            self.sink.primitive_elements(*element, &self.piece)?;
-                        }
-                    }
-                    done += take;
-                }
-                Ok(())
+                self.primitive_array(at, element, header, len, body)
             }
+        };
+        written.map(|()| None)
+    }
+
+    fn object_array(
+        &mut self,
+        at: u64,
+        class: u64,
+        header: u64,
+        len: u64,
+        body: &[u8],
+    ) -> io::Result<()> {
+        let w = self.refs.width() as u64;
+        // 1 + 8 + 4 + 4 + 8 bytes before the elements, a u4 record length in all.
+        let max = (u64::from(u32::MAX) - 25) / 8;
+        let n = len.min(max);
+        if n < len {
+            self.stats.truncated_arrays += 1;
         }
+        self.stats.object_arrays += 1;
+        self.sink.begin_object_array(at, class, n as u32)?;
+        let first = at.wrapping_add(header);
+        let mut done = 0u64;
+        while done < n {
+            let take = (n - done).min(PIECE as u64 / w);
+            let from = (header + done * w) as usize;
+            let bytes = (take * w) as usize;
+            let slice = match body.get(from..from + bytes) {
+                Some(s) => s,
+                None => {
+                    self.piece.resize(bytes, 0);
+                    if self
+                        .mem
+                        .read_exact_at(first.wrapping_add(done * w), &mut self.piece)
+                        .is_err()
+                    {
+                        // Elements that cannot be read are written as nulls.
+                        self.piece.fill(0);
+                    }
+                    &self.piece[..]
+                }
+            };
+            let refs = self.refs;
+            let mut ids = std::mem::take(&mut self.ids);
+            ids.clear();
+            for e in slice.chunks_exact(w as usize) {
+                ids.push(self.check.check(self.mem, refs.decode(e)));
+            }
+            let written = self.sink.object_elements(&ids);
+            self.ids = ids;
+            written?;
+            done += take;
+        }
+        Ok(())
+    }
+
+    fn primitive_array(
+        &mut self,
+        at: u64,
+        element: BasicType,
+        header: u64,
+        len: u64,
+        body: &[u8],
+    ) -> io::Result<()> {
+        let e = u64::from(element.size());
+        let max = (u64::from(u32::MAX) - 18) / e;
+        let n = len.min(max);
+        if n < len {
+            self.stats.truncated_arrays += 1;
+        }
+        self.stats.primitive_arrays += 1;
+        self.sink.begin_primitive_array(at, element, n as u32)?;
+        let total = n * e;
+        let mut done = 0u64;
+        while done < total {
+            let take = (total - done).min(PIECE as u64);
+            let from = (header + done) as usize;
+            match body.get(from..from + take as usize) {
+                Some(s) => self.sink.primitive_elements(element, s)?,
+                None => {
+                    self.piece.resize(take as usize, 0);
+                    if self
+                        .mem
+                        .read_exact_at(at.wrapping_add(header + done), &mut self.piece)
+                        .is_err()
+                    {
+                        self.piece.fill(0);
+                    }
+                    self.sink.primitive_elements(element, &self.piece)?;
+                }
+            }
+            done += take;
+        }
+        Ok(())
     }
 
     /// An array's length, from its bytes or (a big array) read.
@@ -515,8 +952,12 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
     }
 }
 
-/// The walked spaces a reference may refer into.
+/// What a reference may refer to: an object start the first walk found ([`Starts`]), or, when
+/// the heap is too large for that map, anywhere in a walked space outside the TLABs' unused
+/// tails.
 struct RefCheck {
+    /// Every object start the dump writes, once the first walk has filled it.
+    starts: Option<Rc<Starts>>,
     /// `[bottom, top)` of each walked space, sorted, and whether it is a collection set whose
     /// objects may have been copied out (Shenandoah's).
     ranges: Vec<(u64, u64, bool)>,
@@ -524,6 +965,8 @@ struct RefCheck {
     holes: Vec<(u64, u64)>,
     /// References written as null.
     stale: u64,
+    /// Of those, references inside a walked space where no object starts.
+    stale_inside: u64,
     /// The range the last reference was in (most refer near each other).
     last: (u64, u64),
 }
@@ -546,9 +989,11 @@ impl RefCheck {
         let mut holes: Vec<(u64, u64)> = tlabs.iter().map(|t| (t.top, t.end)).collect();
         holes.sort_unstable();
         RefCheck {
+            starts: None,
             ranges,
             holes,
             stale: 0,
+            stale_inside: 0,
             last: (0, 0),
         }
     }
@@ -562,14 +1007,37 @@ impl RefCheck {
         self.ranges.get(i).filter(|r| r.0 <= id)
     }
 
-    /// The id to write for reference `id`: itself when it is null or inside a walked space
-    /// (outside the TLABs' unused tails, which may hold a former life's objects);
-    /// its copy when it is an object of a collection set forwarded elsewhere (its mark word's
-    /// lock bits `0b11`: a field not updated yet), as the walk steps over such objects; else 0,
-    /// counted (a dead object's field may still refer to memory freed since, e.g. a G1 region
-    /// collected after the last marking, and a reader must find every reference in the file).
+    /// The id to write for reference `id`: itself when it is null or an object the dump
+    /// writes starts there; its copy when it is an object of a collection set forwarded
+    /// elsewhere (its mark word's lock bits `0b11`: a field not updated yet), as the walk steps
+    /// over such objects; else 0, counted: a dead object's field may still refer to memory
+    /// freed since (a G1 region collected after the last marking) or reused since (a ZGC page
+    /// allocated again, where another object or the middle of one lies now), and a reader must
+    /// find every reference in the file.
+    ///
+    /// Without the map of starts (a heap too large for it): itself when it is inside a walked
+    /// space, outside the TLABs' unused tails.
     fn check(&mut self, mem: &dyn ReadMemory, id: u64) -> u64 {
         if id == 0 {
+            return 0;
+        }
+        if let Some(starts) = &self.starts {
+            let place = starts.find(id);
+            let good = match place {
+                Place::Start => return id,
+                Place::Inside(true) => match mem.read_u64(id) {
+                    Ok(mark) if mark & 3 == 3 && starts.contains(mark & !3) => Some(mark & !3),
+                    _ => None,
+                },
+                Place::Inside(false) | Place::Outside => None,
+            };
+            if let Some(copy) = good {
+                return copy;
+            }
+            self.stale += 1;
+            if place != Place::Outside {
+                self.stale_inside += 1;
+            }
             return 0;
         }
         if self.last.0 <= id && id < self.last.1 {
@@ -632,7 +1100,7 @@ impl Names {
 /// [`Error::Memory`] when the class graph or the heap's layout cannot be read.
 pub fn dump(
     vm: &VmModel,
-    mem: &dyn ReadMemory,
+    mem: &(dyn ReadMemory + Sync),
     stacks: &[StackThread],
     sink: &mut (impl HeapDumpSink + ?Sized),
 ) -> Result<DumpStats, Error> {
@@ -658,7 +1126,13 @@ pub fn dump(
     let mut overlapping = Vec::new();
     let mut end = 0u64;
     spaces.retain(|s| {
-        let top = s.top.max(s.bottom.saturating_add(1));
+        // A humongous start's object runs on past its top: its start is a granule of the map.
+        let least = if s.kind == SpaceKind::HumongousStart {
+            super::starts::GRANULE
+        } else {
+            1
+        };
+        let top = s.top.max(s.bottom.saturating_add(least));
         if s.bottom < end {
             overlapping.push(Note {
                 space: s.name.clone(),
@@ -776,21 +1250,64 @@ pub fn dump(
             .ok()
             .and_then(|a| mem.read_u32(a).ok())
             .map(u64::from),
-        chains: KlassMap::default(),
+        shapes: std::iter::repeat_with(|| None)
+            .take(table.classes.len())
+            .collect(),
+        cache: KlassCache::new(NOT_A_CLASS),
         values: Vec::new(),
         ids: Vec::new(),
         piece: Vec::new(),
         check: RefCheck::new(&spaces, &tlabs),
+        layout,
         stats,
         failed: None,
     };
+
+    // Pass one: where every object the dump writes starts, so that each reference written
+    // (statics, roots, fields, elements) points at one of them or is null.
+    let lh_at = layout.layout_helper;
+    let resolve =
+        |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, &java, lh_at, klass) };
+    let mut notes = overlapping;
+    let mut walked = WalkStats::default();
+    let found = match Starts::bytes_for(&spaces) {
+        Ok(_) => first_walks(
+            vm,
+            mem,
+            &java,
+            layout,
+            &table,
+            refs.width(),
+            &spaces,
+            &tlabs,
+        )
+        .ok_or(u64::MAX),
+        Err(bytes) => Err(bytes),
+    };
+    let starts = match found {
+        Ok(found) => {
+            notes.extend(found.notes);
+            walked = found.walk;
+            dumper.stats.unknown_class = found.unknown_class;
+            dumper.stats.unreadable = found.unreadable;
+            dumper.stats.start_map_bytes = found.starts.bytes();
+            let starts = Rc::new(found.starts);
+            dumper.check.starts = Some(starts.clone());
+            Some(starts)
+        }
+        Err(bytes) => {
+            dumper.stats.start_map_refused = Some(bytes);
+            None
+        }
+    };
+
     for c in &table.classes {
         let super_id = |k: u64| table.get(k).map_or(0, |s| s.mirror);
         let dump = match &c.kind {
             ClassKind::Instance { fields, statics } => {
                 let (fnames, snames) = &field_names[&c.klass];
                 let instance_size: u32 =
-                    dumper.chain(c.klass).iter().map(|(_, ty)| ty.size()).sum();
+                    field_chain(&table, c.klass).iter().map(|(_, ty)| ty.size()).sum();
                 let mut sv = Vec::with_capacity(statics.len());
                 for (f, name) in statics.iter().zip(snames) {
                     let at = c.mirror.wrapping_add(f.offset);
@@ -818,7 +1335,7 @@ pub fn dump(
                 ClassDump {
                     class: c.mirror,
                     super_class: super_id(c.super_klass),
-                    loader: c.loader,
+                    loader: dumper.check.check(mem, c.loader),
                     instance_size,
                     statics: sv,
                     fields: fields
@@ -832,7 +1349,7 @@ pub fn dump(
             ClassKind::ObjArray { .. } | ClassKind::TypeArray { .. } => ClassDump {
                 class: c.mirror,
                 super_class: object,
-                loader: c.loader,
+                loader: dumper.check.check(mem, c.loader),
                 instance_size: 0,
                 statics: Vec::new(),
                 fields: Vec::new(),
@@ -849,6 +1366,10 @@ pub fn dump(
     }
     for (i, &obj) in thread_objs.iter().enumerate() {
         let serial = i as u32 + 1;
+        let obj = dumper.check.check(mem, obj);
+        if obj == 0 {
+            continue;
+        }
         dumper
             .sink
             .root(Root::ThreadObj {
@@ -870,18 +1391,38 @@ pub fn dump(
         dumper.stats.roots += 1;
     }
 
-    let lh_at = layout.layout_helper;
-    let resolve =
-        |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, &java, lh_at, klass) };
-    let mut walker = Walker::new(mem, layout, Box::new(resolve)).with_bodies();
-    let mut notes = overlapping;
-    for space in &spaces {
-        let note = walker.walk(space, &tlabs, &mut |at, klass, size, body| {
-            dumper.object(at, klass, size, body);
-        });
-        notes.extend(note);
-        if dumper.failed.is_some() {
-            break;
+    // Pass two: the objects the first found, in address order, each read again (the target
+    // is held, or a core: they are where they were).
+    match starts {
+        Some(starts) => {
+            let mut chunks = Chunks::default();
+            for (i, space) in spaces.iter().enumerate() {
+                // A humongous object may run on past its space's top.
+                let limit = if space.kind == SpaceKind::HumongousStart {
+                    space.bottom.saturating_add(super::walk::MAX_OBJECT)
+                } else {
+                    space.top
+                };
+                for at in starts.starts_in(i) {
+                    dumper.object_at(&mut chunks, &mut walked, at, limit);
+                }
+                if dumper.failed.is_some() {
+                    break;
+                }
+            }
+        }
+        None => {
+            let mut walker = Walker::new(mem, layout, Box::new(resolve)).with_bodies();
+            for space in &spaces {
+                let note = walker.walk(space, &tlabs, &mut |at, klass, size, body| {
+                    dumper.walked(at, klass, size, body);
+                });
+                notes.extend(note);
+                if dumper.failed.is_some() {
+                    break;
+                }
+            }
+            walked = walker.stats;
         }
     }
     if let Some(e) = dumper.failed.take() {
@@ -889,7 +1430,79 @@ pub fn dump(
     }
     let mut stats = dumper.stats;
     stats.stale_references = dumper.check.stale;
-    stats.walk = walker.stats;
+    stats.stale_inside = dumper.check.stale_inside;
+    stats.walk = walked;
     stats.notes = notes;
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heap::{Space, SpaceKind, Tlab};
+    use crate::memory::MemoryCopy;
+
+    fn space(bottom: u64, top: u64, kind: SpaceKind) -> Space {
+        Space {
+            name: format!("{bottom:#x}"),
+            bottom,
+            top,
+            kind,
+        }
+    }
+
+    /// A space at 0x1000, a collection set at 0x2000 whose object at 0x2040 was copied to
+    /// 0x1020 (its mark word forwarded) and whose one at 0x2080 claims a copy at 0x1010, where
+    /// no object starts; a TLAB's unused tail at 0x10c0.
+    fn spaces_and_memory() -> (Vec<Space>, Vec<Tlab>, MemoryCopy) {
+        let spaces = vec![
+            space(0x1000, 0x1100, SpaceKind::Contiguous),
+            space(0x2000, 0x2100, SpaceKind::CollectionSet),
+        ];
+        let tlabs = vec![Tlab {
+            start: 0x1080,
+            top: 0x10c0,
+            end: 0x1100,
+        }];
+        let mut bytes = vec![0u8; 0x1100];
+        bytes[0x1040..0x1048].copy_from_slice(&(0x1020u64 | 3).to_le_bytes());
+        bytes[0x1080..0x1088].copy_from_slice(&(0x1010u64 | 3).to_le_bytes());
+        (spaces, tlabs, MemoryCopy::new(0x1000, bytes, 4096))
+    }
+
+    #[test]
+    fn with_a_map_only_object_starts_are_written() {
+        let (spaces, tlabs, mem) = spaces_and_memory();
+        let mut check = RefCheck::new(&spaces, &tlabs);
+        let mut starts = Starts::new(&spaces).unwrap();
+        for (span, at) in [(0, 0x1000), (0, 0x1020), (1, 0x2000)] {
+            assert!(starts.set_in(span, at));
+        }
+        check.starts = Some(Rc::new(starts));
+        assert_eq!(check.check(&mem, 0), 0);
+        assert_eq!(check.check(&mem, 0x1020), 0x1020);
+        assert_eq!(check.check(&mem, 0x2000), 0x2000);
+        // Inside a space where no object starts (a page reused since): null.
+        assert_eq!(check.check(&mem, 0x1010), 0);
+        assert_eq!(check.check(&mem, 0x1024), 0);
+        // In a TLAB's tail, outside every space.
+        assert_eq!(check.check(&mem, 0x10c8), 0);
+        assert_eq!(check.check(&mem, 0x5000), 0);
+        assert_eq!((check.stale, check.stale_inside), (4, 3));
+        // A forwarded object of the collection set: its copy, when an object starts there.
+        assert_eq!(check.check(&mem, 0x2040), 0x1020);
+        assert_eq!(check.check(&mem, 0x2080), 0);
+        assert_eq!((check.stale, check.stale_inside), (5, 4));
+    }
+
+    #[test]
+    fn without_a_map_a_reference_into_a_space_is_written() {
+        let (spaces, tlabs, mem) = spaces_and_memory();
+        let mut check = RefCheck::new(&spaces, &tlabs);
+        assert_eq!(check.check(&mem, 0x1010), 0x1010);
+        assert_eq!(check.check(&mem, 0x10c8), 0, "a TLAB's tail");
+        assert_eq!(check.check(&mem, 0x5000), 0);
+        assert_eq!(check.check(&mem, 0x2040), 0x1020);
+        assert_eq!(check.stale, 2);
+    }
 }

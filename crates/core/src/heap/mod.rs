@@ -11,6 +11,7 @@ pub mod classes;
 pub mod dump;
 pub mod histogram;
 pub mod spaces;
+pub mod starts;
 pub mod summary;
 pub mod sysprops;
 pub mod walk;

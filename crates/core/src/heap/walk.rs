@@ -70,6 +70,60 @@ pub type Visit<'v> = dyn FnMut(u64, u64, u64, Option<&[u8]>) + 'v;
 /// A map keyed by `Klass*`.
 pub type KlassMap<V> = HashMap<u64, V, BuildHasherDefault<KlassHasher>>;
 
+/// A direct-mapped cache of one value per `Klass*`, in front of a [`KlassMap`]: a heap's
+/// objects are mostly of a few classes, often interleaved, and one probe here costs less than a
+/// hash map's lookup. [`Self::SLOTS`] slots, a `Klass*` in the slot its hash picks; 0 is no
+/// klass.
+#[derive(Debug, Clone)]
+pub struct KlassCache<V: Copy> {
+    slots: Box<[(u64, V)]>,
+}
+
+impl<V: Copy> KlassCache<V> {
+    /// Slots in the cache.
+    pub const SLOTS: usize = 256;
+
+    /// An empty cache (`fill` is the unused slots' value).
+    pub fn new(fill: V) -> Self {
+        KlassCache {
+            slots: vec![(0, fill); Self::SLOTS].into_boxed_slice(),
+        }
+    }
+
+    fn slot(klass: u64) -> usize {
+        ((klass >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % Self::SLOTS
+    }
+
+    /// The value kept for `klass`, if it is in the cache.
+    #[inline]
+    pub fn get(&self, klass: u64) -> Option<V> {
+        let (k, v) = self.slots[Self::slot(klass)];
+        (k == klass && klass != 0).then_some(v)
+    }
+
+    /// Keeps `value` for `klass` (evicting the klass in its slot).
+    pub fn put(&mut self, klass: u64, value: V) {
+        self.slots[Self::slot(klass)] = (klass, value);
+    }
+}
+
+/// [`PACKED_ARRAY`] in a packed sizing: an array.
+const PACKED_ARRAY: u64 = 1 << 6;
+
+/// A sizing in one word for the walk's cache: bits 8 and up an instance's bytes or an array's
+/// header bytes, bit 6 set for an array, bits 0-5 log2 of its element size. `None` for mirrors
+/// and stack chunks, whose size is read from the object.
+fn pack(s: Sizing) -> Option<u64> {
+    match s {
+        // At most 1 MiB (`Sizing::from_layout_helper`).
+        Sizing::Instance(b) => Some(b << 8),
+        Sizing::Array { header, log2 } => {
+            Some(header << 8 | PACKED_ARRAY | u64::from(log2))
+        }
+        Sizing::Mirror | Sizing::StackChunk { .. } => None,
+    }
+}
+
 /// How an object's size follows from its klass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sizing {
@@ -207,13 +261,13 @@ impl ObjectLayout {
     }
 
     /// The bytes of the header needed to find the klass and an array's length.
-    fn header_len(&self) -> u64 {
+    pub fn header_len(&self) -> u64 {
         self.oops.array_length_offset() + 4
     }
 
     /// The `Klass*` in the header `h` (at least [`Self::header_len`] bytes, or fewer at a
     /// space's end: then `None` unless the klass is within them).
-    fn klass(&self, h: LeBytes<'_>) -> Option<u64> {
+    pub fn klass(&self, h: LeBytes<'_>) -> Option<u64> {
         if let Some(shift) = self.klass_shift {
             let mark = h.u64_at(0)?;
             return Some(self.oops.narrow_klass.decode((mark >> shift) as u32));
@@ -223,6 +277,100 @@ impl ObjectLayout {
         } else {
             h.u64_at(8)
         }
+    }
+}
+
+/// Reads a target's memory in chunks of up to [`CHUNK`] bytes for a reader that goes up
+/// through it (the objects of a space in address order), counting the reads in
+/// [`WalkStats::reads`] and [`WalkStats::bytes_read`].
+#[derive(Debug, Default)]
+pub struct Chunks {
+    buf: Vec<u8>,
+    at: u64,
+    len: usize,
+}
+
+impl Chunks {
+    /// The bytes `[at, at + want)` (`want` at most [`CHUNK`]), from the chunk in hand or from
+    /// a new one read from `at` up to `limit` (at most [`CHUNK`] bytes; the exact range when
+    /// that read fails). `None` when those bytes cannot be read.
+    pub fn get(
+        &mut self,
+        mem: &dyn ReadMemory,
+        stats: &mut WalkStats,
+        at: u64,
+        want: usize,
+        limit: u64,
+    ) -> Option<&[u8]> {
+        if !self.load(mem, stats, at, want, limit) {
+            return None;
+        }
+        let off = (at - self.at) as usize;
+        Some(&self.buf[off..off + want])
+    }
+
+    /// As [`Self::get`], or when those bytes cannot be read the first `least` of them.
+    pub fn get_or_least(
+        &mut self,
+        mem: &dyn ReadMemory,
+        stats: &mut WalkStats,
+        at: u64,
+        want: usize,
+        least: usize,
+        limit: u64,
+    ) -> Option<&[u8]> {
+        let n = if self.load(mem, stats, at, want, limit) {
+            want
+        } else if least < want && self.load(mem, stats, at, least, limit) {
+            least
+        } else {
+            return None;
+        };
+        let off = (at - self.at) as usize;
+        Some(&self.buf[off..off + n])
+    }
+
+    /// Whether `[at, at + want)` is in the chunk in hand, after reading one if it was not.
+    fn load(
+        &mut self,
+        mem: &dyn ReadMemory,
+        stats: &mut WalkStats,
+        at: u64,
+        want: usize,
+        limit: u64,
+    ) -> bool {
+        if want > CHUNK {
+            return false;
+        }
+        let Some(end) = at.checked_add(want as u64) else {
+            return false;
+        };
+        let inside = at >= self.at && end <= self.at + self.len as u64;
+        if !inside {
+            let n = (limit.saturating_sub(at).min(CHUNK as u64) as usize).max(want);
+            if self.buf.len() < n {
+                self.buf.resize(n, 0);
+            }
+            stats.reads += 1;
+            stats.bytes_read += n as u64;
+            self.len = 0;
+            if mem.read_exact_at(at, &mut self.buf[..n]).is_err() {
+                if n == want {
+                    return false;
+                }
+                stats.reads += 1;
+                stats.bytes_read += want as u64;
+                if mem.read_exact_at(at, &mut self.buf[..want]).is_err() {
+                    return false;
+                }
+                self.at = at;
+                self.len = want;
+            } else {
+                self.at = at;
+                self.len = n;
+            }
+        }
+        true
     }
 }
 
@@ -255,8 +403,9 @@ pub struct Walker<'a> {
     layout: ObjectLayout,
     resolve: Box<Resolve<'a>>,
     sizings: KlassMap<Result<Sizing, String>>,
-    /// The last klass met and its sizing (objects of a class often lie together).
-    last: Option<(u64, Sizing)>,
+    /// The sizings of the klasses met lately, packed ([`pack`]); mirrors and stack chunks are
+    /// not kept here.
+    recent: KlassCache<u64>,
     buf: Vec<u8>,
     buf_at: u64,
     buf_len: usize,
@@ -278,7 +427,7 @@ impl<'a> Walker<'a> {
             layout,
             resolve,
             sizings: KlassMap::default(),
-            last: None,
+            recent: KlassCache::new(0),
             buf: Vec::new(),
             buf_at: 0,
             buf_len: 0,
@@ -323,14 +472,9 @@ impl<'a> Walker<'a> {
     }
 
     fn sizing(&mut self, klass: u64) -> Result<Sizing, String> {
-        if let Some((k, s)) = self.last
-            && k == klass
-        {
-            return Ok(s);
-        }
         if let Some(s) = self.sizings.get(&klass) {
-            if let Ok(ok) = s {
-                self.last = Some((klass, *ok));
+            if let Some(packed) = s.as_ref().ok().and_then(|s| pack(*s)) {
+                self.recent.put(klass, packed);
             }
             return s.clone();
         }
@@ -345,18 +489,49 @@ impl<'a> Walker<'a> {
         s
     }
 
-    /// The size in bytes of the object at `at` of klass `klass` (`header` its first bytes).
-    fn size_of(&mut self, at: u64, klass: u64, limit: u64) -> Result<u64, String> {
-        let sizing = self.sizing(klass)?;
+    /// The size in bytes of the object at `at` of klass `klass` (`length`: the array length
+    /// word of its header, when read already).
+    fn size_of(
+        &mut self,
+        at: u64,
+        klass: u64,
+        limit: u64,
+        length: Option<i32>,
+    ) -> Result<u64, String> {
         let align = self.layout.align();
+        // The common case: a klass met lately, an instance or an array whose length is in
+        // the header read (one probe, no branch on the kind).
+        if let Some(packed) = self.recent.get(klass) {
+            let array = packed & PACKED_ARRAY != 0;
+            let len = match (array, length) {
+                (false, _) => Some(0),
+                (true, Some(l)) => u64::try_from(l).ok(),
+                (true, None) => None,
+            };
+            if let Some(len) = len
+                && align.is_power_of_two()
+            {
+                let raw = (packed >> 8) + (len << (packed & 0x3f));
+                let size = (raw + (align - 1)) & !(align - 1);
+                if size != 0 && size <= MAX_OBJECT {
+                    return Ok(size);
+                }
+            }
+        }
+        let sizing = self.sizing(klass)?;
         let raw = match sizing {
             Sizing::Instance(b) => b,
             Sizing::Array { header, log2 } => {
-                let off = self.layout.oops.array_length_offset();
-                let h = self.bytes(at, off + 4, limit).map_err(|s| s.0)?;
-                let len = LeBytes::new(h)
-                    .i32_at(off as usize)
-                    .ok_or("an array header cut short by the space's top")?;
+                let len = match length {
+                    Some(l) => l,
+                    None => {
+                        let off = self.layout.oops.array_length_offset();
+                        let h = self.bytes(at, off + 4, limit).map_err(|s| s.0)?;
+                        LeBytes::new(h)
+                            .i32_at(off as usize)
+                            .ok_or("an array header cut short by the space's top")?
+                    }
+                };
                 if len < 0 {
                     return Err(format!("an array of length {len}"));
                 }
@@ -382,7 +557,11 @@ impl<'a> Walker<'a> {
                 fixed + (stack + bitmap) * 8
             }
         };
-        let size = raw.div_ceil(align) * align;
+        let size = if align.is_power_of_two() {
+            raw.saturating_add(align - 1) & !(align - 1)
+        } else {
+            raw.div_ceil(align) * align
+        };
         if size == 0 || size > MAX_OBJECT {
             return Err(format!("an object of {size} bytes"));
         }
@@ -437,7 +616,7 @@ impl<'a> Walker<'a> {
             };
             // The object may run on past this region (its continues-humongous regions).
             let limit = at.saturating_add(MAX_OBJECT);
-            return match self.size_of(at, klass, limit) {
+            return match self.size_of(at, klass, limit, None) {
                 Ok(size) => {
                     self.stats.objects += 1;
                     self.stats.bytes += size;
@@ -467,8 +646,12 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let next_hole = holes.get(hole).map_or(u64::MAX, |h| h.0);
-            let klass = match self.bytes(at, header, space.top) {
-                Ok(h) => layout.klass(LeBytes::new(h)),
+            let length_at = layout.oops.array_length_offset() as usize;
+            let (klass, length) = match self.bytes(at, header, space.top) {
+                Ok(h) => {
+                    let h = LeBytes::new(h);
+                    (layout.klass(h), h.i32_at(length_at))
+                }
                 Err(s) => return Some(note(at, s.0)),
             };
             let Some(mut klass) = klass else {
@@ -508,7 +691,7 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
-            let size = match self.size_of(at, klass, space.top) {
+            let size = match self.size_of(at, klass, space.top, length) {
                 Ok(s) => s,
                 Err(r) => match in_tlab(at) {
                     Some(top) => {

@@ -291,7 +291,7 @@ fn stacks(
 
 fn write_dump(
     vm: &VmModel,
-    mem: &dyn ReadMemory,
+    mem: &(dyn ReadMemory + Sync),
     registers: &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
     details: &mut Vec<Detail>,
@@ -301,7 +301,7 @@ fn write_dump(
     let s = crate::heap::dump::dump(vm, mem, &stacks, sink)?;
     let took = began.elapsed();
     details.push(Detail::Heap(format!(
-        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to memory outside the walked spaces written as null",
+        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to no object start written as null ({} of them inside a walked space); {}",
         s.classes,
         s.instances,
         s.object_arrays,
@@ -315,6 +315,13 @@ fn write_dump(
         s.walk.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
         s.mirrors,
         s.stale_references,
+        s.stale_inside,
+        match s.start_map_refused {
+            None => format!("a map of object starts of {} bytes", s.start_map_bytes),
+            Some(b) => format!(
+                "no map of object starts (it would take {b} bytes): references checked against the spaces only"
+            ),
+        },
     )));
     Ok(s)
 }
@@ -331,7 +338,7 @@ pub fn heap_dump(
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
     let (stats, details, warnings) = live_held(pid, opts, |jvm, registers, details| {
-        write_dump(&jvm.vm, jvm.memory(), registers, sink, details)
+        write_dump(&jvm.vm, jvm.memory_sync(), registers, sink, details)
     })?;
     Ok(HeapDumpReport {
         stats,
@@ -354,7 +361,7 @@ pub fn heap_dump_core(
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
     let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
     let registers = |tid| jvm.saved_registers(tid);
-    let stats = write_dump(&jvm.vm, jvm.memory(), &registers, sink, &mut details)?;
+    let stats = write_dump(&jvm.vm, jvm.memory_sync(), &registers, sink, &mut details)?;
     Ok(HeapDumpReport {
         stats,
         details,

@@ -192,6 +192,15 @@ impl Jvm {
         }
     }
 
+    /// The target's memory, readable from several threads at once (a heap dump's first walk).
+    pub(super) fn memory_sync(&self) -> &(dyn ReadMemory + Sync) {
+        match &self.target {
+            Target::Live { mem, .. } => mem,
+            Target::Core { core, .. } => core,
+            Target::Minidump { mdmp, .. } => mdmp,
+        }
+    }
+
     /// The live process, `None` for a file.
     pub(super) fn process(&self) -> Option<&Process> {
         match &self.target {

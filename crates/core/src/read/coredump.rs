@@ -72,8 +72,8 @@ struct Backing {
     opened: PathBuf,
     file: File,
     len: u64,
-    /// Bytes read from it so far.
-    used: std::cell::Cell<u64>,
+    /// Bytes read from it so far (a counter: the memory may be read from several threads).
+    used: std::sync::atomic::AtomicU64,
 }
 
 /// A name for an ELF `e_machine` value, for messages.
@@ -176,7 +176,7 @@ impl CoreMemory {
             opened: opened.to_owned(),
             file,
             len,
-            used: std::cell::Cell::new(0),
+            used: std::sync::atomic::AtomicU64::new(0),
         });
         Ok(())
     }
@@ -191,8 +191,9 @@ impl CoreMemory {
     pub fn backed_reads(&self) -> Vec<(PathBuf, u64)> {
         self.backing
             .iter()
-            .filter(|b| b.used.get() > 0)
-            .map(|b| (b.opened.clone(), b.used.get()))
+            .map(|b| (b, b.used.load(std::sync::atomic::Ordering::Relaxed)))
+            .filter(|&(_, used)| used > 0)
+            .map(|(b, used)| (b.opened.clone(), used))
             .collect()
     }
 
@@ -215,7 +216,8 @@ impl CoreMemory {
         if n == 0 || crate::elf::read_exact_at(&b.file, &mut out[..n], off).is_err() {
             return 0;
         }
-        b.used.set(b.used.get() + n as u64);
+        b.used
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         n
     }
 
