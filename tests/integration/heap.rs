@@ -42,6 +42,78 @@ pub(crate) fn start(java_home: &Path, flags: &[&str]) -> Jvm {
     jvm
 }
 
+/// HeapTarget thrashing (`-Dheap.thrash=true`: its old generation refilled again and again, so
+/// that back-to-back full collections take most of its time) under `flags`; no jcmd attach
+/// first (on such a JVM jcmd often fails: "doesn't respond within 10500ms").
+pub(crate) fn start_thrashing(java_home: &Path, flags: &[&str]) -> Jvm {
+    let mut cmd = Command::new(java_home.join("bin/java"));
+    cmd.env("MALLOC_ARENA_MAX", "2")
+        .args([
+            "-Xmx64m",
+            "-XX:ReservedCodeCacheSize=16m",
+            "-Dheap.thrash=true",
+        ])
+        .args(flags)
+        .arg("-cp")
+        .arg(test_classes())
+        .args(["HeapTarget", &COUNT.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, java_home)
+}
+
+/// A JVM thrashing in full collections, where jcmd is late or fails: `inspect histo` waits,
+/// with the JVM running, for a stop-the-world collection to end (`CollectedHeap::_is_gc_active`,
+/// `_is_stw_gc_active` from JDK 21) and holds the JVM between two. Its histogram counts
+/// HeapTarget's objects exactly and never warns of a read inside a collection; under Serial
+/// and Parallel, where a full collection runs most of the time, at least one of five reads
+/// says it waited one out.
+#[test]
+#[ignore = "requires root, JDK 17, JDK 21 (scripts/test.sh)"]
+fn thrashing_jvm_gets_a_histogram_between_its_collections() {
+    for (major, gc) in [
+        (17, "-XX:+UseParallelGC"),
+        (21, "-XX:+UseSerialGC"),
+        (21, "-XX:+UseG1GC"),
+    ] {
+        let jvm = start_thrashing(&jdk(major), &[gc]);
+        let mut waited = 0;
+        for _ in 0..5 {
+            let out = crate::support::inspect(&["histo", &jvm.pid.to_string(), "-v"]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "JDK {major} {gc}: {err}");
+            assert!(
+                !err.contains("inside a stop-the-world"),
+                "JDK {major} {gc}: read inside a collection: {err}"
+            );
+            waited += usize::from(err.contains("stop-the-world collections waited out"));
+            let (_, rows) = crate::support::histo::parse(&String::from_utf8_lossy(&out.stdout));
+            assert_eq!(
+                rows.get("HeapTarget$Node").map(|r| r.0),
+                Some(COUNT),
+                "JDK {major} {gc}: HeapTarget$Node"
+            );
+            let blobs: u64 = rows
+                .iter()
+                .filter(|(k, _)| k.starts_with("[B "))
+                .map(|(_, r)| r.0)
+                .sum();
+            assert!(
+                blobs > 20_000,
+                "JDK {major} {gc}: {blobs} byte[] (the ballast)"
+            );
+        }
+        assert_left_alone(jvm.pid, false);
+        if gc != "-XX:+UseG1GC" {
+            assert!(
+                waited > 0,
+                "JDK {major} {gc}: no read waited for a collection"
+            );
+        }
+    }
+}
+
 fn live(major: u32, flags: &[&str]) {
     let home = jdk(major);
     let jvm = start(&home, flags);

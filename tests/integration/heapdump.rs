@@ -159,6 +159,12 @@ fn visualvm_name(histogram_name: &str, major: u32) -> String {
 /// aside: jcmd counts the TLABs' unused tails as fillers); HeapTarget's objects with their
 /// values; thread objects and sticky classes as roots; stack traces.
 pub(crate) fn check_ours(file: &Path, before: &str, after: &str, major: u32, what: &str) {
+    check_dump(file, Some((before, after)), major, what);
+}
+
+/// As [`check_ours`], with jcmd's histograms before and after when there are some (`None`: a
+/// JVM jcmd cannot attach to, whose HeapTarget objects alone are compared).
+fn check_dump(file: &Path, jcmd: Option<(&str, &str)>, major: u32, what: &str) {
     // Shenandoah's and ZGC's `object_iterate` (jcmd's count) visits only reachable objects; a
     // walk from outside also meets the unreachable ones not collected yet. So does a dump taken
     // between two jcmd calls of a JVM that then cannot run (SIGSTOPped, or held by gdb for its
@@ -231,44 +237,9 @@ pub(crate) fn check_ours(file: &Path, before: &str, after: &str, major: u32, wha
         counts, strict.instances,
         "{what}: VisualVM's instance counts (left) and the strict reader's (right) differ"
     );
-    let (_, before) = crate::support::histo::parse(before);
-    let (_, after) = crate::support::histo::parse(after);
-    let skip = [
-        "java.lang.Class",
-        "int[]",
-        "jdk.internal.vm.FillerElement[]",
-        "jdk.internal.vm.FillerArray",
-    ];
-    let mut stable: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut moving = std::collections::BTreeSet::new();
-    for (name, (n, _)) in &before {
-        let key = visualvm_name(name, major);
-        if after.get(name).map(|a| a.0) == Some(*n) {
-            *stable.entry(key).or_default() += n;
-        } else {
-            moving.insert(key);
-        }
+    if let Some((before, after)) = jcmd {
+        compare_with_jcmd(&counts, before, after, major, what, reachable_only);
     }
-    let mut compared = 0;
-    for (class, n) in &stable {
-        if skip.contains(&class.as_str()) || moving.contains(class) {
-            continue;
-        }
-        let ours = counts.get(class).copied().unwrap_or(0);
-        if reachable_only && !class.starts_with("HeapTarget") {
-            assert!(
-                ours >= *n,
-                "{what}: instances of {class}: ours {ours}, jcmd's before and after {n}"
-            );
-        } else {
-            assert_eq!(
-                ours, *n,
-                "{what}: instances of {class}: ours (left), jcmd's before and after (right)"
-            );
-        }
-        compared += 1;
-    }
-    assert!(compared > 100, "{what}: only {compared} classes compared");
     assert_eq!(vv.classes["HeapTarget$Node"].instances, COUNT);
     // The values: every Node's int, a thread's name, the statics.
     let mut values: Vec<i64> = vv
@@ -310,6 +281,56 @@ pub(crate) fn check_ours(file: &Path, before: &str, after: &str, major: u32, wha
         vv.static_value("HeapTarget", "big"),
         Some(Value::Object { class, .. }) if class == "int[]"
     ));
+}
+
+/// Every class whose instances jcmd counted the same `before` and `after` has that many in the
+/// file's `counts` (at least that many for the JDK's classes when `reachable_only`).
+fn compare_with_jcmd(
+    counts: &std::collections::BTreeMap<String, u64>,
+    before: &str,
+    after: &str,
+    major: u32,
+    what: &str,
+    reachable_only: bool,
+) {
+    let (_, before) = crate::support::histo::parse(before);
+    let (_, after) = crate::support::histo::parse(after);
+    let skip = [
+        "java.lang.Class",
+        "int[]",
+        "jdk.internal.vm.FillerElement[]",
+        "jdk.internal.vm.FillerArray",
+    ];
+    let mut stable: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut moving = std::collections::BTreeSet::new();
+    for (name, (n, _)) in &before {
+        let key = visualvm_name(name, major);
+        if after.get(name).map(|a| a.0) == Some(*n) {
+            *stable.entry(key).or_default() += n;
+        } else {
+            moving.insert(key);
+        }
+    }
+    let mut compared = 0;
+    for (class, n) in &stable {
+        if skip.contains(&class.as_str()) || moving.contains(class) {
+            continue;
+        }
+        let ours = counts.get(class).copied().unwrap_or(0);
+        if reachable_only && !class.starts_with("HeapTarget") {
+            assert!(
+                ours >= *n,
+                "{what}: instances of {class}: ours {ours}, jcmd's before and after {n}"
+            );
+        } else {
+            assert_eq!(
+                ours, *n,
+                "{what}: instances of {class}: ours (left), jcmd's before and after (right)"
+            );
+        }
+        compared += 1;
+    }
+    assert!(compared > 100, "{what}: only {compared} classes compared");
 }
 
 /// `inspect heapdump` of a live HeapTarget on JDK `major` with `flags`, bracketed by jcmd's
@@ -465,6 +486,27 @@ fn existing_files_and_a_full_disk_leave_no_dump_that_looks_complete() {
 /// Agent cannot walk. A dead object's field may hold the old address of an object ZGC has
 /// relocated since, in a page allocated again: the dump writes it as null (it is no object
 /// start the first walk found), so that no reference dangles.
+/// A JVM thrashing in full collections (Parallel), where jcmd often cannot attach: the dump is
+/// taken between two collections and passes both readers, HeapTarget's objects all in it.
+#[test]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
+fn thrashing_jvm_dump_passes_both_readers() {
+    let jvm = crate::heap::start_thrashing(&jdk(17), &["-XX:+UseParallelGC"]);
+    let dir = scratch_dir("heapdump");
+    let file = dir.path().join("thrashing.hprof");
+    let out = crate::support::inspect(&[
+        "heapdump",
+        &jvm.pid.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspect heapdump: {err}");
+    assert!(!err.contains("inside a stop-the-world"), "{err}");
+    assert_left_alone(jvm.pid, false);
+    check_dump(&file, None, 17, "a thrashing JDK 17 (Parallel)");
+}
+
 #[test]
 #[ignore = "requires root, JDK 17, JDK 21 (scripts/test.sh)"]
 fn zgc_single_and_generational_dumps_pass_both_readers() {

@@ -32,7 +32,7 @@ use super::Note;
 use super::classes::{self, ClassKind, ClassTable};
 use super::spaces::{self, SpaceKind};
 use super::starts::{Place, Starts};
-use super::walk::{Chunks, CHUNK, KlassCache, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
+use super::walk::{CHUNK, Chunks, KlassCache, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::{LeBytes, ReadMemory};
 use crate::threads::list::ThreadLayout;
@@ -485,14 +485,14 @@ fn first_walk(
     let mut walker = Walker::new(mem, layout, Box::new(resolve));
     let (mut notes, mut unknown_class, mut unreadable) = (Vec::new(), 0, 0);
     for (i, space) in spaces.iter().enumerate() {
-        let note = walker.walk(space, tlabs, &mut |at, klass, size, _| {
-            match finder.will_write(klass, size) {
-                Ok(()) => {
-                    starts.set_in(i, at);
-                }
-                Err(Skip::UnknownClass) => unknown_class += 1,
-                Err(Skip::Unreadable) => unreadable += 1,
+        let note = walker.walk(space, tlabs, &mut |at, klass, size, _| match finder
+            .will_write(klass, size)
+        {
+            Ok(()) => {
+                starts.set_in(i, at);
             }
+            Err(Skip::UnknownClass) => unknown_class += 1,
+            Err(Skip::Unreadable) => unreadable += 1,
         });
         notes.extend(note);
     }
@@ -607,7 +607,6 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
         self.check.check(self.mem, id)
     }
 
-
     /// The table index of `klass`, through the cache.
     #[inline]
     fn class_index(&mut self, klass: u64) -> Option<usize> {
@@ -701,13 +700,10 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
         }
         let header = self.layout.header_len() as usize;
         let array_length_at = self.array_length_at as usize;
-        let Some((klass, length)) = chunks
-            .get(self.mem, walk, at, header, limit)
-            .and_then(|h| {
-                let h = LeBytes::new(h);
-                Some((self.layout.klass(h)?, h.i32_at(array_length_at)))
-            })
-        else {
+        let Some((klass, length)) = chunks.get(self.mem, walk, at, header, limit).and_then(|h| {
+            let h = LeBytes::new(h);
+            Some((self.layout.klass(h)?, h.i32_at(array_length_at)))
+        }) else {
             self.stats.unmatched += 1;
             return;
         };
@@ -1306,8 +1302,10 @@ pub fn dump(
         let dump = match &c.kind {
             ClassKind::Instance { fields, statics } => {
                 let (fnames, snames) = &field_names[&c.klass];
-                let instance_size: u32 =
-                    field_chain(&table, c.klass).iter().map(|(_, ty)| ty.size()).sum();
+                let instance_size: u32 = field_chain(&table, c.klass)
+                    .iter()
+                    .map(|(_, ty)| ty.size())
+                    .sum();
                 let mut sv = Vec::with_capacity(statics.len());
                 for (f, name) in statics.iter().zip(snames) {
                     let at = c.mirror.wrapping_add(f.offset);

@@ -82,6 +82,32 @@ pub(crate) fn collected_heap(vm: &VmModel, mem: &dyn ReadMemory) -> Result<u64, 
     Ok(heap)
 }
 
+/// The address of the flag HotSpot sets for the length of a stop-the-world collection:
+/// `CollectedHeap::_is_gc_active` (JDK 8 to 20) or `_is_stw_gc_active` (renamed in JDK 21;
+/// `gc/shared/collectedHeap.hpp`, set by `IsGCActiveMark` / `IsSTWGCActiveMark`). While it is
+/// set, Serial, Parallel and G1 may be moving objects, and a walk of the heap would meet them
+/// half copied. ZGC's and Shenandoah's concurrent phases never set it. `None` when neither name
+/// is exported or the heap is not there yet.
+pub fn stw_collection_flag(vm: &VmModel, mem: &dyn ReadMemory) -> Option<u64> {
+    let heap = collected_heap(vm, mem).ok()?;
+    let (offset, _) = vm
+        .offset_any("CollectedHeap", &["_is_stw_gc_active", "_is_gc_active"])
+        .ok()?;
+    Some(heap.wrapping_add(offset))
+}
+
+/// Whether a stop-the-world collection runs: the byte at `flag` (see [`stw_collection_flag`])
+/// is not 0.
+///
+/// # Errors
+/// [`Error::Memory`] when the byte cannot be read.
+pub fn stw_collection_active(mem: &dyn ReadMemory, flag: u64) -> Result<bool, Error> {
+    let mut b = [0u8; 1];
+    mem.read_exact_at(flag, &mut b)
+        .map_err(|e| Error::memory("CollectedHeap::_is_stw_gc_active", e))?;
+    Ok(b[0] != 0)
+}
+
 /// The spaces of the heap of `vm`, in address order within each generation.
 ///
 /// # Errors

@@ -333,10 +333,7 @@ mod tests {
             assert_eq!(a.find(at), Place::Start, "{at:#x}");
         }
         assert_eq!(a.find(0x8008), Place::Inside(false));
-        assert_eq!(
-            a.starts_in(2).collect::<Vec<_>>(),
-            vec![0x8000, 0x80f8]
-        );
+        assert_eq!(a.starts_in(2).collect::<Vec<_>>(), vec![0x8000, 0x80f8]);
         // Every bit of a span, across words.
         let one = [space(0x1000, 0x1000 + 8 * 200, SpaceKind::Contiguous)];
         let mut all = Starts::new(&one).unwrap();

@@ -117,9 +117,7 @@ fn pack(s: Sizing) -> Option<u64> {
     match s {
         // At most 1 MiB (`Sizing::from_layout_helper`).
         Sizing::Instance(b) => Some(b << 8),
-        Sizing::Array { header, log2 } => {
-            Some(header << 8 | PACKED_ARRAY | u64::from(log2))
-        }
+        Sizing::Array { header, log2 } => Some(header << 8 | PACKED_ARRAY | u64::from(log2)),
         Sizing::Mirror | Sizing::StackChunk { .. } => None,
     }
 }

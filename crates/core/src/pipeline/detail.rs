@@ -229,6 +229,14 @@ pub enum Warning {
         /// The JDK feature release.
         jdk: u32,
     },
+    /// The heap was read inside a stop-the-world collection (`CollectedHeap::_is_gc_active`,
+    /// `_is_stw_gc_active` from JDK 21): objects may have been half moved, so counts may be off
+    /// and some objects unreadable.
+    InsideCollection {
+        /// How long a live read waited for the collection to end (`None`: a core, or a read
+        /// without a stop).
+        waited: Option<Duration>,
+    },
     /// The system properties could not be read from the heap.
     SystemPropertiesNotRead {
         /// Why (the error, with its causes).
@@ -242,6 +250,17 @@ impl fmt::Display for Warning {
             Warning::SystemPropertiesNotRead { why } => {
                 write!(f, "the system properties could not be read: {why}")
             }
+            Warning::InsideCollection { waited } => write!(
+                f,
+                "the JVM was inside a stop-the-world garbage collection {}: objects may be half moved, so counts may be off and some objects unreadable",
+                match waited {
+                    Some(w) => format!(
+                        "at each stop for {} ms (it thrashes in collections?)",
+                        w.as_millis()
+                    ),
+                    None => "when read".to_string(),
+                }
+            ),
             Warning::MetaspaceNotRead { jdk } => write!(
                 f,
                 "the Metaspace lines are left out: {}",

@@ -45,6 +45,11 @@ impl Default for HeapOptions {
     }
 }
 
+/// How long a live read waits for a stop-the-world collection to end before it reads the heap
+/// anyway (with [`Warning::InsideCollection`]): a JVM thrashing in full collections spends
+/// most of its time inside one, and lets its threads run between them.
+pub const COLLECTION_WAIT: Duration = Duration::from_secs(10);
+
 fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result<Histogram, Error> {
     let began = Instant::now();
     let h = crate::heap::histogram::histogram(vm, mem)?;
@@ -91,12 +96,50 @@ fn live_held<R>(
     };
     let host_tids = crate::process::namespace_tids(pid);
     let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
-    let (read, report) = super::threads::held(process, &stop, |stopped| {
-        let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
-        read(&jvm, &registers, &mut details)
-    })?;
+    // A stop inside a stop-the-world collection would meet objects half moved: wait, with the
+    // JVM running, for the collection's flag to clear, stop, and look again under the hold;
+    // a collection begun in between is waited out the same way, up to COLLECTION_WAIT.
+    let flag = crate::heap::spaces::stw_collection_flag(&jvm.vm, jvm.memory());
+    let active = |mem: &dyn ReadMemory| {
+        flag.is_some_and(|f| crate::heap::spaces::stw_collection_active(mem, f).unwrap_or(false))
+    };
+    let began = Instant::now();
+    let mut read = Some(read);
+    let (mut stops, mut polls) = (0u32, 0u32);
+    let (out, report) = loop {
+        while opts.stop && active(jvm.memory()) && began.elapsed() < COLLECTION_WAIT {
+            polls += 1;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stops += 1;
+        let (out, report) = super::threads::held(process, &stop, |stopped| {
+            let inside = active(jvm.memory());
+            if inside && stopped.is_some() && began.elapsed() < COLLECTION_WAIT {
+                return None;
+            }
+            let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
+            let read = read.take().expect("read once");
+            let waited = began.elapsed();
+            Some((read(&jvm, &registers, &mut details), inside, waited))
+        })?;
+        if let Some(out) = out {
+            break (out, report);
+        }
+    };
+    let (read, inside, waited) = out;
     let read = read?;
     let mut warnings = Vec::new();
+    if stops > 1 || polls > 0 || inside {
+        details.push(Detail::Heap(format!(
+            "stop-the-world collections waited out: {} ms, {polls} looks with the JVM running, {stops} stops",
+            waited.as_millis()
+        )));
+    }
+    if inside {
+        warnings.push(Warning::InsideCollection {
+            waited: opts.stop.then_some(waited),
+        });
+    }
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
@@ -125,6 +168,20 @@ pub fn heap_histogram(
     })
 }
 
+/// A core's warnings, and one more when the process was inside a stop-the-world collection
+/// when the core was made (its heap may hold objects half moved).
+fn core_warnings(jvm: Jvm) -> Vec<Warning> {
+    let flag = crate::heap::spaces::stw_collection_flag(&jvm.vm, jvm.memory());
+    let inside = flag.is_some_and(|f| {
+        crate::heap::spaces::stw_collection_active(jvm.memory(), f).unwrap_or(false)
+    });
+    let mut warnings = jvm.warnings;
+    if inside {
+        warnings.push(Warning::InsideCollection { waited: None });
+    }
+    warnings
+}
+
 /// The class histogram of an ELF core (`inspect histo --core <core>`), libjvm found as for
 /// [`super::dump_threads_core`] (`exe`, `sysroot` likewise).
 ///
@@ -142,7 +199,7 @@ pub fn heap_histogram_core(
     Ok(HeapHistogram {
         histogram,
         details,
-        warnings: jvm.warnings,
+        warnings: core_warnings(jvm),
     })
 }
 
@@ -365,6 +422,6 @@ pub fn heap_dump_core(
     Ok(HeapDumpReport {
         stats,
         details,
-        warnings: jvm.warnings,
+        warnings: core_warnings(jvm),
     })
 }
