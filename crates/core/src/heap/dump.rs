@@ -371,14 +371,13 @@ fn field_chain(table: &ClassTable, klass: u64) -> Vec<(u64, BasicType)> {
     out
 }
 
-/// An instance class's fields as the dump reads them (offset, bytes in the object with
-/// references `width` bytes, type) and the bytes of an object they need.
-fn instance_fields(
-    table: &ClassTable,
-    klass: u64,
-    width: usize,
-) -> (Box<[(usize, usize, BasicType)]>, usize) {
-    let fields: Box<[(usize, usize, BasicType)]> = field_chain(table, klass)
+/// A field as the dump reads it: its offset in the object, its bytes (a reference's `width`),
+/// its type.
+type FieldSlot = (usize, usize, BasicType);
+
+/// An instance class's fields as the dump reads them and the bytes of an object they need.
+fn instance_fields(table: &ClassTable, klass: u64, width: usize) -> (Box<[FieldSlot]>, usize) {
+    let fields: Box<[FieldSlot]> = field_chain(table, klass)
         .into_iter()
         .map(|(off, ty)| {
             let n = if ty == BasicType::Object {

@@ -133,7 +133,7 @@ impl Starts {
             .is_some_and(|s| s.bottom <= a && a < s.end);
         if !hit {
             last = self.spans.partition_point(|s| s.end <= a);
-            if !self.spans.get(last).is_some_and(|s| s.bottom <= a) {
+            if self.spans.get(last).is_none_or(|s| s.bottom > a) {
                 return None;
             }
             self.last.set(last);
