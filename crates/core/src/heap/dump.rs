@@ -504,73 +504,35 @@ fn first_walk(
     })
 }
 
-/// The least bytes of spaces worth a second thread for the first walk.
-const PARALLEL_BYTES: u64 = 64 << 20;
-
-/// Pass one over all the dump's `spaces` (sorted, not overlapping): the lower half (by bytes)
-/// on this thread, the upper on another when there are two cores and enough to walk (each with
-/// its own walker and map, joined after); the upper half on this thread too when that thread
-/// cannot start or fails. `None` when the spaces need a map of more than
+/// Pass one over all the dump's `spaces` (sorted, not overlapping), in two halves on two
+/// threads for a large heap ([`super::walk::walk_in_halves`]), each with its own reader and map,
+/// the maps joined after. `None` when the spaces need a map of more than
 /// [`super::starts::MAX_BYTES`].
 #[allow(clippy::too_many_arguments)]
 fn first_walks(
     vm: &VmModel,
     mem: &(dyn ReadMemory + Sync),
-    java: &JavaReader<'_>,
     layout: ObjectLayout,
     table: &ClassTable,
     width: usize,
     spaces: &[super::Space],
     tlabs: &[super::Tlab],
 ) -> Option<Found> {
-    let total: u64 = spaces.iter().map(|s| s.top - s.bottom).sum();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let split = if total >= PARALLEL_BYTES && cores >= 2 {
-        let mut sum = 0u64;
-        spaces
-            .iter()
-            .position(|s| {
-                sum += s.top - s.bottom;
-                sum >= total / 2
-            })
-            .map_or(spaces.len(), |i| i + 1)
-    } else {
-        spaces.len()
-    };
-    let (low, high) = spaces.split_at(split);
-    let (found, upper) = std::thread::scope(|scope| {
-        let other = (!high.is_empty()).then(|| {
-            std::thread::Builder::new()
-                .name("heapdump-walk".into())
-                .spawn_scoped(scope, || {
-                    let java = JavaReader::new(vm, mem).ok()?;
-                    first_walk(mem, &java, layout, table, width, high, tlabs)
-                })
-                .ok()
-        });
-        let found = first_walk(mem, java, layout, table, width, low, tlabs);
-        let upper = other.flatten().and_then(|h| h.join().ok().flatten());
-        (found, upper)
+    let halves = super::walk::walk_in_halves(spaces, |half| {
+        let java = JavaReader::new(vm, mem).ok()?;
+        first_walk(mem, &java, layout, table, width, half, tlabs)
     });
-    let mut found = found?;
-    let upper = match upper {
-        Some(u) => u,
-        None if high.is_empty() => return Some(found),
-        None => first_walk(mem, java, layout, table, width, high, tlabs)?,
-    };
-    found.notes.extend(upper.notes);
-    let w = &mut found.walk;
-    w.objects += upper.walk.objects;
-    w.bytes += upper.walk.bytes;
-    w.tlab_bytes += upper.walk.tlab_bytes;
-    w.torn += upper.walk.torn;
-    w.forwarded += upper.walk.forwarded;
-    w.reads += upper.walk.reads;
-    w.bytes_read += upper.walk.bytes_read;
-    found.unknown_class += upper.unknown_class;
-    found.unreadable += upper.unreadable;
-    // The upper half's spaces lie above the lower's: its map joins.
-    found.starts.append(upper.starts).ok()?;
+    let mut halves = halves.into_iter();
+    let mut found = halves.next()??;
+    for upper in halves {
+        let upper = upper?;
+        found.notes.extend(upper.notes);
+        found.walk.add(&upper.walk);
+        found.unknown_class += upper.unknown_class;
+        found.unreadable += upper.unreadable;
+        // The upper half's spaces lie above the lower's: its map joins.
+        found.starts.append(upper.starts).ok()?;
+    }
     Some(found)
 }
 
@@ -1266,17 +1228,9 @@ pub fn dump(
     let mut notes = overlapping;
     let mut walked = WalkStats::default();
     let found = match Starts::bytes_for(&spaces) {
-        Ok(_) => first_walks(
-            vm,
-            mem,
-            &java,
-            layout,
-            &table,
-            refs.width(),
-            &spaces,
-            &tlabs,
-        )
-        .ok_or(u64::MAX),
+        Ok(_) => {
+            first_walks(vm, mem, layout, &table, refs.width(), &spaces, &tlabs).ok_or(u64::MAX)
+        }
         Err(bytes) => Err(bytes),
     };
     let starts = match found {

@@ -71,23 +71,17 @@ pub fn sort(rows: &mut [Row]) {
     });
 }
 
-/// The most classes named (rows): more distinct klasses than this means a corrupt walk.
-const MAX_ROWS: usize = 1 << 20;
+/// Instances and bytes per klass over `spaces` (one walker, its own reader), the notes of the
+/// spaces whose walk stopped early, and the walk's figures.
+type Counts = (KlassMap<(u64, u64)>, Vec<Note>, WalkStats);
 
-/// Counts the objects of the heap of `vm` through `mem` (the JVM held still, or a core).
-///
-/// # Errors
-/// As [`spaces::spaces`] (an unsupported collector, missing entries); [`Error::VmStructs`] when
-/// the object layout entries are missing. A space that cannot be walked to its top is a
-/// [`Note`], not an error.
-pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error> {
-    let spaces = spaces::spaces(vm, mem)?;
-    let threads = ThreadLayout::new(vm)?
-        .thread_addresses(mem)
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    let tlabs = spaces::tlabs(vm, mem, &threads)?;
-    let layout = ObjectLayout::new(vm, mem)?;
+fn count(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    layout: ObjectLayout,
+    spaces: &[Space],
+    tlabs: &[super::Tlab],
+) -> Result<Counts, Error> {
     let reader = JavaReader::new(vm, mem)?;
     let lh_at = layout.layout_helper;
     let resolve = |klass: u64| super::walk::sizing_of(mem, &reader, lh_at, klass);
@@ -96,8 +90,8 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     let mut notes = Vec::new();
     // A run of objects of one class is summed here and added to `counts` when it ends.
     let mut run = (0u64, 0u64, 0u64);
-    for space in &spaces {
-        let note = walker.walk(space, &tlabs, &mut |_, klass, size, _| {
+    for space in spaces {
+        let note = walker.walk(space, tlabs, &mut |_, klass, size, _| {
             if run.0 != klass {
                 if run.1 > 0 {
                     let c = counts.entry(run.0).or_default();
@@ -118,6 +112,44 @@ pub fn histogram(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Histogram, Error>
     }
     let stats = walker.stats;
     drop(walker);
+    Ok((counts, notes, stats))
+}
+
+/// The most classes named (rows): more distinct klasses than this means a corrupt walk.
+const MAX_ROWS: usize = 1 << 20;
+
+/// Counts the objects of the heap of `vm` through `mem` (the JVM held still, or a core).
+///
+/// # Errors
+/// As [`spaces::spaces`] (an unsupported collector, missing entries); [`Error::VmStructs`] when
+/// the object layout entries are missing. A space that cannot be walked to its top is a
+/// [`Note`], not an error.
+pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogram, Error> {
+    let spaces = spaces::spaces(vm, mem)?;
+    let threads = ThreadLayout::new(vm)?
+        .thread_addresses(mem)
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let tlabs = spaces::tlabs(vm, mem, &threads)?;
+    let layout = ObjectLayout::new(vm, mem)?;
+    let halves = super::walk::walk_in_halves(&spaces, |half| count(vm, mem, layout, half, &tlabs));
+    let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
+    let mut notes = Vec::new();
+    let mut stats = WalkStats::default();
+    for half in halves {
+        let (half_counts, half_notes, half_stats) = half?;
+        if counts.is_empty() {
+            counts = half_counts;
+        } else {
+            for (klass, (n, b)) in half_counts {
+                let c = counts.entry(klass).or_default();
+                c.0 += n;
+                c.1 += b;
+            }
+        }
+        notes.extend(half_notes);
+        stats.add(&half_stats);
+    }
     let reader = JavaReader::new(vm, mem)?;
     let mut modules = Modules::default();
     let mut rows = Vec::with_capacity(counts.len().min(MAX_ROWS));

@@ -392,6 +392,58 @@ pub struct WalkStats {
     pub bytes_read: u64,
 }
 
+impl WalkStats {
+    /// Adds another walk's figures to these (two threads' walks of one heap).
+    pub fn add(&mut self, o: &WalkStats) {
+        self.objects += o.objects;
+        self.bytes += o.bytes;
+        self.tlab_bytes += o.tlab_bytes;
+        self.torn += o.torn;
+        self.forwarded += o.forwarded;
+        self.reads += o.reads;
+        self.bytes_read += o.bytes_read;
+    }
+}
+
+/// The least bytes of spaces worth a second walking thread.
+pub const PARALLEL_BYTES: u64 = 1 << 20;
+
+/// Runs `walk` over `spaces` (sorted by address) in two halves of about equal bytes, the upper
+/// on a second thread when the host has two cores or more and the spaces hold at least
+/// [`PARALLEL_BYTES`] (each walk its own reader, buffer and counts); else over all of them here.
+/// The results come in address order: one, or the lower half's then the upper's. A second
+/// thread that cannot start, or panics, has its half walked here.
+pub fn walk_in_halves<T: Send>(spaces: &[Space], walk: impl Fn(&[Space]) -> T + Sync) -> Vec<T> {
+    let total: u64 = spaces.iter().map(|s| s.top.saturating_sub(s.bottom)).sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if total < PARALLEL_BYTES || cores < 2 || spaces.len() < 2 {
+        return vec![walk(spaces)];
+    }
+    let mut sum = 0u64;
+    let split = spaces
+        .iter()
+        .position(|s| {
+            sum += s.top.saturating_sub(s.bottom);
+            sum >= total / 2
+        })
+        .map_or(spaces.len(), |i| i + 1);
+    let (low, high) = spaces.split_at(split);
+    if high.is_empty() {
+        return vec![walk(low)];
+    }
+    let walk = &walk;
+    let (lower, upper) = std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("heap-walk".into())
+            .spawn_scoped(scope, move || walk(high))
+            .ok();
+        let lower = walk(low);
+        (lower, other.and_then(|h| h.join().ok()))
+    });
+    let upper = upper.unwrap_or_else(|| walk(high));
+    vec![lower, upper]
+}
+
 /// Resolves a klass the walker has not met: its [`Sizing`], or why it is not a klass.
 pub type Resolve<'a> = dyn FnMut(u64) -> Result<Sizing, String> + 'a;
 

@@ -19,7 +19,6 @@
 //! pages noted, then written out ([`minimal_core`]) and read back by the normal pipelines, which
 //! must print exactly what they print from the whole gcore.
 
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -43,15 +42,15 @@ const MAX_CORE: u64 = 64 << 20;
 
 /// A [`ReadMemory`] that passes every read to `inner` and notes the pages it touched.
 struct Recorder<'a> {
-    inner: &'a dyn ReadMemory,
-    pages: RefCell<BTreeSet<u64>>,
+    inner: &'a (dyn ReadMemory + Sync),
+    pages: std::sync::Mutex<BTreeSet<u64>>,
 }
 
 impl<'a> Recorder<'a> {
-    fn new(inner: &'a dyn ReadMemory) -> Self {
+    fn new(inner: &'a (dyn ReadMemory + Sync)) -> Self {
         Recorder {
             inner,
-            pages: RefCell::new(BTreeSet::new()),
+            pages: std::sync::Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -71,7 +70,7 @@ impl ReadMemory for Recorder<'_> {
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let result = self.inner.read_exact_at(addr, buf);
         let page = self.inner.page_size();
-        let mut pages = self.pages.borrow_mut();
+        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         for p in self.span(addr, buf.len()) {
             // A failed read keeps the pages that did read, so the replay fails where it did.
             if result.is_ok() || self.inner.read_vec(p * page, 1, 1).is_ok() {
@@ -222,7 +221,7 @@ fn record() {
     dump.read_virtual_threads(&vm, &paged);
     // ... and of `heap_histogram_core` (the model again: it is read the same way).
     histogram(&vm, &rec).expect("the histogram");
-    let pages = rec.pages.into_inner();
+    let pages = rec.pages.into_inner().unwrap_or_else(|e| e.into_inner());
     let page = core.page_size();
     let mut segments: Vec<(u64, Vec<u8>)> = Vec::new();
     for p in pages {

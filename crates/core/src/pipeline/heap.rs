@@ -50,7 +50,11 @@ impl Default for HeapOptions {
 /// most of its time inside one, and lets its threads run between them.
 pub const COLLECTION_WAIT: Duration = Duration::from_secs(10);
 
-fn walk(vm: &VmModel, mem: &dyn ReadMemory, details: &mut Vec<Detail>) -> Result<Histogram, Error> {
+fn walk(
+    vm: &VmModel,
+    mem: &(dyn ReadMemory + Sync),
+    details: &mut Vec<Detail>,
+) -> Result<Histogram, Error> {
     let began = Instant::now();
     let h = crate::heap::histogram::histogram(vm, mem)?;
     let took = began.elapsed();
@@ -159,7 +163,7 @@ pub fn heap_histogram(
     opts: &HeapOptions,
 ) -> Result<HeapHistogram, Error> {
     let (histogram, details, warnings) = live_held(pid, opts, |jvm, _, details| {
-        walk(&jvm.vm, jvm.memory(), details)
+        walk(&jvm.vm, jvm.memory_sync(), details)
     })?;
     Ok(HeapHistogram {
         histogram,
@@ -195,7 +199,7 @@ pub fn heap_histogram_core(
 ) -> Result<HeapHistogram, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
     let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
-    let histogram = walk(&jvm.vm, jvm.memory(), &mut details)?;
+    let histogram = walk(&jvm.vm, jvm.memory_sync(), &mut details)?;
     Ok(HeapHistogram {
         histogram,
         details,

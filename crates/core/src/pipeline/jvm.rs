@@ -192,7 +192,7 @@ impl Jvm {
         }
     }
 
-    /// The target's memory, readable from several threads at once (a heap dump's first walk).
+    /// The target's memory, readable from several threads at once (the heap walks in two halves).
     pub(super) fn memory_sync(&self) -> &(dyn ReadMemory + Sync) {
         match &self.target {
             Target::Live { mem, .. } => mem,
