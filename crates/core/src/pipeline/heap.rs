@@ -109,7 +109,7 @@ fn live_held<R>(
 ///
 /// # Errors
 /// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
-/// not walked (ZGC); [`Error::VmStructs`] when the heap's entries are
+/// not walked (ZGC); [`Error::Vm`] when the heap's entries are
 /// missing.
 pub fn heap_histogram(
     pid: crate::process::Pid,

@@ -69,7 +69,7 @@ impl Jvm {
     ///
     /// # Errors
     /// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::Os`]
-    /// (a 32-bit Windows process), [`Error::Pe`], [`Error::VmStructs`] when the model cannot be
+    /// (a 32-bit Windows process), [`Error::Pe`], [`Error::Vm`] when the model cannot be
     /// read, [`Error::Unsupported`] without a live backend.
     pub(super) fn live(pid: Pid) -> Result<Jvm, Error> {
         let began = Instant::now();
@@ -92,7 +92,7 @@ impl Jvm {
     ///
     /// # Errors
     /// [`Error::Core`] when the file is not a usable core of an x86_64 or aarch64 JVM;
-    /// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read from it.
+    /// [`Error::Vm`] or [`Error::Memory`] when the model cannot be read from it.
     pub(super) fn core(
         path: &Path,
         exe: Option<&Path>,

@@ -73,7 +73,7 @@ impl Default for ThreadsOptions {
 /// # Errors
 /// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
 /// [`Error::ProcessExited`], [`Error::PidReused`], [`Error::Os`] for a 32-bit (WOW64) Windows
-/// process or a failed attach, [`Error::Pe`], [`Error::VmStructs`] when the model cannot be
+/// process or a failed attach, [`Error::Pe`], [`Error::Vm`] when the model cannot be
 /// read, [`Error::Unsupported`] without a live backend.
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let jvm = Jvm::live(pid)?;
@@ -311,7 +311,7 @@ fn file_walk(jvm: Jvm, virtual_threads: bool) -> Result<ThreadDump, Error> {
 ///
 /// # Errors
 /// [`Error::Core`] when the file is not a usable core of a JVM, or is a minidump and `exe` or
-/// `sysroot` is given; [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read
+/// `sysroot` is given; [`Error::Vm`] or [`Error::Memory`] when the model cannot be read
 /// from it; for a minidump, [`dump_threads_minidump`]'s errors.
 pub fn dump_threads_core(
     core_path: &std::path::Path,
@@ -363,7 +363,7 @@ pub(super) fn open_elf_core(
 /// [`Error::Core`] when the file is not a usable minidump, its process has no `jvm.dll`, or it
 /// lacks the memory the model needs (a dump without full memory: said so, with how to write
 /// one); [`Error::Pe`] when `jvm.dll`'s headers or exports are not as expected;
-/// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read.
+/// [`Error::Vm`] or [`Error::Memory`] when the model cannot be read.
 pub fn dump_threads_minidump(
     path: &std::path::Path,
     virtual_threads: bool,
@@ -425,7 +425,7 @@ impl StatesSampler {
     ///
     /// # Errors
     /// As [`crate::threads::states::count_states`]; for the model, [`Error::NotAJvm`],
-    /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::VmStructs`] (the cached
+    /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::Vm`] (the cached
     /// error again, shared, until 30 s (`STATES_RETRY`) have passed); [`Error::Unsupported`] where
     /// live processes cannot be read.
     pub fn read(
