@@ -83,7 +83,7 @@ fn live_held<R>(
     let Some(process) = jvm.process() else {
         unreachable!("Jvm::live opens a process");
     };
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
@@ -137,7 +137,7 @@ pub fn heap_histogram_core(
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let histogram = walk(&jvm.vm, jvm.memory(), &mut details)?;
     Ok(HeapHistogram {
         histogram,
@@ -176,7 +176,7 @@ pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<Heap
     };
     // libjvm's `.symtab` is read before the hold.
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
@@ -209,7 +209,7 @@ pub fn heap_summary_core(
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapSummary, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let details = vec![jvm.path_detail(), jvm.model_fact()];
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let info =
         crate::heap::summary::heap_info(&jvm.vm, jvm.memory(), &|n| symbols.get(n).copied())?;
@@ -352,7 +352,7 @@ pub fn heap_dump_core(
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let registers = |tid| jvm.saved_registers(tid);
     let stats = write_dump(&jvm.vm, jvm.memory(), &registers, sink, &mut details)?;
     Ok(HeapDumpReport {

@@ -275,17 +275,20 @@ impl Jvm {
         }
     }
 
-    /// The `-v` line of the VM model: release, JDK, table sizes, layout, and how long it took.
-    pub(super) fn model_fact(&self) -> String {
+    /// The `-v` fact of the VM model: release, JDK, table sizes, layout, and how long it took.
+    pub(super) fn model_fact(&self) -> Detail {
         let vm = &self.vm;
-        let (s, t, i, l) = vm.counts();
-        format!(
-            "VM model: {} (JDK {}) read in {:.1} ms: vmStructs {s} fields, {t} types, {i} int and {l} long constants; {:?}",
-            vm.release.as_deref().unwrap_or("?"),
-            vm.major,
-            self.modelled.as_secs_f64() * 1e3,
-            vm.layout
-        )
+        let (fields, types, int_constants, long_constants) = vm.counts();
+        Detail::VmModel {
+            release: vm.release.clone(),
+            major: vm.major,
+            took: self.modelled,
+            fields,
+            types,
+            int_constants,
+            long_constants,
+            layout: format!("{:?}", vm.layout),
+        }
     }
 }
 

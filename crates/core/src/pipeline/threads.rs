@@ -172,7 +172,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     })?;
     let dump = walked?;
     let mut warnings = Vec::new();
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_time, paged.reads()));
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
@@ -263,13 +263,12 @@ fn running_held_walk(
     dump.set_task_stats(&|tid| after.get(&host(tid)).copied(), normal);
     let walk_time = walk_began.elapsed();
     let mut warnings = Vec::new();
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_time, reads));
-    details.push(Detail::Threads(format!(
-        "held only the threads that ran: {} of {} threads",
-        hold.len(),
-        dump.threads.len()
-    )));
+    details.push(Detail::HeldRunning {
+        held: hold.len(),
+        threads: dump.threads.len(),
+    });
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
@@ -292,7 +291,7 @@ fn file_walk(jvm: Jvm, virtual_threads: bool) -> Result<ThreadDump, Error> {
     }
     let mut details = vec![jvm.path_detail()];
     details.extend(jvm.dump_contents());
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_began.elapsed(), paged.reads()));
     details.extend(jvm.backed_reads());
     Ok(ThreadDump {
@@ -373,24 +372,20 @@ pub fn dump_threads_minidump(
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {
-    let virtual_threads = dump
-        .virtual_threads
-        .as_ref()
-        .map(|v| {
-            format!(
-                " and {} unmounted virtual threads ({} frames, {} distinct)",
-                v.threads.len(),
-                v.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
-                v.frames.len()
-            )
-        })
-        .unwrap_or_default();
-    Detail::Threads(format!(
-        "walk: {} threads, {} frames{virtual_threads} in {:.2} ms, {reads} reads of the target's memory",
-        dump.threads.len(),
-        dump.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
-        took.as_secs_f64() * 1e3
-    ))
+    Detail::ThreadWalk {
+        threads: dump.threads.len(),
+        frames: dump.threads.iter().map(|t| t.frames.len()).sum(),
+        virtual_threads: dump
+            .virtual_threads
+            .as_ref()
+            .map(|v| super::VirtualThreadsWalk {
+                threads: v.threads.len(),
+                frames: v.threads.iter().map(|t| t.frames.len()).sum(),
+                distinct_frames: v.frames.len(),
+            }),
+        took,
+        reads,
+    }
 }
 
 /// How long a JVM whose model could not be read is left alone before the next try.
