@@ -89,7 +89,7 @@ pub mod stat;
 pub mod threads;
 pub(crate) mod vm;
 
-pub use error::{Error, LocateFailure, Looked, MemoryItem, with_causes};
+pub use error::{Error, LocateFailure, Looked, MemoryItem, VmError, with_causes};
 pub use locate::{LoadedModule, Note};
 pub use memory::{LeBytes, MemoryCopy, MemoryError, ReadMemory};
 pub use pipeline::{

@@ -8,6 +8,7 @@
 use goblin::elf::dynamic::{DT_GNU_HASH, DT_HASH, DT_NULL, DT_STRSZ, DT_STRTAB, DT_SYMTAB};
 
 use super::SIZEOF_DYN;
+use crate::error::DynamicProblem;
 use crate::memory::{LeBytes, MemoryError, ReadMemory};
 
 /// Longest `_DYNAMIC` array read, in entries.
@@ -47,11 +48,11 @@ pub(crate) struct DynamicSymbols<'a> {
     hash: Hash,
 }
 
-/// Why the symbols could not be read: a sentence, or the failed read.
+/// Why the symbols could not be read: what is wrong with the image, or the failed read.
 #[derive(Debug)]
 pub(crate) enum DynamicError {
     /// The image lacks an entry or holds implausible values.
-    Malformed(String),
+    Malformed(DynamicProblem),
     /// A read failed (in a core: bytes the dumper left out).
     Memory(&'static str, MemoryError),
 }
@@ -109,7 +110,7 @@ impl<'a> DynamicSymbols<'a> {
                 _ => {}
             }
         }
-        let missing = |what: &str| DynamicError::Malformed(format!("_DYNAMIC has no {what}"));
+        let missing = |tag: &'static str| DynamicError::Malformed(DynamicProblem::MissingTag(tag));
         let symtab = symtab.ok_or_else(|| missing("DT_SYMTAB"))?;
         let strtab = strtab.ok_or_else(|| missing("DT_STRTAB"))?;
         let strsz = strsz.ok_or_else(|| missing("DT_STRSZ"))?;
@@ -121,9 +122,10 @@ impl<'a> DynamicSymbols<'a> {
             let h = words(at, 4)?;
             let (nbuckets, symoffset, bloom_size) = (h[0], h[1], h[2]);
             if nbuckets == 0 || nbuckets > MAX_CHAIN || bloom_size > MAX_CHAIN {
-                return Err(DynamicError::Malformed(format!(
-                    "implausible DT_GNU_HASH header {h:?}"
-                )));
+                return Err(DynamicError::Malformed(DynamicProblem::ImplausibleHash {
+                    table: "DT_GNU_HASH",
+                    header: h,
+                }));
             }
             let buckets = at.wrapping_add(16 + 8 * u64::from(bloom_size));
             Hash::Gnu {
@@ -135,9 +137,10 @@ impl<'a> DynamicSymbols<'a> {
         } else if let Some(at) = sysv {
             let h = words(at, 2)?;
             if h[0] == 0 || h[0] > MAX_CHAIN {
-                return Err(DynamicError::Malformed(format!(
-                    "implausible DT_HASH header {h:?}"
-                )));
+                return Err(DynamicError::Malformed(DynamicProblem::ImplausibleHash {
+                    table: "DT_HASH",
+                    header: h,
+                }));
             }
             Hash::SysV {
                 nbucket: h[0],
@@ -370,6 +373,64 @@ mod hostile {
             buf.copy_from_slice(&self.bytes[at..at + len]);
             Ok(())
         }
+    }
+
+    /// A `_DYNAMIC` array of `entries` at 0x10_0000, with room after it.
+    fn dynamic(entries: &[(u64, u64)]) -> Bytes {
+        let mut bytes = Vec::new();
+        for (tag, v) in entries {
+            bytes.extend(tag.to_le_bytes());
+            bytes.extend(v.to_le_bytes());
+        }
+        bytes.resize(4096, 0);
+        Bytes {
+            base: 0x10_0000,
+            bytes,
+        }
+    }
+
+    fn problem(mem: &Bytes) -> DynamicProblem {
+        let span = (mem.base, mem.base + 4096);
+        match DynamicSymbols::read(mem, mem.base, 0, 4096, span) {
+            Err(DynamicError::Malformed(p)) => p,
+            Err(DynamicError::Memory(what, e)) => panic!("a read failed: {what}: {e}"),
+            Ok(_) => panic!("read"),
+        }
+    }
+
+    #[test]
+    fn a_missing_tag_is_named() {
+        let mem = dynamic(&[(DT_STRTAB, 0x10_0800), (DT_STRSZ, 16), (DT_NULL, 0)]);
+        assert_eq!(problem(&mem), DynamicProblem::MissingTag("DT_SYMTAB"));
+        let mem = dynamic(&[
+            (DT_SYMTAB, 0x10_0400),
+            (DT_STRTAB, 0x10_0800),
+            (DT_STRSZ, 16),
+            (DT_NULL, 0),
+        ]);
+        assert_eq!(
+            problem(&mem).to_string(),
+            "_DYNAMIC has no DT_GNU_HASH or DT_HASH"
+        );
+    }
+
+    #[test]
+    fn an_empty_hash_table_is_implausible() {
+        // DT_HASH at 0x10_0c00 holds zeros: nbucket 0.
+        let mem = dynamic(&[
+            (DT_SYMTAB, 0x10_0400),
+            (DT_STRTAB, 0x10_0800),
+            (DT_STRSZ, 16),
+            (DT_HASH, 0x10_0c00),
+            (DT_NULL, 0),
+        ]);
+        assert_eq!(
+            problem(&mem),
+            DynamicProblem::ImplausibleHash {
+                table: "DT_HASH",
+                header: vec![0, 0],
+            }
+        );
     }
 
     proptest::proptest! {

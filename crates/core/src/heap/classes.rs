@@ -12,7 +12,7 @@
 
 use super::dump::BasicType;
 use super::walk::KlassMap;
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
@@ -118,7 +118,7 @@ impl ClassTable {
 /// Reads every loaded class of the VM (see the module documentation).
 ///
 /// # Errors
-/// [`Error::VmStructs`] when an entry is missing or a list is longer than its bound;
+/// [`Error::Vm`] when an entry is missing or a list is longer than its bound;
 /// [`Error::Memory`] when the graph cannot be read.
 pub fn read(
     vm: &VmModel,
@@ -151,9 +151,12 @@ pub fn read(
     while cld != 0 {
         loaders += 1;
         if loaders > MAX_LOADERS {
-            return Err(Error::VmStructs(format!(
-                "more than {MAX_LOADERS} class loaders in ClassLoaderDataGraph: a loop or corrupt"
-            )));
+            return Err(VmError::Unterminated {
+                what: "ClassLoaderDataGraph".into(),
+                unit: "class loaders",
+                max: MAX_LOADERS as u64,
+            }
+            .into());
         }
         let handle = rd(
             cld.wrapping_add(loader_at),
@@ -169,9 +172,12 @@ pub fn read(
         while k != 0 {
             seen += 1;
             if seen > MAX_CLASSES {
-                return Err(Error::VmStructs(format!(
-                    "more than {MAX_CLASSES} classes in ClassLoaderDataGraph: a loop or corrupt"
-                )));
+                return Err(VmError::Unterminated {
+                    what: "ClassLoaderDataGraph".into(),
+                    unit: "classes",
+                    max: MAX_CLASSES as u64,
+                }
+                .into());
             }
             if !visited.insert(k) {
                 // A class met again: the list loops (a damaged core); the rest is not read.
@@ -261,16 +267,19 @@ fn class(
             -1 => match BasicType::of_basic_type(element) {
                 Some(element) => ClassKind::TypeArray { element, header },
                 None => {
-                    return Err(Error::VmStructs(format!(
-                        "{name}: a type array of element type {element}"
-                    )));
+                    return Err(VmError::Implausible {
+                        what: format!("{name}'s element type").into(),
+                        detail: format!("{element}, not a BasicType of a type array"),
+                    }
+                    .into());
                 }
             },
             _ => {
-                return Err(Error::VmStructs(format!(
-                    "{name}: layout helper {:#x} is neither an instance nor an array",
-                    lh as u32
-                )));
+                return Err(VmError::Implausible {
+                    what: format!("{name}'s Klass::_layout_helper").into(),
+                    detail: format!("{:#x}, neither an instance nor an array", lh as u32),
+                }
+                .into());
             }
         }
     };

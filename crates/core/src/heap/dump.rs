@@ -33,7 +33,7 @@ use super::classes::{self, ClassKind, ClassTable};
 use super::spaces::{self, SpaceKind};
 use super::starts::{Place, Starts};
 use super::walk::{CHUNK, Chunks, KlassCache, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::threads::list::ThreadLayout;
 use crate::vm::VmModel;
@@ -1053,7 +1053,7 @@ impl Names {
 ///
 /// # Errors
 /// [`Error::DumpOutput`] when the sink fails (the output is then incomplete);
-/// [`Error::VmStructs`] when an entry is missing or the class graph is implausible;
+/// [`Error::Vm`] when an entry is missing or the class graph is implausible;
 /// [`Error::Memory`] when the class graph or the heap's layout cannot be read.
 pub fn dump(
     vm: &VmModel,
@@ -1068,8 +1068,8 @@ pub fn dump(
         .object_klass()
         .and_then(|k| table.get(k))
         .map(|c| c.mirror)
-        .ok_or_else(|| {
-            Error::VmStructs("java/lang/Object is not among the loaded classes".into())
+        .ok_or(VmError::ClassNotLoaded {
+            class: "java/lang/Object".into(),
         })?;
     let thread_layout = ThreadLayout::new(vm)?;
     let threads = thread_layout

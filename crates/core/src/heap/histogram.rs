@@ -121,7 +121,7 @@ const MAX_ROWS: usize = 1 << 20;
 /// Counts the objects of the heap of `vm` through `mem` (the JVM held still, or a core).
 ///
 /// # Errors
-/// As [`spaces::spaces`] (an unsupported collector, missing entries); [`Error::VmStructs`] when
+/// As [`spaces::spaces`] (an unsupported collector, missing entries); [`Error::Vm`] when
 /// the object layout entries are missing. A space that cannot be walked to its top is a
 /// [`Note`], not an error.
 pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogram, Error> {

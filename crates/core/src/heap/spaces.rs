@@ -25,7 +25,7 @@
 //! * TLABs: `Thread::_tlab` (`ThreadLocalAllocBuffer::_start/_top/_end`,
 //!   `gc/shared/threadLocalAllocBuffer.hpp`): `[top, end + alignment_reserve)` is not parsable.
 
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
@@ -66,7 +66,7 @@ pub struct Space {
 /// `Universe::_collectedHeap`: the address of the VM's `CollectedHeap`.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when it is not exported or still NULL (a VM starting);
+/// [`Error::Vm`] when it is not exported or still NULL (a VM starting);
 /// [`Error::Memory`].
 pub(crate) fn collected_heap(vm: &VmModel, mem: &dyn ReadMemory) -> Result<u64, Error> {
     let heap = rd(
@@ -75,9 +75,10 @@ pub(crate) fn collected_heap(vm: &VmModel, mem: &dyn ReadMemory) -> Result<u64, 
         "Universe::_collectedHeap",
     )?;
     if heap == 0 {
-        return Err(Error::VmStructs(
-            "Universe::_collectedHeap is NULL (the VM is not initialized yet?)".into(),
-        ));
+        return Err(VmError::NotInitialized {
+            what: "Universe::_collectedHeap".into(),
+        }
+        .into());
     }
     Ok(heap)
 }
@@ -112,7 +113,7 @@ pub fn stw_collection_active(mem: &dyn ReadMemory, flag: u64) -> Result<bool, Er
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a collector not walked yet (JDK 8's CMS) or none named;
-/// [`Error::VmStructs`] when an entry is missing or a count implausible; [`Error::Memory`].
+/// [`Error::Vm`] when an entry is missing or a count implausible; [`Error::Memory`].
 pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
     let heap = collected_heap(vm, mem)?;
     let out = match vm.layout.collector {
@@ -142,10 +143,11 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
     };
     for s in &out {
         if s.top < s.bottom {
-            return Err(Error::VmStructs(format!(
-                "space {}: top {:#x} below bottom {:#x}",
-                s.name, s.top, s.bottom
-            )));
+            return Err(VmError::Implausible {
+                what: format!("space {}", s.name).into(),
+                detail: format!("top {:#x} below bottom {:#x}", s.top, s.bottom),
+            }
+            .into());
         }
     }
     Ok(out)
@@ -262,7 +264,7 @@ impl G1Table {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for JDK 8, whose vmStructs lack the regions' types;
-    /// [`Error::VmStructs`] for a missing entry or more than [`MAX_REGIONS`] regions;
+    /// [`Error::Vm`] for a missing entry or more than [`MAX_REGIONS`] regions;
     /// [`Error::Memory`].
     pub(crate) fn read(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Self, Error> {
         // JDK 23+ prefixes the region types with `G1`.
@@ -289,9 +291,12 @@ impl G1Table {
                 .map_err(|e| Error::memory("G1HeapRegionTable::_length", e))?,
         );
         if length > MAX_REGIONS {
-            return Err(Error::VmStructs(format!(
-                "G1HeapRegionTable::_length is {length}, more than {MAX_REGIONS}"
-            )));
+            return Err(VmError::Bound {
+                what: "G1HeapRegionTable::_length".into(),
+                count: length,
+                max: MAX_REGIONS,
+            }
+            .into());
         }
         let regions = mem
             .read_pointers(base, length as usize, MAX_REGIONS as usize)
@@ -315,7 +320,7 @@ impl G1Table {
     /// The region type constant `name` (`FreeTag`, `EdenTag`, ...).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the constant is not exported.
+    /// [`Error::Vm`] when the constant is not exported.
     pub(crate) fn constant(&self, vm: &VmModel, name: &str) -> Result<i64, Error> {
         vm.int(&format!("{}::{name}", self.region_type))
     }
@@ -374,9 +379,12 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space
         "ShenandoahHeap::_num_regions",
     )?;
     if count > MAX_REGIONS {
-        return Err(Error::VmStructs(format!(
-            "ShenandoahHeap::_num_regions is {count}, more than {MAX_REGIONS}"
-        )));
+        return Err(VmError::Bound {
+            what: "ShenandoahHeap::_num_regions".into(),
+            count,
+            max: MAX_REGIONS,
+        }
+        .into());
     }
     let table = rd(
         mem,
@@ -483,7 +491,7 @@ pub fn recolour(view: Option<ZView>, a: u64) -> u64 {
 /// references `Layout::heap_oop` uncolours).
 ///
 /// # Errors
-/// [`Error::VmStructs`] when ZGC's globals are missing; [`Error::Memory`].
+/// [`Error::Vm`] when ZGC's globals are missing; [`Error::Memory`].
 pub fn z_single_generation_view(
     vm: &VmModel,
     mem: &dyn ReadMemory,
@@ -513,21 +521,28 @@ fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error>
     let global = |field: &str| z_global(vm, mem, p, field);
     let offset_mask = global(&format!("_{p}AddressOffsetMask"))?;
     if offset_mask == 0 || !(offset_mask + 1).is_power_of_two() {
-        return Err(Error::VmStructs(format!(
-            "ZAddressOffsetMask is {offset_mask:#x}"
-        )));
+        return Err(VmError::Implausible {
+            what: "ZAddressOffsetMask".into(),
+            detail: format!("{offset_mask:#x} (a power of two less one)"),
+        }
+        .into());
     }
     let granule_shift = vm.long("ZGranuleSizeShift").unwrap_or(21);
     if !(16..=30).contains(&granule_shift) {
-        return Err(Error::VmStructs(format!(
-            "ZGranuleSizeShift is {granule_shift}"
-        )));
+        return Err(VmError::Implausible {
+            what: "ZGranuleSizeShift".into(),
+            detail: format!("{granule_shift} (16 to 30)"),
+        }
+        .into());
     }
     let granules = (offset_mask + 1) >> granule_shift;
     if granules > MAX_GRANULES {
-        return Err(Error::VmStructs(format!(
-            "a ZGC page table of {granules} granules, more than {MAX_GRANULES}"
-        )));
+        return Err(VmError::Bound {
+            what: "the ZGC page table's granules".into(),
+            count: granules,
+            max: MAX_GRANULES,
+        }
+        .into());
     }
     // How an offset becomes an address.
     let colour = if generational {
@@ -561,7 +576,12 @@ fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error>
         names
             .iter()
             .find_map(|n| vm.int_opt(n))
-            .ok_or_else(|| Error::VmStructs(format!("no ZGC page type {}", names[0])))
+            .ok_or_else(|| VmError::NoneOf {
+                entries: names
+                    .iter()
+                    .map(|n| VmEntry::IntConstant((*n).to_owned()))
+                    .collect(),
+            })
     };
     let prefix = |n: &str| format!("{p}{n}");
     let medium = constant([&prefix("PageTypeMedium"), "ZPageType::medium"])?;
@@ -589,10 +609,11 @@ fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error>
             let start = rd(mem, pg.wrapping_add(start_at), "ZPage::_virtual._start")?;
             let top = rd(mem, pg.wrapping_add(top_at), "ZPage::_top")?;
             if top < start || top - start > offset_mask {
-                return Err(Error::VmStructs(format!(
-                    "ZGC page at granule {}: top {top:#x} below start {start:#x}",
-                    index + i as u64
-                )));
+                return Err(VmError::Implausible {
+                    what: format!("ZGC page at granule {}", index + i as u64).into(),
+                    detail: format!("top {top:#x}, start {start:#x}"),
+                }
+                .into());
             }
             let kind = i64::from(
                 mem.read_u8(pg.wrapping_add(type_at))
@@ -649,9 +670,10 @@ fn heap_base(vm: &VmModel, mem: &dyn ReadMemory, offset_mask: u64) -> Result<u64
         .map(|t| t.start & !offset_mask)
         .find(|&b| b.is_power_of_two() && b > offset_mask);
     found.ok_or_else(|| {
-        Error::VmStructs(
-            "generational ZGC's heap base: no thread has a TLAB to read it from".into(),
-        )
+        VmError::NoTlab {
+            what: "generational ZGC's heap base",
+        }
+        .into()
     })
 }
 
@@ -673,7 +695,7 @@ pub struct Tlab {
 /// static `CollectedHeap::_lab_alignment_reserve`, before it the `int[]` header in words.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when the TLAB entries are missing.
+/// [`Error::Vm`] when the TLAB entries are missing.
 pub fn tlabs(vm: &VmModel, mem: &dyn ReadMemory, threads: &[u64]) -> Result<Vec<Tlab>, Error> {
     let tlab = vm.offset("Thread", "_tlab")?;
     let start = vm.offset("ThreadLocalAllocBuffer", "_start")?;

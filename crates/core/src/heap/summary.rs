@@ -25,7 +25,7 @@
 //!   (`metaspace::RunningCounters::_used_class_counter`, `_used_nonclass_counter`, and each
 //!   `MetaspaceContext`'s `VirtualSpaceList` reserved and committed word counters).
 
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
@@ -157,7 +157,7 @@ pub struct HeapInfo {
 ///
 /// # Errors
 /// [`Error::Unsupported`] for a collector not summarized yet (generational ZGC, Shenandoah,
-/// Epsilon, JDK 8's CMS); [`Error::VmStructs`] when an entry is missing or a bound is
+/// Epsilon, JDK 8's CMS); [`Error::Vm`] when an entry is missing or a bound is
 /// implausible; [`Error::Memory`].
 pub fn heap_info(
     vm: &VmModel,
@@ -205,9 +205,11 @@ pub fn heap_info(
 /// Checks that `[low, high)` is an ordered range.
 fn ordered(what: &str, low: u64, high: u64) -> Result<(), Error> {
     if high < low {
-        return Err(Error::VmStructs(format!(
-            "{what}: {high:#x} below {low:#x}"
-        )));
+        return Err(VmError::Implausible {
+            what: what.to_owned().into(),
+            detail: format!("{high:#x} below {low:#x}"),
+        }
+        .into());
     }
     Ok(())
 }
@@ -386,16 +388,21 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
     let reserved_end = words
         .checked_mul(8)
         .and_then(|b| reserved_start.checked_add(b))
-        .ok_or_else(|| Error::VmStructs(format!("CollectedHeap::_reserved: {words} words")))?;
+        .ok_or_else(|| VmError::Implausible {
+            what: "CollectedHeap::_reserved".into(),
+            detail: format!("{words} words from {reserved_start:#x}"),
+        })?;
     let region_size = rd(
         mem,
         vm.static_address(region, "GrainBytes")?,
         "HeapRegion::GrainBytes",
     )?;
     if !region_size.is_power_of_two() || !(1 << 20..=1 << 29).contains(&region_size) {
-        return Err(Error::VmStructs(format!(
-            "{region}::GrainBytes is {region_size}"
-        )));
+        return Err(VmError::Implausible {
+            what: format!("{region}::GrainBytes").into(),
+            detail: format!("{region_size} (a power of two, 1 MiB to 512 MiB)"),
+        }
+        .into());
     }
     let (free, eden, survivor) = (
         table.constant(vm, "FreeTag")?,
@@ -424,9 +431,11 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
         let b = rd(mem, r.wrapping_add(table.bottom), "HeapRegion::_bottom")?;
         let t = rd(mem, r.wrapping_add(table.top), "HeapRegion::_top")?;
         if t < b || t - b > region_size {
-            return Err(Error::VmStructs(format!(
-                "region at {b:#x}: top {t:#x} outside it"
-            )));
+            return Err(VmError::Implausible {
+                what: format!("G1 region at {b:#x}").into(),
+                detail: format!("top {t:#x} outside it"),
+            }
+            .into());
         }
         let k = table.tag_of(mem, r)?;
         if num_committed.is_none() && mem.committed(b) {

@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
@@ -27,7 +27,7 @@ const MAX_ENTRIES: usize = 1 << 16;
 /// The target's system properties (String keys and values), sorted by key.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when `java.lang.System` or its `props` cannot be found or the map is
+/// [`Error::Vm`] when `java.lang.System` or its `props` cannot be found or the map is
 /// not one of the layouts above, or when a bound is passed; [`Error::Memory`].
 pub fn read_system_properties(
     vm: &VmModel,
@@ -46,9 +46,10 @@ pub fn read_system_properties(
     };
     let props = java.static_reference(system, "props", "Ljava/util/Properties;")?;
     if props == 0 {
-        return Err(Error::VmStructs(
-            "System.props is null (the VM is still starting)".into(),
-        ));
+        return Err(VmError::NotInitialized {
+            what: "System.props".into(),
+        }
+        .into());
     }
     let props_klass = java.klass_at(props)?;
     let mut out = Vec::new();
@@ -103,7 +104,9 @@ fn object_subclass(
     let oop = list
         .iter()
         .find_map(|&t| threads.thread_obj(mem, t).ok().filter(|&o| o != 0))
-        .ok_or_else(|| Error::VmStructs("no Java thread has a thread object".into()))?;
+        .ok_or(VmError::NoThreadObject {
+            threads: list.len() as u64,
+        })?;
     let super_at = vm.offset("Klass", "_super")?;
     let mut object = java.klass_at(oop)?;
     for _ in 0..64 {
@@ -126,7 +129,10 @@ fn object_subclass(
         }
         k = rd(k.wrapping_add(sibling), "Klass::_next_sibling")?;
     }
-    Err(Error::VmStructs(format!("{name} is not loaded")))
+    Err(VmError::ClassNotLoaded {
+        class: name.to_owned().into(),
+    }
+    .into())
 }
 
 /// Follows one bucket's `next` list from `node`, keeping String pairs; a `TreeBin` is entered
@@ -143,9 +149,12 @@ fn chain(
     while node != 0 {
         steps += 1;
         if steps > MAX_ENTRIES || out.len() >= MAX_ENTRIES || !seen.insert(node) {
-            return Err(Error::VmStructs(
-                "the properties' map loops or holds too many entries".into(),
-            ));
+            return Err(VmError::Unterminated {
+                what: "the system properties' map".into(),
+                unit: "entries",
+                max: MAX_ENTRIES as u64,
+            }
+            .into());
         }
         let (klass, name) = java.class_of(node)?;
         match name.as_str() {

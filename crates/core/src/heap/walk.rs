@@ -26,7 +26,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Note;
 use super::spaces::{Space, SpaceKind, Tlab};
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::vm::java::JavaReader;
 use crate::vm::{Layout, VmModel};
@@ -229,13 +229,17 @@ impl ObjectLayout {
     /// Resolves the layout from `vm`, reading `java_lang_Class::_oop_size_offset` through `mem`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when `Klass::_layout_helper` or (compact headers)
+    /// [`Error::Vm`] when `Klass::_layout_helper` or (compact headers)
     /// `markWord::klass_shift` is missing.
     pub fn new(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Self, Error> {
         let klass_shift = if vm.layout.compact_headers {
             let s = vm.long("markWord::klass_shift")?;
             if s >= 64 {
-                return Err(Error::VmStructs(format!("markWord::klass_shift is {s}")));
+                return Err(VmError::Implausible {
+                    what: "markWord::klass_shift".into(),
+                    detail: format!("{s} (below 64)"),
+                }
+                .into());
             }
             Some(s as u32)
         } else {

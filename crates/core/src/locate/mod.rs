@@ -395,8 +395,9 @@ pub fn locate_perf_memory(
 /// (`coredump_filter` bit 2).
 ///
 /// # Errors
-/// [`Error::VmStructs`] when the module's ELF headers or `_DYNAMIC` are not usable, a symbol is
-/// not exported, or the walk fails; [`Error::Memory`] when a read fails (bytes a core lacks).
+/// [`Error::ImageSymbols`] when the module's ELF headers or `_DYNAMIC` are not usable;
+/// [`Error::Vm`] when a symbol is not exported or the walk fails; [`Error::Memory`] when a read
+/// fails (bytes a core lacks).
 pub fn locate_in_memory(module: &Module, mem: &dyn ReadMemory) -> Result<Located, Error> {
     let (load_bias, symbols) = exported_in_memory(module, mem, &crate::vm::tables::STRUCT_SYMBOLS)?;
     let resolve = |name: &str| symbols.get(name).copied();
@@ -478,25 +479,26 @@ pub(crate) fn exported_symbols<'n>(
 /// the module's read-only data. A name it does not export is absent from the map.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when the headers or `_DYNAMIC` are not usable; [`Error::Memory`] when a
-/// read fails.
+/// [`Error::ImageSymbols`] when the headers or `_DYNAMIC` are not usable; [`Error::Memory`]
+/// when a read fails.
 pub(crate) fn exported_in_memory<'n>(
     module: &Module,
     mem: &dyn ReadMemory,
     names: &[&'n str],
 ) -> Result<(u64, HashMap<&'n str, u64>), Error> {
+    use crate::error::DynamicProblem;
     use elf::dynamic::{DynamicError, DynamicSymbols};
-    let image = LoadedImage::read(module, mem).ok_or_else(|| {
-        Error::VmStructs(format!(
-            "the ELF headers of {} are not readable in the target",
-            module.path.display()
-        ))
-    })?;
+    let malformed = |problem| Error::ImageSymbols {
+        path: module.path.clone(),
+        problem,
+    };
+    let image = LoadedImage::read(module, mem)
+        .ok_or_else(|| malformed(DynamicProblem::HeadersUnreadable))?;
     let (vaddr, memsz) = image
         .dynamic
-        .ok_or_else(|| Error::VmStructs(format!("{} has no PT_DYNAMIC", module.path.display())))?;
+        .ok_or_else(|| malformed(DynamicProblem::NoDynamicSegment))?;
     let to_error = |e: DynamicError| match e {
-        DynamicError::Malformed(why) => Error::VmStructs(why),
+        DynamicError::Malformed(problem) => malformed(problem),
         DynamicError::Memory(what, e) => Error::memory(what.to_string(), e),
     };
     let syms = DynamicSymbols::read(mem, image.bias, vaddr, memsz, image.span).map_err(to_error)?;

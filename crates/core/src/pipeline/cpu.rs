@@ -64,7 +64,7 @@ impl ThreadSampler {
     /// Opens live process `pid` (`Jvm::live`) and lists its Java threads.
     ///
     /// # Errors
-    /// As [`super::dump_threads`] for the open; [`Error::VmStructs`] when the thread list's
+    /// As [`super::dump_threads`] for the open; [`Error::Vm`] when the thread list's
     /// layout is not in the VM's tables.
     pub fn open(pid: Pid) -> Result<ThreadSampler, Error> {
         let jvm = Jvm::live(pid)?;

@@ -134,21 +134,112 @@ pub enum Detail {
     /// A forced read was refused (ptrace permission) and the hsperfdata file was read instead;
     /// the refusal's cause and fix.
     LiveRefused(String),
-    /// A fact of a thread dump (`inspect threads -v`): the VM model read, the walk's reads and
-    /// time.
-    Threads(String),
-    /// A fact of a heap walk (`inspect histo -v`): the VM model read, the spaces, objects,
+    /// The VM model read from the target's vmStructs tables (`inspect threads -v`, `histo -v`,
+    /// `info -v`, ...): the VM's release and JDK, the size of each table, the object layout.
+    VmModel {
+        /// `Abstract_VM_Version::_s_vm_release` (`21.0.8+9-LTS`), when readable.
+        release: Option<String>,
+        /// The JDK feature release (`Abstract_VM_Version::_vm_major_version`, HotSpot Express
+        /// numbers mapped to 7 and 8).
+        major: u32,
+        /// How long reading the model took.
+        took: Duration,
+        /// Rows of `gHotSpotVMStructs` (fields).
+        fields: usize,
+        /// Rows of `gHotSpotVMTypes`.
+        types: usize,
+        /// Rows of `gHotSpotVMIntConstants`.
+        int_constants: usize,
+        /// Rows of `gHotSpotVMLongConstants`.
+        long_constants: usize,
+        /// The layout flags and compressed-pointer parameters (`UseCompressedOops`,
+        /// `ObjectAlignmentInBytes`, the narrow oop and klass base and shift, the collector), as
+        /// printed for `-v`.
+        layout: String,
+    },
+    /// A thread dump's walk (`inspect threads -v`): what it found, how long it took, how many
+    /// reads of the target's memory it made.
+    ThreadWalk {
+        /// Platform threads walked.
+        threads: usize,
+        /// Their frames, in all.
+        frames: usize,
+        /// The unmounted virtual threads read (`--virtual-threads`), when they were.
+        virtual_threads: Option<VirtualThreadsWalk>,
+        /// How long the walk took.
+        took: Duration,
+        /// Reads of the target's memory (each a system call or a page of a file).
+        reads: u64,
+    },
+    /// A live thread dump held only the threads that ran between two reads of their CPU times
+    /// (`inspect threads --hold running`).
+    HeldRunning {
+        /// Threads held for the second walk.
+        held: usize,
+        /// Threads in the dump.
+        threads: usize,
+    },
+    /// A fact of a heap walk (`inspect histo -v`, `inspect heapdump -v`): the spaces, objects,
     /// reads and time.
     Heap(String),
-    /// A fact of `inspect info -v`: the VM model read.
-    Info(String),
+}
+
+/// The unmounted virtual threads of a [`Detail::ThreadWalk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VirtualThreadsWalk {
+    /// Virtual threads read.
+    pub threads: usize,
+    /// Their frames, in all.
+    pub frames: usize,
+    /// Distinct frames among them (a frame many threads share is kept once).
+    pub distinct_frames: usize,
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Detail::Path(p) => write!(f, "path: {p}"),
-            Detail::Threads(s) | Detail::Heap(s) | Detail::Info(s) => write!(f, "{s}"),
+            Detail::Heap(s) => write!(f, "{s}"),
+            Detail::VmModel {
+                release,
+                major,
+                took,
+                fields,
+                types,
+                int_constants,
+                long_constants,
+                layout,
+            } => write!(
+                f,
+                "VM model: {} (JDK {major}) read in {:.1} ms: vmStructs {fields} fields, {types} types, {int_constants} int and {long_constants} long constants; {layout}",
+                release.as_deref().unwrap_or("?"),
+                took.as_secs_f64() * 1e3,
+            ),
+            Detail::ThreadWalk {
+                threads,
+                frames,
+                virtual_threads,
+                took,
+                reads,
+            } => {
+                write!(f, "walk: {threads} threads, {frames} frames")?;
+                if let Some(v) = virtual_threads {
+                    write!(
+                        f,
+                        " and {} unmounted virtual threads ({} frames, {} distinct)",
+                        v.threads, v.frames, v.distinct_frames
+                    )?;
+                }
+                write!(
+                    f,
+                    " in {:.2} ms, {reads} reads of the target's memory",
+                    took.as_secs_f64() * 1e3
+                )
+            }
+            Detail::HeldRunning { held, threads } => write!(
+                f,
+                "held only the threads that ran: {held} of {threads} threads"
+            ),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(
@@ -300,5 +391,56 @@ impl fmt::Display for Warning {
             ),
             Warning::Note(n) => write!(f, "{n}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vm_model_and_thread_walk_print_their_v_lines() {
+        let model = Detail::VmModel {
+            release: Some("21.0.8+9-LTS".into()),
+            major: 21,
+            took: Duration::from_micros(12_345),
+            fields: 2000,
+            types: 900,
+            int_constants: 600,
+            long_constants: 100,
+            layout: "Layout { compressed_oops: true }".into(),
+        };
+        assert_eq!(
+            model.to_string(),
+            "VM model: 21.0.8+9-LTS (JDK 21) read in 12.3 ms: vmStructs 2000 fields, 900 types, 600 int and 100 long constants; Layout { compressed_oops: true }"
+        );
+        let walk = |virtual_threads| Detail::ThreadWalk {
+            threads: 12,
+            frames: 150,
+            virtual_threads,
+            took: Duration::from_micros(4_567),
+            reads: 321,
+        };
+        assert_eq!(
+            walk(None).to_string(),
+            "walk: 12 threads, 150 frames in 4.57 ms, 321 reads of the target's memory"
+        );
+        assert_eq!(
+            walk(Some(VirtualThreadsWalk {
+                threads: 3,
+                frames: 30,
+                distinct_frames: 10
+            }))
+            .to_string(),
+            "walk: 12 threads, 150 frames and 3 unmounted virtual threads (30 frames, 10 distinct) in 4.57 ms, 321 reads of the target's memory"
+        );
+        assert_eq!(
+            Detail::HeldRunning {
+                held: 2,
+                threads: 12
+            }
+            .to_string(),
+            "held only the threads that ran: 2 of 12 threads"
+        );
     }
 }

@@ -92,7 +92,7 @@ fn live_held<R>(
     let Some(process) = jvm.process() else {
         unreachable!("Jvm::live opens a process");
     };
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
@@ -156,7 +156,7 @@ fn live_held<R>(
 ///
 /// # Errors
 /// As [`super::dump_threads`] for the open and the stop; [`Error::Unsupported`] for a collector
-/// not walked (ZGC); [`Error::VmStructs`] when the heap's entries are
+/// not walked (ZGC); [`Error::Vm`] when the heap's entries are
 /// missing.
 pub fn heap_histogram(
     pid: crate::process::Pid,
@@ -198,7 +198,7 @@ pub fn heap_histogram_core(
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let histogram = walk(&jvm.vm, jvm.memory_sync(), &mut details)?;
     Ok(HeapHistogram {
         histogram,
@@ -237,7 +237,7 @@ pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<Heap
     };
     // libjvm's `.symtab` is read before the hold.
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let stop = super::threads::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
@@ -270,7 +270,7 @@ pub fn heap_summary_core(
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapSummary, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let details = vec![jvm.path_detail(), jvm.model_fact()];
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let info =
         crate::heap::summary::heap_info(&jvm.vm, jvm.memory(), &|n| symbols.get(n).copied())?;
@@ -420,7 +420,7 @@ pub fn heap_dump_core(
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
     let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
-    let mut details = vec![jvm.path_detail(), Detail::Heap(jvm.model_fact())];
+    let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let registers = |tid| jvm.saved_registers(tid);
     let stats = write_dump(&jvm.vm, jvm.memory_sync(), &registers, sink, &mut details)?;
     Ok(HeapDumpReport {

@@ -76,7 +76,7 @@ pub fn vm_info(pid: crate::process::Pid, properties: bool) -> Result<VmInfo, Err
     let Some(process) = jvm.process() else {
         unreachable!("Jvm::live opens a process");
     };
-    let details = vec![jvm.path_detail(), Detail::Info(jvm.model_fact())];
+    let details = vec![jvm.path_detail(), jvm.model_fact()];
     let info = read(&jvm.vm, jvm.memory(), details, Vec::new(), properties)?;
     process.check_same()?;
     Ok(info)
@@ -105,7 +105,7 @@ pub fn vm_info_core(
     } else {
         super::threads::open_elf_core(core_path, exe, sysroot, "the flags are")?
     };
-    let details = vec![jvm.path_detail(), Detail::Info(jvm.model_fact())];
+    let details = vec![jvm.path_detail(), jvm.model_fact()];
     read(
         &jvm.vm,
         jvm.memory(),

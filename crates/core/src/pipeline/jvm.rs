@@ -69,7 +69,7 @@ impl Jvm {
     ///
     /// # Errors
     /// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::Os`]
-    /// (a 32-bit Windows process), [`Error::Pe`], [`Error::VmStructs`] when the model cannot be
+    /// (a 32-bit Windows process), [`Error::Pe`], [`Error::Vm`] when the model cannot be
     /// read, [`Error::Unsupported`] without a live backend.
     pub(super) fn live(pid: Pid) -> Result<Jvm, Error> {
         let began = Instant::now();
@@ -92,7 +92,7 @@ impl Jvm {
     ///
     /// # Errors
     /// [`Error::Core`] when the file is not a usable core of an x86_64 or aarch64 JVM;
-    /// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read from it.
+    /// [`Error::Vm`] or [`Error::Memory`] when the model cannot be read from it.
     pub(super) fn core(
         path: &Path,
         exe: Option<&Path>,
@@ -284,17 +284,20 @@ impl Jvm {
         }
     }
 
-    /// The `-v` line of the VM model: release, JDK, table sizes, layout, and how long it took.
-    pub(super) fn model_fact(&self) -> String {
+    /// The `-v` fact of the VM model: release, JDK, table sizes, layout, and how long it took.
+    pub(super) fn model_fact(&self) -> Detail {
         let vm = &self.vm;
-        let (s, t, i, l) = vm.counts();
-        format!(
-            "VM model: {} (JDK {}) read in {:.1} ms: vmStructs {s} fields, {t} types, {i} int and {l} long constants; {:?}",
-            vm.release.as_deref().unwrap_or("?"),
-            vm.major,
-            self.modelled.as_secs_f64() * 1e3,
-            vm.layout
-        )
+        let (fields, types, int_constants, long_constants) = vm.counts();
+        Detail::VmModel {
+            release: vm.release.clone(),
+            major: vm.major,
+            took: self.modelled,
+            fields,
+            types,
+            int_constants,
+            long_constants,
+            layout: format!("{:?}", vm.layout),
+        }
     }
 }
 

@@ -26,7 +26,7 @@ mod threads;
 pub use self::coredump::read_core;
 #[cfg(all(feature = "live", target_os = "linux"))]
 pub use self::cpu::{SampleCost, ThreadSampler, os_thread_name};
-pub use self::detail::{Detail, ReadPath, Warning};
+pub use self::detail::{Detail, ReadPath, VirtualThreadsWalk, Warning};
 pub use self::heap::{
     HeapDumpReport, HeapHistogram, HeapOptions, HeapSummary, heap_dump, heap_dump_core,
     heap_histogram, heap_histogram_core, heap_summary, heap_summary_core,

@@ -73,7 +73,7 @@ impl Default for ThreadsOptions {
 /// # Errors
 /// [`Error::NotAJvm`], [`Error::PermissionDenied`], [`Error::NoSuchProcess`],
 /// [`Error::ProcessExited`], [`Error::PidReused`], [`Error::Os`] for a 32-bit (WOW64) Windows
-/// process or a failed attach, [`Error::Pe`], [`Error::VmStructs`] when the model cannot be
+/// process or a failed attach, [`Error::Pe`], [`Error::Vm`] when the model cannot be
 /// read, [`Error::Unsupported`] without a live backend.
 pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let jvm = Jvm::live(pid)?;
@@ -172,7 +172,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     })?;
     let dump = walked?;
     let mut warnings = Vec::new();
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_time, paged.reads()));
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
@@ -263,13 +263,12 @@ fn running_held_walk(
     dump.set_task_stats(&|tid| after.get(&host(tid)).copied(), normal);
     let walk_time = walk_began.elapsed();
     let mut warnings = Vec::new();
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_time, reads));
-    details.push(Detail::Threads(format!(
-        "held only the threads that ran: {} of {} threads",
-        hold.len(),
-        dump.threads.len()
-    )));
+    details.push(Detail::HeldRunning {
+        held: hold.len(),
+        threads: dump.threads.len(),
+    });
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
@@ -292,7 +291,7 @@ fn file_walk(jvm: Jvm, virtual_threads: bool) -> Result<ThreadDump, Error> {
     }
     let mut details = vec![jvm.path_detail()];
     details.extend(jvm.dump_contents());
-    details.push(Detail::Threads(jvm.model_fact()));
+    details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_began.elapsed(), paged.reads()));
     details.extend(jvm.backed_reads());
     Ok(ThreadDump {
@@ -311,7 +310,7 @@ fn file_walk(jvm: Jvm, virtual_threads: bool) -> Result<ThreadDump, Error> {
 ///
 /// # Errors
 /// [`Error::Core`] when the file is not a usable core of a JVM, or is a minidump and `exe` or
-/// `sysroot` is given; [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read
+/// `sysroot` is given; [`Error::Vm`] or [`Error::Memory`] when the model cannot be read
 /// from it; for a minidump, [`dump_threads_minidump`]'s errors.
 pub fn dump_threads_core(
     core_path: &std::path::Path,
@@ -363,7 +362,7 @@ pub(super) fn open_elf_core(
 /// [`Error::Core`] when the file is not a usable minidump, its process has no `jvm.dll`, or it
 /// lacks the memory the model needs (a dump without full memory: said so, with how to write
 /// one); [`Error::Pe`] when `jvm.dll`'s headers or exports are not as expected;
-/// [`Error::VmStructs`] or [`Error::Memory`] when the model cannot be read.
+/// [`Error::Vm`] or [`Error::Memory`] when the model cannot be read.
 pub fn dump_threads_minidump(
     path: &std::path::Path,
     virtual_threads: bool,
@@ -373,24 +372,20 @@ pub fn dump_threads_minidump(
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {
-    let virtual_threads = dump
-        .virtual_threads
-        .as_ref()
-        .map(|v| {
-            format!(
-                " and {} unmounted virtual threads ({} frames, {} distinct)",
-                v.threads.len(),
-                v.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
-                v.frames.len()
-            )
-        })
-        .unwrap_or_default();
-    Detail::Threads(format!(
-        "walk: {} threads, {} frames{virtual_threads} in {:.2} ms, {reads} reads of the target's memory",
-        dump.threads.len(),
-        dump.threads.iter().map(|t| t.frames.len()).sum::<usize>(),
-        took.as_secs_f64() * 1e3
-    ))
+    Detail::ThreadWalk {
+        threads: dump.threads.len(),
+        frames: dump.threads.iter().map(|t| t.frames.len()).sum(),
+        virtual_threads: dump
+            .virtual_threads
+            .as_ref()
+            .map(|v| super::VirtualThreadsWalk {
+                threads: v.threads.len(),
+                frames: v.threads.iter().map(|t| t.frames.len()).sum(),
+                distinct_frames: v.frames.len(),
+            }),
+        took,
+        reads,
+    }
 }
 
 /// How long a JVM whose model could not be read is left alone before the next try.
@@ -425,7 +420,7 @@ impl StatesSampler {
     ///
     /// # Errors
     /// As [`crate::threads::states::count_states`]; for the model, [`Error::NotAJvm`],
-    /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::VmStructs`] (the cached
+    /// [`Error::PermissionDenied`], [`Error::NoSuchProcess`], [`Error::Vm`] (the cached
     /// error again, shared, until 30 s (`STATES_RETRY`) have passed); [`Error::Unsupported`] where
     /// live processes cannot be read.
     pub fn read(

@@ -42,7 +42,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use super::list::Anchor;
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::registers::{Arch, ThreadRegisters};
 use crate::vm::VmModel;
@@ -485,7 +485,7 @@ impl<'a> Walker<'a> {
     /// Resolves the layout from `vm` and reads the code heaps.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming a missing entry; [`Error::Memory`] when the code cache's
+    /// [`Error::Vm`] naming a missing entry; [`Error::Memory`] when the code cache's
     /// descriptors cannot be read.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
         let memory = vm.offset("CodeHeap", "_memory")?;
@@ -505,9 +505,12 @@ impl<'a> Walker<'a> {
                     .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
                 let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
                 if len > MAX_HEAPS {
-                    return Err(Error::VmStructs(format!(
-                        "CodeCache::_heaps has {len} heaps: corrupt"
-                    )));
+                    return Err(VmError::Bound {
+                        what: "CodeCache::_heaps' length".into(),
+                        count: len,
+                        max: MAX_HEAPS,
+                    }
+                    .into());
                 }
                 let data = mem
                     .read_u64(array + data_off)
@@ -540,9 +543,11 @@ impl<'a> Walker<'a> {
             .iter()
             .any(|h| h.log2 == 0 || h.log2 > 16 || h.high <= h.low)
         {
-            return Err(Error::VmStructs(format!(
-                "implausible code heaps {heaps:?}"
-            )));
+            return Err(VmError::Implausible {
+                what: "code heaps".into(),
+                detail: format!("{heaps:?}"),
+            }
+            .into());
         }
         let cm_flags = vm
             .offset("ConstMethod", "_flags._flags")

@@ -15,7 +15,7 @@
 //! Every count and pointer is bounded: at most [`MAX_THREADS`] threads, each read failure is
 //! that thread's error.
 
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::vm::{VmModel, rd};
 
@@ -149,14 +149,14 @@ impl ThreadLayout {
     /// Resolves every entry the thread walk reads.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the first missing entry (a JDK before 10 has no
+    /// [`Error::Vm`] naming the first missing entry (a JDK before 10 has no
     /// `ThreadsSMRSupport`).
     pub fn new(vm: &VmModel) -> Result<Self, Error> {
         let thread_obj_field = vm
             .field("JavaThread", "_threadObj")
             .filter(|f| !f.is_static)
-            .ok_or_else(|| {
-                Error::VmStructs("no member JavaThread::_threadObj in gHotSpotVMStructs".into())
+            .ok_or_else(|| VmError::MissingEntry {
+                entry: VmEntry::member("JavaThread", "_threadObj"),
             })?;
         let thread_obj_handle = thread_obj_field
             .type_string
@@ -217,7 +217,7 @@ impl ThreadLayout {
     /// is exported).
     ///
     /// # Errors
-    /// [`Error::Memory`] when the list cannot be read; [`Error::VmStructs`] when its length is
+    /// [`Error::Memory`] when the list cannot be read; [`Error::Vm`] when its length is
     /// over [`MAX_THREADS`].
     pub fn thread_addresses(&self, mem: &dyn ReadMemory) -> Result<(u64, Vec<u64>), Error> {
         let (java_thread_list, length_off, threads_off) = match self.list {
@@ -235,9 +235,12 @@ impl ThreadLayout {
                 let mut at = rd(mem, head, "Threads::_thread_list")?;
                 while at != 0 {
                     if out.len() as u64 >= MAX_THREADS || out.contains(&at) {
-                        return Err(Error::VmStructs(format!(
-                            "Threads::_thread_list: a loop or more than {MAX_THREADS} threads"
-                        )));
+                        return Err(VmError::Unterminated {
+                            what: "Threads::_thread_list".into(),
+                            unit: "threads",
+                            max: MAX_THREADS,
+                        }
+                        .into());
                     }
                     out.push(at);
                     at = rd(mem, at.wrapping_add(next), "JavaThread::_next")?;
@@ -256,10 +259,10 @@ impl ThreadLayout {
             "ThreadsSMRSupport::_java_thread_list",
         )?;
         if list == 0 {
-            return Err(Error::VmStructs(
-                "ThreadsSMRSupport::_java_thread_list is NULL (the VM is not initialized yet?)"
-                    .into(),
-            ));
+            return Err(VmError::NotInitialized {
+                what: "ThreadsSMRSupport::_java_thread_list".into(),
+            }
+            .into());
         }
         let length = u64::from(rd32(
             mem,
@@ -267,9 +270,12 @@ impl ThreadLayout {
             "ThreadsList::_length",
         )?);
         if length > MAX_THREADS {
-            return Err(Error::VmStructs(format!(
-                "ThreadsList::_length is {length}, more than {MAX_THREADS}: the list is corrupt"
-            )));
+            return Err(VmError::Bound {
+                what: "ThreadsList::_length".into(),
+                count: length,
+                max: MAX_THREADS,
+            }
+            .into());
         }
         let threads = rd(mem, list.wrapping_add(threads_off), "ThreadsList::_threads")?;
         let mut bytes = vec![0u8; (length * 8) as usize];
@@ -405,5 +411,85 @@ impl ThreadLayout {
             thread_obj,
             mounted_vthread,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryCopy;
+
+    /// A JDK 21 model with the entries [`ThreadLayout::new`] needs; the SMR list pointer is at
+    /// 0x1000, a `ThreadsList` has `_length` at 8 and `_threads` at 16.
+    fn model() -> VmModel {
+        VmModel::with_entries(
+            21,
+            &[
+                ("JavaThread", "_threadObj", 8),
+                ("JavaThread", "_osthread", 16),
+                ("JavaThread", "_thread_state", 24),
+                ("JavaThread", "_anchor", 32),
+                ("JavaFrameAnchor", "_last_Java_sp", 0),
+                ("JavaFrameAnchor", "_last_Java_pc", 8),
+                ("JavaFrameAnchor", "_last_Java_fp", 16),
+                ("OSThread", "_thread_id", 0),
+                ("Thread", "_stack_base", 40),
+                ("Thread", "_stack_size", 48),
+                ("ThreadsList", "_length", 8),
+                ("ThreadsList", "_threads", 16),
+            ],
+            &[("ThreadsSMRSupport", "_java_thread_list", 0x1000)],
+        )
+    }
+
+    /// Memory at 0x1000: the list pointer `list`, then a `ThreadsList` at 0x1020 of `length`.
+    fn memory(list: u64, length: u32) -> MemoryCopy {
+        let mut bytes = vec![0u8; 0x100];
+        bytes[..8].copy_from_slice(&list.to_le_bytes());
+        bytes[0x28..0x2c].copy_from_slice(&length.to_le_bytes());
+        MemoryCopy::new(0x1000, bytes, 4096)
+    }
+
+    #[test]
+    fn a_thread_list_longer_than_the_bound_is_a_typed_error() {
+        let layout = ThreadLayout::new(&model()).unwrap();
+        let err = layout
+            .thread_addresses(&memory(0x1020, 200_000))
+            .unwrap_err();
+        match &err {
+            Error::Vm(VmError::Bound { what, count, max }) => {
+                assert_eq!(
+                    (what.as_ref(), *count, *max),
+                    ("ThreadsList::_length", 200_000, MAX_THREADS)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            "ThreadsList::_length is 200000, more than 100000: corrupt"
+        );
+    }
+
+    #[test]
+    fn a_null_thread_list_is_a_vm_still_starting() {
+        let layout = ThreadLayout::new(&model()).unwrap();
+        let err = layout.thread_addresses(&memory(0, 0)).unwrap_err();
+        assert!(
+            matches!(&err, Error::Vm(VmError::NotInitialized { what }) if what == "ThreadsSMRSupport::_java_thread_list"),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("not initialized yet"), "{err}");
+    }
+
+    #[test]
+    fn a_model_without_the_thread_object_names_it() {
+        let vm = VmModel::with_entries(21, &[], &[]);
+        assert!(matches!(
+            ThreadLayout::new(&vm),
+            Err(Error::Vm(VmError::MissingEntry {
+                entry: VmEntry::Member { ref ty, ref name }
+            })) if ty == "JavaThread" && name == "_threadObj"
+        ));
     }
 }

@@ -31,7 +31,7 @@
 
 use super::frames::{FrameMonitor, LockKind, LockLine, Receiver};
 use super::thread::{DeadlockLink, DumpThread, ThreadLocks, Waits};
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
@@ -83,14 +83,17 @@ impl<'a> LockReader<'a> {
     /// `LockStack::_top`/`_base` where the JDK has them.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming a missing entry.
+    /// [`Error::Vm`] naming a missing entry.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
-        let object = vm.field("ObjectMonitor", "_object").ok_or_else(|| {
-            Error::VmStructs("no member ObjectMonitor::_object in gHotSpotVMStructs".into())
-        })?;
-        let owner = vm.field("ObjectMonitor", "_owner").ok_or_else(|| {
-            Error::VmStructs("no member ObjectMonitor::_owner in gHotSpotVMStructs".into())
-        })?;
+        let missing = |name| VmError::MissingEntry {
+            entry: VmEntry::member("ObjectMonitor", name),
+        };
+        let object = vm
+            .field("ObjectMonitor", "_object")
+            .ok_or_else(|| missing("_object"))?;
+        let owner = vm
+            .field("ObjectMonitor", "_owner")
+            .ok_or_else(|| missing("_owner"))?;
         let lock_stack = match (
             vm.offset("JavaThread", "_lock_stack"),
             vm.offset("LockStack", "_top"),

@@ -26,7 +26,7 @@
 use std::collections::HashSet;
 
 use super::list::ThreadLayout;
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::java::{JavaLayout, JavaReader, StatusFields};
@@ -176,7 +176,7 @@ impl StatesLayout {
     /// Resolves the thread list's and the objects' entries from `vm`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming a missing entry.
+    /// [`Error::Vm`] naming a missing entry.
     pub fn new(vm: &VmModel) -> Result<Self, Error> {
         Ok(StatesLayout {
             threads: ThreadLayout::new(vm)?,
@@ -192,8 +192,8 @@ impl StatesLayout {
 /// calls.
 ///
 /// # Errors
-/// [`Error::Memory`] or [`Error::VmStructs`] when the thread list cannot be read, or kept
-/// changing over [`MAX_LIST_TRIES`] reads; [`Error::VmStructs`] when no thread's
+/// [`Error::Memory`] or [`Error::Vm`] when the thread list cannot be read, or kept
+/// changing over [`MAX_LIST_TRIES`] reads; [`Error::Vm`] when no thread's
 /// `java.lang.Thread` fields can be resolved.
 pub fn count_states(
     mem: &dyn ReadMemory,
@@ -219,10 +219,10 @@ pub fn count_states(
         }
     }
     if states.total() == 0 && states.dropped > 0 {
-        return Err(Error::VmStructs(format!(
-            "none of the {} threads' java.lang.Thread could be read",
-            states.dropped
-        )));
+        return Err(VmError::NoThreadObject {
+            threads: u64::from(states.dropped),
+        }
+        .into());
     }
     Ok(states)
 }
@@ -237,9 +237,10 @@ fn snapshot(layout: &StatesLayout, mem: &dyn ReadMemory) -> Result<Vec<u64>, Err
             return Ok(read?.1);
         }
     }
-    Err(Error::VmStructs(format!(
-        "the thread list was replaced during each of {MAX_LIST_TRIES} reads"
-    )))
+    Err(VmError::ThreadListChanging {
+        tries: MAX_LIST_TRIES as u32,
+    }
+    .into())
 }
 
 /// A thread's state and whether it is a daemon.
@@ -269,9 +270,7 @@ fn one(
     let klass = java.klass_at(oop)?;
     if !layout.thread_classes.contains(&klass) {
         if !java.extends(klass, fields.thread_class)? {
-            return Err(Error::VmStructs(
-                "a thread object that is not a java.lang.Thread".into(),
-            ));
+            return Err(VmError::NotAThread { thread: address }.into());
         }
         if layout.thread_classes.len() < MAX_KNOWN_CLASSES {
             layout.thread_classes.insert(klass);

@@ -27,7 +27,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::frames::{Frame, FrameKind, Walker};
-use crate::error::Error;
+use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
@@ -155,9 +155,12 @@ pub(crate) fn find_classes(
         while k != 0 {
             seen += 1;
             if seen > MAX_CLASSES {
-                return Err(Error::VmStructs(format!(
-                    "more than {MAX_CLASSES} classes in the boot class loader's list: corrupt"
-                )));
+                return Err(VmError::Unterminated {
+                    what: "the boot class loader's class list".into(),
+                    unit: "classes",
+                    max: MAX_CLASSES as u64,
+                }
+                .into());
             }
             let name = java.name_of_klass(k)?;
             if names.contains(&name.as_str()) {
@@ -215,9 +218,12 @@ fn map_keys(java: &JavaReader<'_>, map: u64, max: usize) -> Result<Vec<u64>, Err
                             .reference_at(node.wrapping_add(key), "ConcurrentHashMap.Node.key")?;
                         if k != 0 {
                             if keys.len() >= max {
-                                return Err(Error::VmStructs(format!(
-                                    "a set of more than {max} threads"
-                                )));
+                                return Err(VmError::Bound {
+                                    what: "a thread set's size".into(),
+                                    count: keys.len() as u64 + 1,
+                                    max: max as u64,
+                                }
+                                .into());
                             }
                             keys.push(k);
                         }
@@ -273,9 +279,12 @@ impl NodeKind {
                 next: java.field_in(klass, "next", NODE)?,
             },
             other => {
-                return Err(Error::VmStructs(format!(
-                    "a ConcurrentHashMap bin holds a {other}"
-                )));
+                return Err(VmError::WrongClass {
+                    what: "a ConcurrentHashMap bin's node".into(),
+                    expected: "java/util/concurrent/ConcurrentHashMap$Node".into(),
+                    found: Some(other.to_owned()),
+                }
+                .into());
             }
         })
     }
@@ -288,9 +297,12 @@ fn set_members(java: &JavaReader<'_>, set: u64, max: usize) -> Result<Vec<u64>, 
     }
     let (klass, name) = java.class_of(set)?;
     if name != "java/util/concurrent/ConcurrentHashMap$KeySetView" {
-        return Err(Error::VmStructs(format!(
-            "a thread set is a {name}, not a ConcurrentHashMap.KeySetView"
-        )));
+        return Err(VmError::WrongClass {
+            what: "a thread set".into(),
+            expected: "java/util/concurrent/ConcurrentHashMap$KeySetView".into(),
+            found: Some(name),
+        }
+        .into());
     }
     let map = java.reference_at(
         set.wrapping_add(java.field_in(
@@ -364,7 +376,7 @@ fn state_names(value: i32, constants: &[(String, i32)], suspended: i32) -> (Stri
 /// `carrierThread`). The target must be held (or be a core): the sets are read as they are.
 ///
 /// # Errors
-/// [`Error::VmStructs`] before JDK 21, or when the classes, the sets or
+/// [`Error::Vm`] before JDK 21, or when the classes, the sets or
 /// the fields are not as expected (a JVM that never started a thread container, or
 /// `-Djdk.trackAllThreads=false` with no registered container, gives an empty result and a
 /// note instead); [`Error::Memory`] when a set cannot be read.
@@ -374,10 +386,12 @@ pub fn unmounted(
     mounted: &HashSet<i64>,
 ) -> Result<VirtualThreads, Error> {
     if vm.major < 21 {
-        return Err(Error::VmStructs(format!(
-            "virtual threads came in JDK 21; this JVM is JDK {}",
-            vm.major
-        )));
+        return Err(VmError::Unsupported {
+            what: "virtual threads",
+            since: 21,
+            major: vm.major,
+        }
+        .into());
     }
     let java = JavaReader::new(vm, mem)?;
     let mut walker = Walker::new(vm, mem)?;
@@ -444,9 +458,12 @@ pub fn unmounted(
                 .push(format!("a registered thread container not read: {e}")),
         }
         if candidates.len() > MAX_VIRTUAL_THREADS {
-            return Err(Error::VmStructs(format!(
-                "more than {MAX_VIRTUAL_THREADS} threads in the thread containers"
-            )));
+            return Err(VmError::Bound {
+                what: "the threads in the thread containers".into(),
+                count: candidates.len() as u64,
+                max: MAX_VIRTUAL_THREADS as u64,
+            }
+            .into());
         }
     }
     let constants = java.int_constants(classes.virtual_thread)?;
@@ -574,9 +591,11 @@ fn chunk_frames(
         let bottom = java.int_at(chunk.wrapping_add(bottom_at), "StackChunk.bottom")?;
         let size = java.int_at(chunk.wrapping_add(size_at), "StackChunk.size")?;
         if sp < 0 || bottom < sp || size < bottom || size > 1 << 24 {
-            return Err(Error::VmStructs(format!(
-                "a stack chunk with sp {sp}, bottom {bottom}, size {size}: not plausible"
-            )));
+            return Err(VmError::Implausible {
+                what: format!("stack chunk at {chunk:#x}").into(),
+                detail: format!("sp {sp}, bottom {bottom}, size {size}"),
+            }
+            .into());
         }
         if sp < bottom {
             let start = chunk.wrapping_add(stack_offset);

@@ -8,7 +8,7 @@
 //! a `const char*` type name up to JDK 15, from JDK 16 an `int` indexing `bool`, `int`, `uint`,
 //! `intx`, `uintx`, `uint64_t`, `size_t`, `double`, `ccstr`, `ccstrlist` (`JVMFlag::FlagType`).
 
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::vm::VmModel;
 
@@ -326,7 +326,7 @@ pub(crate) struct FlagRow {
 /// [`VmModel::read`] need only the names).
 ///
 /// # Errors
-/// [`Error::VmStructs`] when the table's vmStructs entries are missing or its size implausible
+/// [`Error::Vm`] when the table's vmStructs entries are missing or its size implausible
 /// (more than [`MAX_FLAGS`] entries, an entry size outside 16–256 bytes, a field past the
 /// entry); [`Error::Memory`] when the table cannot be read.
 pub(crate) fn rows(
@@ -346,8 +346,8 @@ pub(crate) fn rows(
     let addr_at = vm.offset(ty, "_addr")?;
     let size = vm.size_of(ty)?;
     let (type_at, flags_at, type_is_int) = if with_types {
-        let field = vm.field(ty, "_type").ok_or_else(|| {
-            Error::VmStructs(format!("vmStructs has no {ty}::_type (the flag's type)"))
+        let field = vm.field(ty, "_type").ok_or_else(|| VmError::MissingEntry {
+            entry: VmEntry::member(ty, "_type"),
         })?;
         let is_int = field
             .type_string
@@ -370,9 +370,11 @@ pub(crate) fn rows(
         || !fits(addr_at, 8)
         || (with_types && (!fits(type_at, if type_is_int { 4 } else { 8 }) || !fits(flags_at, 4)))
     {
-        return Err(Error::VmStructs(format!(
-            "implausible {ty} table: {num} flags of {size} bytes"
-        )));
+        return Err(VmError::Implausible {
+            what: format!("{ty} table").into(),
+            detail: format!("{num} flags of {size} bytes"),
+        }
+        .into());
     }
     let mut bytes = vec![0u8; (num * size) as usize];
     mem.read_exact_at(table, &mut bytes)
@@ -416,7 +418,7 @@ pub(crate) fn rows(
 /// this reader does not know (none in JDK 8–25) is left out.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when the table's vmStructs entries are missing or its size implausible
+/// [`Error::Vm`] when the table's vmStructs entries are missing or its size implausible
 /// (more than [`MAX_FLAGS`] entries); [`Error::Memory`] when a value cannot be read (the flag is named); a string
 /// value longer than [`MAX_STRING`] bytes is an error.
 pub fn read_flags(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<VmFlag>, Error> {
@@ -475,9 +477,12 @@ fn c_string(mem: &dyn ReadMemory, ptr: u64, what: &str) -> Result<Option<String>
         .map_err(|e| Error::memory(what.to_string(), e))?
     {
         Some(s) => Ok(Some(String::from_utf8_lossy(&s).into_owned())),
-        None => Err(Error::VmStructs(format!(
-            "{what}: not a string of at most {MAX_STRING} bytes"
-        ))),
+        None => Err(VmError::Unterminated {
+            what: what.to_owned().into(),
+            unit: "bytes (no terminating NUL)",
+            max: MAX_STRING as u64,
+        }
+        .into()),
     }
 }
 
@@ -503,7 +508,7 @@ pub const MAX_ARGS: u64 = 100_000;
 /// and `_java_command` (static fields in vmStructs, JDK 8–25).
 ///
 /// # Errors
-/// [`Error::VmStructs`] when an entry is missing, a count is negative or above [`MAX_ARGS`], or
+/// [`Error::Vm`] when an entry is missing, a count is negative or above [`MAX_ARGS`], or
 /// a string is longer than [`MAX_STRING`] bytes; [`Error::Memory`].
 pub fn read_arguments(vm: &VmModel, mem: &dyn ReadMemory) -> Result<VmArguments, Error> {
     let array = |array: &str, count: &str| -> Result<Vec<String>, Error> {
@@ -512,7 +517,11 @@ pub fn read_arguments(vm: &VmModel, mem: &dyn ReadMemory) -> Result<VmArguments,
             .read_i32(vm.static_address("Arguments", count)?)
             .map_err(|e| Error::memory(what.clone(), e))?;
         if n < 0 || n as u64 > MAX_ARGS {
-            return Err(Error::VmStructs(format!("implausible {what}: {n}")));
+            return Err(VmError::Implausible {
+                what: what.into(),
+                detail: format!("{n} (0 to {MAX_ARGS})"),
+            }
+            .into());
         }
         let what = format!("Arguments::{array}");
         let base = mem

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use super::VmModel;
 use super::codec::{field_info, java_string};
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::ReadMemory;
 
 /// The fields of a `java.lang.Thread` a dump prints.
@@ -82,6 +82,18 @@ const MAX_NAME_BYTES: usize = 64 * 1024;
 /// The deepest class hierarchy followed to `java.lang.Thread`.
 const MAX_SUPERS: usize = 64;
 
+/// A [`VmError::NoField`]: no field `name` of signature `sig`, or (`found`) one of another
+/// signature.
+fn no_field(name: &str, sig: &str, is_static: bool, found: Option<&str>) -> Error {
+    VmError::NoField {
+        name: name.to_owned(),
+        signature: sig.to_owned(),
+        is_static,
+        found: found.map(str::to_owned),
+    }
+    .into()
+}
+
 /// A field's offset and signature; a static field's offset is in the class's mirror
 /// (`java.lang.Class`), and a `static final` primitive's value may be a constant pool entry.
 #[derive(Debug, Clone)]
@@ -124,7 +136,7 @@ impl JavaLayout {
     /// Resolves the entries from `vm`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when an entry it needs is missing.
+    /// [`Error::Vm`] when an entry it needs is missing.
     pub fn new(vm: &VmModel) -> Result<Self, Error> {
         let fields = match vm.offset("InstanceKlass", "_fieldinfo_stream") {
             Ok(stream) => Fields::Stream { stream },
@@ -197,7 +209,7 @@ impl<'a> JavaReader<'a> {
     /// A reader for `vm`'s heap through `mem`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when an entry it needs is missing.
+    /// [`Error::Vm`] when an entry it needs is missing.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
         Ok(JavaReader::with_layout(JavaLayout::new(vm)?, mem))
     }
@@ -303,7 +315,7 @@ impl<'a> JavaReader<'a> {
     /// statics).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the metadata is implausible or cannot be decoded;
+    /// [`Error::Vm`] when the metadata is implausible or cannot be decoded;
     /// [`Error::Memory`].
     pub fn declared_fields(&self, klass: u64) -> Result<Vec<DeclaredField>, Error> {
         let cp = self.u64_at(
@@ -320,14 +332,18 @@ impl<'a> JavaReader<'a> {
             let bytes = len
                 .checked_mul(width)
                 .filter(|&n| n <= MAX_FIELD_BYTES)
-                .ok_or_else(|| Error::VmStructs(format!("{what}: implausible length {len}")))?;
+                .ok_or_else(|| VmError::Bound {
+                    what: format!("{what}'s length").into(),
+                    count: len as u64,
+                    max: (MAX_FIELD_BYTES / width) as u64,
+                })?;
             let mut buf = vec![0u8; bytes];
             self.mem
                 .read_exact_at(arr.wrapping_add(data), &mut buf)
                 .map_err(|e| Error::memory(what.to_string(), e))?;
             Ok(buf)
         };
-        let codec_err = |e: super::codec::CodecError| Error::VmStructs(e.to_string());
+        let codec_err = |e: super::codec::CodecError| Error::Vm(VmError::Codec(e));
         let decoded = match self.layout.fields {
             Fields::Array { fields, java_count } => {
                 let bytes = array(fields, "InstanceKlass::_fields")?;
@@ -378,6 +394,7 @@ impl<'a> JavaReader<'a> {
 
     /// The field `name` of the class of `klass` or its superclasses up to `holder_name`.
     fn class_named(&self, mut klass: u64, holder_name: &str) -> Result<u64, Error> {
+        let mut found = None;
         for _ in 0..MAX_SUPERS {
             if klass == 0 {
                 break;
@@ -387,22 +404,23 @@ impl<'a> JavaReader<'a> {
             if name == holder_name {
                 return Ok(klass);
             }
+            found.get_or_insert(name);
             klass = self.u64_at(klass.wrapping_add(self.layout.klass_super), "Klass::_super")?;
         }
-        Err(Error::VmStructs(format!(
-            "the object is not a {holder_name}"
-        )))
+        Err(VmError::WrongClass {
+            what: "the object".into(),
+            expected: holder_name.to_owned().into(),
+            found,
+        }
+        .into())
     }
 
     fn field(&self, klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
         let fields = self.fields_of(klass)?;
         match fields.get(name).filter(|f| !f.is_static) {
             Some(f) if f.signature == sig => Ok(f.offset),
-            Some(f) => Err(Error::VmStructs(format!(
-                "field {name} has signature {} (expected {sig})",
-                f.signature
-            ))),
-            None => Err(Error::VmStructs(format!("no field {name} {sig}"))),
+            Some(f) => Err(no_field(name, sig, false, Some(&f.signature))),
+            None => Err(no_field(name, sig, false, None)),
         }
     }
 
@@ -434,16 +452,19 @@ impl<'a> JavaReader<'a> {
         let len = u64::from(self.u32_at(array.wrapping_add(length_at), "String.value's length")?);
         let bytes = len * elem;
         if bytes > MAX_NAME_BYTES as u64 {
-            return Err(Error::VmStructs(format!(
-                "a string of {bytes} bytes is longer than {MAX_NAME_BYTES}"
-            )));
+            return Err(VmError::Bound {
+                what: "String.value's length in bytes".into(),
+                count: bytes,
+                max: MAX_NAME_BYTES as u64,
+            }
+            .into());
         }
         let mut buf = vec![0u8; bytes as usize];
         self.mem
             .read_exact_at(array.wrapping_add(base), &mut buf)
             .map_err(|e| Error::memory("String.value", e))?;
         java_string::decode_value(&buf, coder, MAX_NAME_BYTES)
-            .map_err(|e| Error::VmStructs(e.to_string()))
+            .map_err(|e| Error::Vm(VmError::Codec(e)))
     }
 
     /// The class of the object at `oop` as a thread dump names it after `(a `
@@ -478,7 +499,7 @@ impl<'a> JavaReader<'a> {
     /// `JavaThread::current_park_blocker` reads it (`java_lang_Thread::park_blocker`).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the class has no such field; [`Error::Memory`].
+    /// [`Error::Vm`] when the class has no such field; [`Error::Memory`].
     pub fn park_blocker(&self, thread: u64) -> Result<u64, Error> {
         let klass = self.class_named(self.klass_of(thread)?, "java/lang/Thread")?;
         let off = self.field(klass, "parkBlocker", "Ljava/lang/Object;")?;
@@ -538,7 +559,7 @@ impl<'a> JavaReader<'a> {
     /// is `oop` are: `threadStatus` and `daemon` of the thread, or of its `holder` from JDK 19.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the object is not a thread or the fields cannot be decoded;
+    /// [`Error::Vm`] when the object is not a thread or the fields cannot be decoded;
     /// [`Error::Memory`].
     pub fn status_fields(&self, oop: u64) -> Result<StatusFields, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
@@ -546,7 +567,10 @@ impl<'a> JavaReader<'a> {
             Ok(off) => {
                 let obj = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
                 if obj == 0 {
-                    return Err(Error::VmStructs("Thread.holder is null".into()));
+                    return Err(VmError::NullReference {
+                        what: "Thread.holder",
+                    }
+                    .into());
                 }
                 let klass = self.klass_of(obj)?;
                 self.class_named(klass, "java/lang/Thread$FieldHolder")?;
@@ -591,16 +615,25 @@ impl<'a> JavaReader<'a> {
     /// `fields`; from JDK 19 the holder must be a `Thread$FieldHolder`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the holder is missing or of another class (a torn read);
+    /// [`Error::Vm`] when the holder is missing or of another class (a torn read);
     /// [`Error::Memory`].
     pub fn status(&self, oop: u64, fields: &StatusFields) -> Result<(i32, bool), Error> {
         let obj = match fields.holder {
             Some((off, klass)) => {
                 let holder = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
-                if holder == 0 || self.klass_of(holder)? != klass {
-                    return Err(Error::VmStructs(
-                        "Thread.holder is not a Thread$FieldHolder".into(),
-                    ));
+                if holder == 0 {
+                    return Err(VmError::NullReference {
+                        what: "Thread.holder",
+                    }
+                    .into());
+                }
+                if self.klass_of(holder)? != klass {
+                    return Err(VmError::WrongClass {
+                        what: "Thread.holder".into(),
+                        expected: "java/lang/Thread$FieldHolder".into(),
+                        found: None,
+                    }
+                    .into());
                 }
                 holder
             }
@@ -614,7 +647,7 @@ impl<'a> JavaReader<'a> {
     /// The identity of the thread whose `java.lang.Thread` is `oop`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the class's field metadata cannot be decoded, [`Error::Memory`]
+    /// [`Error::Vm`] when the class's field metadata cannot be decoded, [`Error::Memory`]
     /// when the object cannot be read.
     pub fn identity(&self, oop: u64) -> Result<JavaIdentity, Error> {
         let thread = self.class_named(self.klass_of(oop)?, "java/lang/Thread")?;
@@ -628,7 +661,10 @@ impl<'a> JavaReader<'a> {
             Ok(off) => {
                 let holder = self.oop_at(oop.wrapping_add(off), "Thread.holder")?;
                 if holder == 0 {
-                    return Err(Error::VmStructs("Thread.holder is null".into()));
+                    return Err(VmError::NullReference {
+                        what: "Thread.holder",
+                    }
+                    .into());
                 }
                 (holder, self.klass_of(holder)?)
             }
@@ -660,7 +696,7 @@ impl<'a> JavaReader<'a> {
     /// superclass declaring it.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when no class up the hierarchy declares it; [`Error::Memory`].
+    /// [`Error::Vm`] when no class up the hierarchy declares it; [`Error::Memory`].
     pub fn field_in(&self, mut klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
         for _ in 0..MAX_SUPERS {
             if klass == 0 {
@@ -670,15 +706,12 @@ impl<'a> JavaReader<'a> {
                 return if f.signature == sig {
                     Ok(f.offset)
                 } else {
-                    Err(Error::VmStructs(format!(
-                        "field {name} has signature {} (expected {sig})",
-                        f.signature
-                    )))
+                    Err(no_field(name, sig, false, Some(&f.signature)))
                 };
             }
             klass = self.u64_at(klass.wrapping_add(self.layout.klass_super), "Klass::_super")?;
         }
-        Err(Error::VmStructs(format!("no field {name} {sig}")))
+        Err(no_field(name, sig, false, None))
     }
 
     /// The reference at `addr` (a field or an array element: narrow with
@@ -702,12 +735,14 @@ impl<'a> JavaReader<'a> {
     /// a class that has none (yet).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when `Klass::_java_mirror` is not exported; [`Error::Memory`].
+    /// [`Error::Vm`] when `Klass::_java_mirror` is not exported; [`Error::Memory`].
     pub fn mirror_of(&self, klass: u64) -> Result<u64, Error> {
         let at = self
             .layout
             .java_mirror
-            .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
+            .ok_or_else(|| VmError::MissingEntry {
+                entry: VmEntry::member("Klass", "_java_mirror"),
+            })?;
         let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
         if handle == 0 {
             return Ok(0);
@@ -718,7 +753,7 @@ impl<'a> JavaReader<'a> {
     /// The text of the `java.lang.String` at `oop` (at most 64 KiB of its `value`).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the object is not a String; [`Error::Memory`].
+    /// [`Error::Vm`] when the object is not a String; [`Error::Memory`].
     pub fn string_at(&self, oop: u64) -> Result<String, Error> {
         self.string(oop)
     }
@@ -728,7 +763,9 @@ impl<'a> JavaReader<'a> {
         let at = self
             .layout
             .java_mirror
-            .ok_or_else(|| Error::VmStructs("Klass::_java_mirror is not in vmStructs".into()))?;
+            .ok_or_else(|| VmError::MissingEntry {
+                entry: VmEntry::member("Klass", "_java_mirror"),
+            })?;
         let handle = self.u64_at(klass.wrapping_add(at), "Klass::_java_mirror")?;
         if self.layout.mirror_is_oop {
             return Ok(handle);
@@ -741,13 +778,13 @@ impl<'a> JavaReader<'a> {
     /// the class's mirror (static fields live in the `java.lang.Class` instance).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the class declares no such static field; [`Error::Memory`].
+    /// [`Error::Vm`] when the class declares no such static field; [`Error::Memory`].
     pub fn static_reference(&self, klass: u64, name: &str, sig: &str) -> Result<u64, Error> {
         let fields = self.fields_of(klass)?;
         let f = fields
             .get(name)
             .filter(|f| f.is_static && f.signature == sig)
-            .ok_or_else(|| Error::VmStructs(format!("no static field {name} {sig}")))?;
+            .ok_or_else(|| no_field(name, sig, true, None))?;
         let mirror = self.mirror(klass)?;
         self.oop_at(mirror.wrapping_add(f.offset), name)
     }
@@ -756,7 +793,7 @@ impl<'a> JavaReader<'a> {
     /// `int` entry of the class's constant pool): name and value.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the field metadata cannot be decoded; [`Error::Memory`].
+    /// [`Error::Vm`] when the field metadata cannot be decoded; [`Error::Memory`].
     pub fn int_constants(&self, klass: u64) -> Result<Vec<(String, i32)>, Error> {
         let cp = self.u64_at(
             klass.wrapping_add(self.layout.ik_constants),
@@ -777,18 +814,22 @@ impl<'a> JavaReader<'a> {
     /// class, its slow-path bit cleared).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the layout helper is not exported or not an instance size;
+    /// [`Error::Vm`] when the layout helper is not exported or not an instance size;
     /// [`Error::Memory`].
     pub fn instance_size(&self, klass: u64) -> Result<u64, Error> {
         let at = self
             .layout
             .layout_helper
-            .ok_or_else(|| Error::VmStructs("Klass::_layout_helper is not in vmStructs".into()))?;
+            .ok_or_else(|| VmError::MissingEntry {
+                entry: VmEntry::member("Klass", "_layout_helper"),
+            })?;
         let lh = self.u32_at(klass.wrapping_add(at), "Klass::_layout_helper")? as i32;
         if lh <= 0 || lh > 1 << 20 {
-            return Err(Error::VmStructs(format!(
-                "layout helper {lh:#x} is not an instance size"
-            )));
+            return Err(VmError::Implausible {
+                what: "Klass::_layout_helper".into(),
+                detail: format!("{lh:#x}, not an instance size"),
+            }
+            .into());
         }
         Ok(u64::from(lh as u32) & !7)
     }
@@ -796,7 +837,7 @@ impl<'a> JavaReader<'a> {
     /// The elements of the object array at `oop` (references, nulls included), at most `max`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when the array is longer than `max`; [`Error::Memory`].
+    /// [`Error::Vm`] when the array is longer than `max`; [`Error::Memory`].
     pub fn object_array(&self, oop: u64, max: usize) -> Result<Vec<u64>, Error> {
         let width: u64 = if self.layout.oops.compressed_oops {
             4
@@ -806,9 +847,12 @@ impl<'a> JavaReader<'a> {
         let (length_at, base) = self.array_layout(width);
         let len = self.u32_at(oop.wrapping_add(length_at), "an array's length")? as usize;
         if len > max {
-            return Err(Error::VmStructs(format!(
-                "an array of {len} elements is longer than {max}"
-            )));
+            return Err(VmError::Bound {
+                what: "an array's length".into(),
+                count: len as u64,
+                max: max as u64,
+            }
+            .into());
         }
         let bytes = self
             .mem

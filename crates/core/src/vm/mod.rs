@@ -18,7 +18,7 @@ pub mod tables;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::ReadMemory;
 
 /// Run-time addresses of `PerfMemory`'s static variables in the target.
@@ -195,8 +195,8 @@ fn string(b: Vec<u8>) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
-fn missing(what: String) -> Error {
-    Error::VmStructs(what)
+fn missing(entry: VmEntry) -> Error {
+    VmError::MissingEntry { entry }.into()
 }
 
 impl VmModel {
@@ -212,7 +212,7 @@ impl VmModel {
     /// compressed-pointer parameters.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] when a table's symbol is not exported, a layout is implausible, a
+    /// [`Error::Vm`] when a table's symbol is not exported, a layout is implausible, a
     /// table is corrupt, or an entry the model needs (the `JVMFlag` table) is missing;
     /// [`Error::Memory`] when a read fails.
     pub fn read(
@@ -268,6 +268,47 @@ impl VmModel {
         Ok(model)
     }
 
+    /// A model of a JDK `major` whose `gHotSpotVMStructs` holds `members` (type, field, offset)
+    /// and `statics` (type, field, address), and nothing else (for tests of the walks).
+    #[cfg(test)]
+    pub(crate) fn with_entries(
+        major: u32,
+        members: &[(&str, &str, u64)],
+        statics: &[(&str, &str, u64)],
+    ) -> Self {
+        let mut fields: HashMap<String, HashMap<String, Field>> = HashMap::new();
+        let rows = members
+            .iter()
+            .map(|&(t, n, offset)| (t, n, false, offset, 0))
+            .chain(
+                statics
+                    .iter()
+                    .map(|&(t, n, address)| (t, n, true, 0, address)),
+            );
+        for (ty, name, is_static, offset, address) in rows {
+            fields.entry(ty.to_owned()).or_default().insert(
+                name.to_owned(),
+                Field {
+                    type_string: None,
+                    is_static,
+                    offset,
+                    address,
+                },
+            );
+        }
+        VmModel {
+            fields,
+            types: HashMap::new(),
+            ints: HashMap::new(),
+            longs: HashMap::new(),
+            release: None,
+            major,
+            layout: Layout::default(),
+            os_thread_priorities: false,
+            arch: crate::registers::Arch::X86_64,
+        }
+    }
+
     /// The field `ty::name`, if the tables have it.
     pub fn field(&self, ty: &str, name: &str) -> Option<&Field> {
         self.fields.get(ty)?.get(name)
@@ -276,13 +317,11 @@ impl VmModel {
     /// The byte offset of member `ty::name`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the entry when the table has no such member.
+    /// [`Error::Vm`] naming the entry when the table has no such member.
     pub fn offset(&self, ty: &str, name: &str) -> Result<u64, Error> {
         match self.field(ty, name) {
             Some(f) if !f.is_static => Ok(f.offset),
-            _ => Err(missing(format!(
-                "no member {ty}::{name} in gHotSpotVMStructs"
-            ))),
+            _ => Err(missing(VmEntry::member(ty, name))),
         }
     }
 
@@ -290,46 +329,40 @@ impl VmModel {
     /// and its index in `names`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming every alternative when none is there.
+    /// [`Error::Vm`] naming every alternative when none is there.
     pub fn offset_any(&self, ty: &str, names: &[&str]) -> Result<(u64, usize), Error> {
         names
             .iter()
             .enumerate()
             .find_map(|(i, n)| self.offset(ty, n).ok().map(|o| (o, i)))
             .ok_or_else(|| {
-                missing(format!(
-                    "none of {} in gHotSpotVMStructs",
-                    names
-                        .iter()
-                        .map(|n| format!("{ty}::{n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
+                VmError::NoneOf {
+                    entries: names.iter().map(|n| VmEntry::member(ty, n)).collect(),
+                }
+                .into()
             })
     }
 
     /// The address of static field `ty::name`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the entry when the table has no such static field.
+    /// [`Error::Vm`] naming the entry when the table has no such static field.
     pub fn static_address(&self, ty: &str, name: &str) -> Result<u64, Error> {
         match self.field(ty, name) {
             Some(f) if f.is_static => Ok(f.address),
-            _ => Err(missing(format!(
-                "no static field {ty}::{name} in gHotSpotVMStructs"
-            ))),
+            _ => Err(missing(VmEntry::static_field(ty, name))),
         }
     }
 
     /// `sizeof(ty)` from `gHotSpotVMTypes`.
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the type when it is not in the table.
+    /// [`Error::Vm`] naming the type when it is not in the table.
     pub fn size_of(&self, ty: &str) -> Result<u64, Error> {
         self.types
             .get(ty)
             .map(|t| t.size)
-            .ok_or_else(|| missing(format!("no type {ty} in gHotSpotVMTypes")))
+            .ok_or_else(|| missing(VmEntry::Type(ty.to_owned())))
     }
 
     /// Whether `gHotSpotVMTypes` has `ty`.
@@ -340,12 +373,12 @@ impl VmModel {
     /// The value of int constant `name` (`gHotSpotVMIntConstants`).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the constant when it is not in the table.
+    /// [`Error::Vm`] naming the constant when it is not in the table.
     pub fn int(&self, name: &str) -> Result<i64, Error> {
         self.ints
             .get(name)
             .copied()
-            .ok_or_else(|| missing(format!("no int constant {name} in gHotSpotVMIntConstants")))
+            .ok_or_else(|| missing(VmEntry::IntConstant(name.to_owned())))
     }
 
     /// The value of int constant `name`, if present.
@@ -356,13 +389,12 @@ impl VmModel {
     /// The value of long constant `name` (`gHotSpotVMLongConstants`).
     ///
     /// # Errors
-    /// [`Error::VmStructs`] naming the constant when it is not in the table.
+    /// [`Error::Vm`] naming the constant when it is not in the table.
     pub fn long(&self, name: &str) -> Result<u64, Error> {
-        self.longs.get(name).copied().ok_or_else(|| {
-            missing(format!(
-                "no long constant {name} in gHotSpotVMLongConstants"
-            ))
-        })
+        self.longs
+            .get(name)
+            .copied()
+            .ok_or_else(|| missing(VmEntry::LongConstant(name.to_owned())))
     }
 
     /// How many rows each table had: structs, types, int and long constants (for `-v`).
@@ -457,10 +489,14 @@ impl VmModel {
             }
         }
         if !layout.object_alignment.is_power_of_two() || layout.object_alignment > 256 {
-            return Err(missing(format!(
-                "implausible ObjectAlignmentInBytes {}",
-                layout.object_alignment
-            )));
+            return Err(VmError::Implausible {
+                what: "ObjectAlignmentInBytes".into(),
+                detail: format!(
+                    "{} (a power of two of at most 256)",
+                    layout.object_alignment
+                ),
+            }
+            .into());
         }
         // Compact headers (JDK 24+) keep the narrow klass in the mark word: class pointers are
         // compressed whatever the flag says (`UseCompressedClassPointers` is forced on).
@@ -493,28 +529,23 @@ impl VmModel {
         )?;
         // Generational ZGC's load shift (the flags decide whether its colours apply).
         if use_zgc && (zgenerational || self.major >= 24) {
-            let shift = (|| {
-                let instance = mem
-                    .read_u64(
-                        self.static_address("ZGlobalsForVMStructs", "_instance_p")
-                            .ok()?,
-                    )
-                    .ok()?;
-                let at = self
-                    .offset("ZGlobalsForVMStructs", "_ZPointerLoadShift")
-                    .ok()?;
-                let ptr = mem.read_u64(instance + at).ok()?;
-                mem.read_u64(ptr).ok()
-            })();
-            match shift {
-                Some(s) if s < 64 => layout.zpointer_load_shift = Some(s as u32),
-                _ => {
-                    return Err(missing(
-                        "generational ZGC: ZGlobalsForVMStructs::_ZPointerLoadShift not readable"
-                            .into(),
-                    ));
+            const SHIFT: &str = "ZGlobalsForVMStructs::_ZPointerLoadShift";
+            let instance = rd(
+                mem,
+                self.static_address("ZGlobalsForVMStructs", "_instance_p")?,
+                "ZGlobalsForVMStructs::_instance_p",
+            )?;
+            let at = self.offset("ZGlobalsForVMStructs", "_ZPointerLoadShift")?;
+            let ptr = rd(mem, instance.wrapping_add(at), SHIFT)?;
+            let shift = rd(mem, ptr, "generational ZGC's ZPointerLoadShift")?;
+            if shift >= 64 {
+                return Err(VmError::Implausible {
+                    what: SHIFT.into(),
+                    detail: format!("{shift} (generational ZGC's load shift is below 64)"),
                 }
+                .into());
             }
+            layout.zpointer_load_shift = Some(shift as u32);
         }
         self.layout = layout;
         self.os_thread_priorities = use_priorities && priority_policy != 0;
@@ -551,20 +582,21 @@ impl VmModel {
                 .read_u32(s)
                 .map_err(|e| Error::memory(format!("{ty}::{shift_field}"), e))?;
             if shift > max_shift {
-                return Err(missing(format!(
-                    "implausible {ty}::{shift_field} = {shift} (at most {max_shift})"
-                )));
+                return Err(VmError::Implausible {
+                    what: format!("{ty}::{shift_field}").into(),
+                    detail: format!("{shift} (at most {max_shift})"),
+                }
+                .into());
             }
             return Ok(Narrow { base, shift });
         }
-        Err(missing(format!(
-            "no narrow pointer base/shift among {}",
-            names
+        Err(VmError::NoneOf {
+            entries: names
                 .iter()
-                .map(|(t, b, _)| format!("{t}::{b}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
+                .map(|(t, b, _)| VmEntry::static_field(t, b))
+                .collect(),
+        }
+        .into())
     }
 }
 
@@ -574,7 +606,7 @@ impl VmModel {
 /// walk stops once the four are found and reads only `PerfMemory` rows' field names.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when a symbol is not exported, a layout value is implausible, the table
+/// [`Error::Vm`] when a symbol is not exported, a layout value is implausible, the table
 /// is not terminated within [`tables::MAX_ENTRIES`] rows, or it has no
 /// `PerfMemory::_start`/`_capacity` rows; [`Error::Memory`] when the target's memory cannot be
 /// read.
@@ -592,7 +624,7 @@ pub fn find_perf_memory(
             None
         }
     };
-    let rows = tables::walk_structs(mem, &first_six, Some(b"PerfMemory"), |row| {
+    tables::walk_structs(mem, &first_six, Some(b"PerfMemory"), |row| {
         if row.is_static {
             vars.set(&row.field_name, row.address);
         }
@@ -602,7 +634,7 @@ pub fn find_perf_memory(
             ControlFlow::Continue(())
         }
     })?;
-    vars.finish(rows)
+    vars.finish()
 }
 
 #[derive(Default)]
@@ -632,7 +664,7 @@ impl PartialVars {
             && self.initialized.is_some()
     }
 
-    fn finish(self, rows: usize) -> Result<PerfMemoryVars, Error> {
+    fn finish(self) -> Result<PerfMemoryVars, Error> {
         match (self.start, self.capacity) {
             (Some(start), Some(capacity)) => Ok(PerfMemoryVars {
                 start,
@@ -640,8 +672,13 @@ impl PartialVars {
                 top: self.top,
                 initialized: self.initialized,
             }),
-            _ => Err(Error::VmStructs(format!(
-                "no static PerfMemory::_start/_capacity rows among the {rows} rows walked"
+            (start, _) => Err(missing(VmEntry::static_field(
+                "PerfMemory",
+                if start.is_none() {
+                    "_start"
+                } else {
+                    "_capacity"
+                },
             ))),
         }
     }
@@ -775,12 +812,57 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_entry_is_typed_and_named() {
+        let vm = VmModel::with_entries(21, &[("Klass", "_name", 16)], &[]);
+        assert_eq!(vm.offset("Klass", "_name").unwrap(), 16);
+        assert!(matches!(
+            vm.offset("Klass", "_super"),
+            Err(Error::Vm(VmError::MissingEntry {
+                entry: VmEntry::Member { ref ty, ref name }
+            })) if ty == "Klass" && name == "_super"
+        ));
+        // A member is not a static field, nor the reverse.
+        assert!(matches!(
+            vm.static_address("Klass", "_name"),
+            Err(Error::Vm(VmError::MissingEntry {
+                entry: VmEntry::Static { .. }
+            }))
+        ));
+        let err = vm
+            .offset_any("Klass", &["_next", "_next_link"])
+            .unwrap_err();
+        match &err {
+            Error::Vm(VmError::NoneOf { entries }) => assert_eq!(entries.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            err.to_string(),
+            "none of Klass::_next, Klass::_next_link in gHotSpotVMStructs"
+        );
+        assert!(matches!(
+            vm.long("ZGranuleSizeShift"),
+            Err(Error::Vm(VmError::MissingEntry {
+                entry: VmEntry::LongConstant(_)
+            }))
+        ));
+    }
+
+    #[test]
     fn a_table_without_perf_memory_is_an_error() {
         let mem = space(&[("Klass", "_name", 0, 0)], true, 48);
-        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        let err = find_perf_memory(&mem, &resolve).unwrap_err();
         assert!(
-            err.contains("no static PerfMemory::_start/_capacity rows among the 1 rows"),
-            "{err}"
+            matches!(
+                &err,
+                Error::Vm(VmError::MissingEntry {
+                    entry: VmEntry::Static { ty, name }
+                }) if ty == "PerfMemory" && name == "_start"
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "no static field PerfMemory::_start in gHotSpotVMStructs"
         );
     }
 
@@ -795,9 +877,14 @@ mod tests {
     #[test]
     fn an_implausible_layout_is_refused() {
         let mem = space(&[("PerfMemory", "_start", 1, 1)], true, 8);
-        let err = find_perf_memory(&mem, &resolve).unwrap_err().to_string();
+        let err = find_perf_memory(&mem, &resolve).unwrap_err();
         assert!(
-            err.contains("implausible gHotSpotVMStructs entry layout"),
+            matches!(&err, Error::Vm(VmError::TableLayout { stride: 8, .. })),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("implausible gHotSpotVMStructs entry layout"),
             "{err}"
         );
     }
@@ -812,8 +899,20 @@ mod tests {
                 resolve(n)
             }
         })
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("gHotSpotVMStructs is not exported"), "{err}");
+        .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::Vm(VmError::MissingEntry {
+                    entry: VmEntry::Symbol(s)
+                }) if s == "gHotSpotVMStructs"
+            ),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains("symbol gHotSpotVMStructs is not exported"),
+            "{err}"
+        );
     }
 }

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
-use crate::error::Error;
+use crate::error::{Error, VmEntry, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 
 /// At most this many rows are walked in any table (JDK 21 has about 2 500 structs rows); a
@@ -108,8 +108,9 @@ fn read_var(
     resolve: &dyn Fn(&str) -> Option<u64>,
     name: &str,
 ) -> Result<u64, Error> {
-    let addr =
-        resolve(name).ok_or_else(|| Error::VmStructs(format!("symbol {name} is not exported")))?;
+    let addr = resolve(name).ok_or_else(|| VmError::MissingEntry {
+        entry: VmEntry::Symbol(name.to_owned()),
+    })?;
     mem.read_u64(addr)
         .map_err(|e| Error::memory(name.to_string(), e))
 }
@@ -120,15 +121,18 @@ fn read_name(mem: &dyn ReadMemory, ptr: u64, what: &str) -> Result<Option<Vec<u8
 }
 
 /// Checks a table's layout: a stride of 16..=1024 bytes, and each `(offset, width)` inside it.
-fn check_layout(table: &str, stride: u64, fields: &[(u64, u64)]) -> Result<(), Error> {
+fn check_layout(table: &'static str, stride: u64, fields: &[(u64, u64)]) -> Result<(), Error> {
     if !(16..=1024).contains(&stride)
         || fields
             .iter()
             .any(|&(o, w)| o.checked_add(w).is_none_or(|end| end > stride))
     {
-        return Err(Error::VmStructs(format!(
-            "implausible {table} entry layout: stride {stride}, fields (offset, width) {fields:?}"
-        )));
+        return Err(VmError::TableLayout {
+            table: table.to_owned(),
+            stride,
+            fields: fields.to_vec(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -137,15 +141,13 @@ fn check_layout(table: &str, stride: u64, fields: &[(u64, u64)]) -> Result<(), E
 /// bytes to `row` until it breaks or [`MAX_ENTRIES`] rows pass. `name` names the table in errors.
 fn walk_rows(
     mem: &dyn ReadMemory,
-    name: &str,
+    name: &'static str,
     table: u64,
     stride: usize,
     mut row: impl FnMut(usize, &[u8]) -> Result<ControlFlow<()>, Error>,
 ) -> Result<usize, Error> {
     if table == 0 {
-        return Err(Error::VmStructs(format!(
-            "{name} is NULL (the VM is not initialized yet?)"
-        )));
+        return Err(VmError::NotInitialized { what: name.into() }.into());
     }
     let mut rows = vec![0u8; stride * BATCH];
     let mut index = 0usize;
@@ -167,9 +169,12 @@ fn walk_rows(
             index += 1;
         }
     }
-    Err(Error::VmStructs(format!(
-        "{name}: no terminating row within {MAX_ENTRIES} rows: the table is corrupt"
-    )))
+    Err(VmError::Unterminated {
+        what: name.into(),
+        unit: "rows (no terminating row)",
+        max: MAX_ENTRIES as u64,
+    }
+    .into())
 }
 
 /// The `u64` at `off` of a row (every offset was checked against the stride; a field that
@@ -192,7 +197,7 @@ fn word32(row: &[u8], off: u64) -> u32 {
 /// first six [`STRUCT_SYMBOLS`]): without them a row's `type_string` is `None`, `offset` 0.
 ///
 /// # Errors
-/// [`Error::VmStructs`] when a symbol is not exported, a layout value is implausible, or the
+/// [`Error::Vm`] when a symbol is not exported, a layout value is implausible, or the
 /// table is not terminated within [`MAX_ENTRIES`] rows; [`Error::Memory`] when a read fails.
 pub fn walk_structs(
     mem: &dyn ReadMemory,

@@ -32,36 +32,5 @@ pub(crate) mod line_numbers;
 pub(crate) mod scopes;
 pub(crate) mod unsigned5;
 
-/// A decoder's refusal of its input. `what` names the structure being decoded (for the caller's
-/// per-thread error message); `at` is the byte offset into the input where decoding stopped.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum CodecError {
-    /// The input ends inside a value.
-    #[error("{what}: the data ends at byte {at}, inside a value")]
-    Truncated {
-        /// The structure being decoded.
-        what: &'static str,
-        /// Where the data ended (its length, or the limit given).
-        at: usize,
-    },
-    /// The input holds something the format does not allow.
-    #[error("{what}: {why} at byte {at}")]
-    Malformed {
-        /// The structure being decoded.
-        what: &'static str,
-        /// Where.
-        at: usize,
-        /// What is wrong.
-        why: &'static str,
-    },
-    /// A count or length is larger than the caller's (or the decoder's) limit.
-    #[error("{what}: {count} is more than the limit of {max}")]
-    TooMany {
-        /// The structure being decoded.
-        what: &'static str,
-        /// The count found (or reached).
-        count: u64,
-        /// The limit.
-        max: u64,
-    },
-}
+/// A decoder's refusal of its input (public as [`crate::error::CodecError`]).
+pub(crate) use crate::error::CodecError;
