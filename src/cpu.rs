@@ -1,5 +1,5 @@
 //! `inspect hot <pid>` and `inspect record <pid>`: what burns the CPU, from outside the JVM (no
-//! agent, no attach, no safepoint). Per-thread CPU from `/proc`; stacks of the threads that run,
+//! agent, no attach, no safepoint; Linux). Per-thread CPU from `/proc`; stacks of the threads that run,
 //! each held (ptrace, that thread alone) only for its own walk; parked threads never held.
 //! `hot` prints the busiest threads as Elasticsearch's hot threads do; `record` samples at a
 //! rate and writes a flame graph (SVG), a speedscope file or collapsed stacks.
@@ -88,8 +88,7 @@ pub enum RecordFormat {
     Collapsed,
 }
 
-/// Runs `inspect hot`.
-#[cfg(all(target_os = "linux", feature = "live"))]
+/// Runs `inspect hot` (Linux: elsewhere the library's sampler says it is not supported).
 pub fn run_hot(args: &HotArgs) -> anyhow::Result<ExitCode> {
     use hsinspect::cpu::{HotThread, HotThreads, group_snapshots, snapshot_lines};
     use std::collections::HashMap;
@@ -187,8 +186,7 @@ pub fn run_hot(args: &HotArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `inspect record`.
-#[cfg(all(target_os = "linux", feature = "live"))]
+/// Runs `inspect record` (Linux, as `inspect hot`).
 pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     use std::io::Write;
     use std::time::Instant;
@@ -208,7 +206,7 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     }
     let mut sampler = hsinspect::pipeline::ThreadSampler::open(pid)
         .with_context(|| format!("threads of process {pid}"))?;
-    let stop = ctrl_c();
+    let stop = crate::os::catch_stop();
     let mut profile = hsinspect::cpu::Profile::new(args.threads);
     let period = Duration::from_secs(1) / args.rate;
     let began = Instant::now();
@@ -299,31 +297,6 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Set when SIGINT or SIGTERM arrives: a recording ends early and its file is still written.
-#[cfg(all(target_os = "linux", feature = "live"))]
-static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-#[cfg(all(target_os = "linux", feature = "live"))]
-extern "C" fn on_stop(_: libc::c_int) {
-    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// Catches SIGINT and SIGTERM into [`STOP`].
-#[cfg(all(target_os = "linux", feature = "live"))]
-fn ctrl_c() -> &'static std::sync::atomic::AtomicBool {
-    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-    let action = SigAction::new(
-        SigHandler::Handler(on_stop),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
-    for s in [Signal::SIGINT, Signal::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic.
-        let _ = unsafe { sigaction(s, &action) };
-    }
-    &STOP
-}
-
 /// Parses a span: `500ms`, `5s`, `2m` (or milliseconds alone, as jstat's intervals).
 ///
 /// # Errors
@@ -336,24 +309,4 @@ fn parse_span(s: &str) -> anyhow::Result<Duration> {
         },
         None => crate::sampling::parse_interval(s),
     }
-}
-
-/// Runs `inspect hot` (Linux only: per-thread CPU from `/proc`, ptrace).
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-pub fn run_hot(args: &HotArgs) -> anyhow::Result<ExitCode> {
-    Err(hsinspect::Error::Unsupported {
-        what: "inspect hot",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("hot threads of process {}", args.pid))
-}
-
-/// Runs `inspect record` (Linux only).
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
-    Err(hsinspect::Error::Unsupported {
-        what: "inspect record",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("recording process {}", args.pid))
 }

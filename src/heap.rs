@@ -86,19 +86,10 @@ pub fn run(args: &HistoArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-#[cfg(all(target_os = "linux", feature = "live"))]
 fn live(pid: i32, args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
-    hsinspect::pipeline::heap_histogram(pid, &args.hold.heap_options())
+    crate::os::live_heap_and_flags("a class histogram of a live JVM")
+        .and_then(|()| hsinspect::pipeline::heap_histogram(pid, &args.hold.heap_options()))
         .with_context(|| format!("class histogram of process {pid}"))
-}
-
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-fn live(pid: i32, _args: &HistoArgs) -> anyhow::Result<hsinspect::pipeline::HeapHistogram> {
-    Err(hsinspect::Error::Unsupported {
-        what: "a class histogram of a live JVM",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("class histogram of process {pid}"))
 }
 
 /// `inspect heap` arguments.
@@ -147,17 +138,8 @@ pub fn run_summary(args: &HeapArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[cfg(all(target_os = "linux", feature = "live"))]
 fn live_summary(pid: i32, args: &HeapArgs) -> anyhow::Result<hsinspect::pipeline::HeapSummary> {
-    hsinspect::pipeline::heap_summary(pid, &args.hold.heap_options())
+    crate::os::live_heap_and_flags("a heap summary of a live JVM")
+        .and_then(|()| hsinspect::pipeline::heap_summary(pid, &args.hold.heap_options()))
         .with_context(|| format!("heap summary of process {pid}"))
-}
-
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-fn live_summary(pid: i32, _args: &HeapArgs) -> anyhow::Result<hsinspect::pipeline::HeapSummary> {
-    Err(hsinspect::Error::Unsupported {
-        what: "a heap summary of a live JVM",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("heap summary of process {pid}"))
 }

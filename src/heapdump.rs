@@ -222,27 +222,14 @@ fn write(args: &HeapdumpArgs, file: File) -> anyhow::Result<HeapDumpReport> {
     Ok(report)
 }
 
-#[cfg(all(target_os = "linux", feature = "live"))]
 fn live(
     pid: i32,
     args: &HeapdumpArgs,
     w: &mut HprofWriter<Sink>,
 ) -> anyhow::Result<HeapDumpReport> {
-    hsinspect::pipeline::heap_dump(pid, &args.hold.heap_options(), w)
+    crate::os::live_heap_and_flags("a heap dump of a live JVM")
+        .and_then(|()| hsinspect::pipeline::heap_dump(pid, &args.hold.heap_options(), w))
         .with_context(|| format!("heap dump of process {pid}"))
-}
-
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-fn live(
-    pid: i32,
-    _args: &HeapdumpArgs,
-    _w: &mut HprofWriter<Sink>,
-) -> anyhow::Result<HeapDumpReport> {
-    Err(hsinspect::Error::Unsupported {
-        what: "a heap dump of a live JVM",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("heap dump of process {pid}"))
 }
 
 #[cfg(test)]

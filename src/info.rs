@@ -193,16 +193,8 @@ fn date_line(props: &[(String, String)]) -> String {
         .to_string()
 }
 
-#[cfg(all(target_os = "linux", feature = "live"))]
 fn live(pid: i32, properties: bool) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
-    hsinspect::pipeline::vm_info(pid, properties).with_context(|| format!("flags of process {pid}"))
-}
-
-#[cfg(not(all(target_os = "linux", feature = "live")))]
-fn live(pid: i32, _properties: bool) -> anyhow::Result<hsinspect::pipeline::VmInfo> {
-    Err(hsinspect::Error::Unsupported {
-        what: "the flags of a live JVM",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("flags of process {pid}"))
+    crate::os::live_heap_and_flags("the flags of a live JVM")
+        .and_then(|()| hsinspect::pipeline::vm_info(pid, properties))
+        .with_context(|| format!("flags of process {pid}"))
 }

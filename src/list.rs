@@ -7,6 +7,19 @@ use std::process::ExitCode;
 use anyhow::Context;
 use hsinspect::discover::{self, JvmInfo, Readable, Scan, ScanOptions, launcher};
 
+/// `--namespace`/`--pod` as the library filters them: for `list`, `serve` and `top`, which exist
+/// where JVMs are found (`os/mod.rs`), so here beside `list`.
+impl crate::pods::PodArgs {
+    /// The library's filter of these globs.
+    ///
+    /// # Errors
+    /// A glob that does not parse.
+    pub fn filter(&self) -> anyhow::Result<hsinspect::container::PodFilter> {
+        hsinspect::container::PodFilter::new(&self.namespaces, &self.pods)
+            .map_err(anyhow::Error::msg)
+    }
+}
+
 /// Output formats of `inspect list`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListFormat {

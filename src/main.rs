@@ -1,36 +1,28 @@
 //! `inspect`: print a HotSpot JVM's PerfData counters from outside the JVM.
 //!
 //! The binary edge: argument parsing (clap) and error reporting (anyhow). Each subcommand has
-//! its own file (`stat.rs`, `list.rs`, `serve/`, `top/`; `elsewhere.rs` for what other OSes
+//! its own file (`stat.rs`, `list.rs`, `serve/`, `top/`; `os/elsewhere.rs` for what other OSes
 //! lack); the plain counter listing (`inspect [-F] <target> [patterns]`) is here, with its formats
 //! in `output.rs` and the sampling loop `--interval` and `stat` share in `sampling.rs`. OS code
-//! sits behind seams chosen once: `os/` (the allocator, the multi-call names), `serve/os/`
-//! (signals, the Windows service) and `top/os/` (`/proc` or toolhelp, the terminal).
+//! sits behind seams chosen once: `os/` (which commands exist, the allocator, the multi-call
+//! names, Ctrl-C, the live reads an OS refuses), `serve/os/` (signals, the Windows service) and
+//! `top/os/` (`/proc` or toolhelp, the terminal).
 
 mod cpu;
 mod heap;
 mod heapdump;
 mod info;
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-mod list;
 mod multicall;
 mod os;
 mod output;
 mod pods;
 mod sampling;
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-mod serve;
 mod stat;
 mod target;
 mod threads;
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-mod top;
 // `list`, `serve` and `top` find JVMs on Linux and Windows: elsewhere they say how to do
-// without them.
-#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
-mod elsewhere;
-#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
-use elsewhere::{list, serve, top};
+// without them. The OS seam chooses (`os/mod.rs`).
+use os::{list, serve, top};
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;

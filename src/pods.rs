@@ -27,15 +27,3 @@ pub struct PodArgs {
     #[arg(long = "pod", value_name = "GLOB")]
     pub pods: Vec<String>,
 }
-
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
-impl PodArgs {
-    /// The library's filter of these globs.
-    ///
-    /// # Errors
-    /// A glob that does not parse.
-    pub fn filter(&self) -> anyhow::Result<hsinspect::container::PodFilter> {
-        hsinspect::container::PodFilter::new(&self.namespaces, &self.pods)
-            .map_err(anyhow::Error::msg)
-    }
-}

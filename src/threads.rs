@@ -107,7 +107,6 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-#[cfg(all(any(target_os = "linux", windows), feature = "live"))]
 fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
     let opts = hsinspect::pipeline::ThreadsOptions {
         stop: !args.hold.no_stop,
@@ -118,14 +117,4 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))
-}
-
-#[cfg(not(all(any(target_os = "linux", windows), feature = "live")))]
-fn live(pid: i32, _args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::ThreadDump> {
-    let _ = Duration::ZERO;
-    Err(hsinspect::Error::Unsupported {
-        what: "a thread dump of a live JVM",
-        os: std::env::consts::OS,
-    })
-    .with_context(|| format!("thread dump of process {pid}"))
 }

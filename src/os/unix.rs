@@ -1,6 +1,8 @@
-//! Unix: mimalloc for the static (musl) builds, symlinks for the multi-call names.
+//! Unix: mimalloc for the static (musl) builds, symlinks for the multi-call names, SIGINT and
+//! SIGTERM for the end of a recording, every live read left to the library.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 
@@ -30,4 +32,38 @@ pub fn init_allocator() {
 pub fn link_tool(exe: &Path, link: &Path) -> anyhow::Result<()> {
     std::os::unix::fs::symlink(exe, link)
         .with_context(|| format!("linking {} to {}", link.display(), exe.display()))
+}
+
+/// Set when SIGINT or SIGTERM arrives, once [`catch_stop`] ran.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGINT and SIGTERM (`SA_RESTART`) into a flag: a recording ends early and its file
+/// is still written.
+pub fn catch_stop() -> &'static AtomicBool {
+    // SAFETY: a zeroed sigaction is a valid one (no flags, empty mask) before it is filled in;
+    // the handler only stores to an atomic.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_stop as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        for s in [libc::SIGINT, libc::SIGTERM] {
+            let _ = libc::sigaction(s, &action, std::ptr::null_mut());
+        }
+    }
+    &STOP
+}
+
+/// Whether the live heap and flag reads (`histo`, `heap`, `heapdump`, `info` of a pid) are
+/// asked of the library here: always on Unix (where the library has no live backend, it says
+/// so itself).
+///
+/// # Errors
+/// None.
+pub fn live_heap_and_flags(_what: &'static str) -> Result<(), hsinspect::Error> {
+    Ok(())
 }

@@ -86,6 +86,7 @@ pub mod registers;
 #[cfg(all(any(target_os = "linux", windows), feature = "serve"))]
 pub mod serve;
 pub mod stat;
+pub(crate) mod sys;
 pub mod threads;
 pub(crate) mod vm;
 

@@ -87,15 +87,7 @@ pub fn libjvm_in_maps(maps: &[u8]) -> Option<PathBuf> {
         // The path is the sixth field; it starts at the first '/' after the inode.
         let start = line.iter().position(|b| *b == b'/')?;
         let path = &line[start..];
-        #[cfg(unix)]
-        let path = {
-            use std::os::unix::ffi::OsStrExt;
-            PathBuf::from(std::ffi::OsStr::from_bytes(path))
-        };
-        // (Elsewhere only for the unit tests: `maps` is Linux's.)
-        #[cfg(not(unix))]
-        let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
-        Some(path)
+        Some(crate::sys::path_from_bytes(path))
     })
 }
 

@@ -34,48 +34,8 @@ pub(crate) const AT_PAGESZ: u64 = 6;
 /// `AT_ENTRY`: the auxiliary vector entry with the executable's entry point (`<elf.h>`).
 pub(crate) const AT_ENTRY: u64 = 9;
 
-/// A path as an ELF note or the dynamic linker stores it (bytes, no encoding), as this OS names
-/// files: the bytes themselves on Unix; on Windows, the bytes read as UTF-8 (the paths of a Linux
-/// core are only shown and looked up under `--sysroot` there).
-pub(crate) fn path_from_bytes(bytes: &[u8]) -> std::path::PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        std::path::PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
-    }
-}
-
-/// Fills `buf` from `file` at `offset` without moving a shared cursor (`pread` on Unix,
-/// `ReadFile` with an offset on Windows).
-///
-/// # Errors
-/// The OS error; [`std::io::ErrorKind::UnexpectedEof`] when the file ends first.
-pub(crate) fn read_exact_at(
-    file: &std::fs::File,
-    mut buf: &mut [u8],
-    mut offset: u64,
-) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::read_at(file, buf, offset);
-        #[cfg(windows)]
-        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset);
-        match n {
-            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
+/// How this OS names a path stored as bytes, and reads a file at an offset: the `sys` seam's.
+pub(crate) use crate::sys::{path_from_bytes, read_exact_at};
 
 /// Size of an `Elf64_Ehdr`.
 pub(crate) const SIZEOF_EHDR: usize = goblin::elf::header::header64::SIZEOF_EHDR;

@@ -13,7 +13,8 @@
 
 use std::io::{self, Write};
 
-pub use crate::heap::dump::{BasicType, ClassDump, HeapDumpSink, Root, StaticField};
+pub use crate::heap::classes::BasicType;
+pub use crate::heap::dump::{ClassDump, HeapDumpSink, Root, StaticField};
 
 /// The format's name and version, NUL-terminated in the header.
 pub const MAGIC: &[u8] = b"JAVA PROFILE 1.0.2\0";

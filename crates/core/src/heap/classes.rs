@@ -10,7 +10,6 @@
 //! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
 //! classes; a list that loops or runs past them is an error, not a hang.
 
-use super::dump::BasicType;
 use super::walk::KlassMap;
 use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
@@ -21,6 +20,76 @@ use crate::vm::java::JavaReader;
 pub const MAX_LOADERS: usize = 1 << 20;
 /// The most classes read.
 pub const MAX_CLASSES: usize = 1 << 22;
+
+/// A basic type as HPROF codes it (`hprofTag`'s `HPROF_NORMAL_OBJECT` .. `HPROF_LONG`; the
+/// primitive codes equal HotSpot's `BasicType` values, `utilities/globalDefinitions.hpp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum BasicType {
+    /// A reference: an id.
+    Object = 2,
+    /// `boolean`, 1 byte.
+    Boolean = 4,
+    /// `char`, 2 bytes.
+    Char = 5,
+    /// `float`, 4 bytes.
+    Float = 6,
+    /// `double`, 8 bytes.
+    Double = 7,
+    /// `byte`, 1 byte.
+    Byte = 8,
+    /// `short`, 2 bytes.
+    Short = 9,
+    /// `int`, 4 bytes.
+    Int = 10,
+    /// `long`, 8 bytes.
+    Long = 11,
+}
+
+impl BasicType {
+    /// The type of a field of JVM signature `sig` (`L...;` and `[...` are references).
+    pub fn of_signature(sig: &str) -> Option<BasicType> {
+        Some(match sig.as_bytes().first()? {
+            b'L' | b'[' => BasicType::Object,
+            b'Z' => BasicType::Boolean,
+            b'C' => BasicType::Char,
+            b'F' => BasicType::Float,
+            b'D' => BasicType::Double,
+            b'B' => BasicType::Byte,
+            b'S' => BasicType::Short,
+            b'I' => BasicType::Int,
+            b'J' => BasicType::Long,
+            _ => return None,
+        })
+    }
+
+    /// The type of a `BasicType` value (`T_BOOLEAN` 4 .. `T_LONG` 11), as a type array's
+    /// layout helper holds it; `None` for others.
+    pub fn of_basic_type(t: u8) -> Option<BasicType> {
+        Some(match t {
+            4 => BasicType::Boolean,
+            5 => BasicType::Char,
+            6 => BasicType::Float,
+            7 => BasicType::Double,
+            8 => BasicType::Byte,
+            9 => BasicType::Short,
+            10 => BasicType::Int,
+            11 => BasicType::Long,
+            _ => return None,
+        })
+    }
+
+    /// Bytes a value takes in the file (an id for a reference).
+    pub fn size(self) -> u32 {
+        match self {
+            BasicType::Object => 8,
+            BasicType::Boolean | BasicType::Byte => 1,
+            BasicType::Char | BasicType::Short => 2,
+            BasicType::Float | BasicType::Int => 4,
+            BasicType::Double | BasicType::Long => 8,
+        }
+    }
+}
 
 /// A field of a class: name, type, offset (from the object's start; from the mirror's for a
 /// static).

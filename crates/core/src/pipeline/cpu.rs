@@ -1,4 +1,6 @@
-//! The CPU pipeline (`inspect hot <pid>`, `inspect record <pid>`): target → VM model (once) →
+//! The CPU pipeline (`inspect hot <pid>`, `inspect record <pid>`; Linux, the one OS whose
+//! process seam holds single threads: elsewhere [`ThreadSampler::open`] gives
+//! [`Error::Unsupported`]): target → VM model (once) →
 //! each thread's CPU time from the OS (`process::task_stat`: `schedstat`'s run time and run
 //! count) → hold only the threads that run (`process::stop_threads`) → walk them
 //! (`threads::dump::walk_at`, a running thread from its registers: no safepoint bias) →
@@ -64,9 +66,11 @@ impl ThreadSampler {
     /// Opens live process `pid` (`Jvm::live`) and lists its Java threads.
     ///
     /// # Errors
-    /// As [`super::dump_threads`] for the open; [`Error::Vm`] when the thread list's
-    /// layout is not in the VM's tables.
+    /// [`Error::Unsupported`] where the OS cannot hold single threads (any but Linux); as
+    /// [`super::dump_threads`] for the open; [`Error::Vm`] when the thread list's layout
+    /// is not in the VM's tables.
     pub fn open(pid: Pid) -> Result<ThreadSampler, Error> {
+        process::holds_single_threads()?;
         let jvm = Jvm::live(pid)?;
         let layout = ThreadLayout::new(&jvm.vm)?;
         let mut sampler = ThreadSampler {

@@ -73,8 +73,7 @@ pub(super) fn stop_when_free(
 /// As [`stop_when_free`], holding only threads `tids` (`process::stop_threads`; Linux).
 ///
 /// # Errors
-/// As [`stop_when_free`].
-#[cfg(all(feature = "live", target_os = "linux"))]
+/// As [`stop_when_free`]; [`Error::Unsupported`] where the OS does not hold single threads.
 pub(super) fn stop_threads_when_free(
     process: &Process,
     tids: &[crate::pid::Pid],

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 mod coredump;
-#[cfg(all(feature = "live", target_os = "linux"))]
 mod cpu;
 mod detail;
 #[cfg(test)]
@@ -24,7 +23,6 @@ mod minidump;
 mod threads;
 
 pub use self::coredump::read_core;
-#[cfg(all(feature = "live", target_os = "linux"))]
 pub use self::cpu::{SampleCost, ThreadSampler, os_thread_name};
 pub use self::detail::{Detail, ReadPath, VirtualThreadsWalk, Warning};
 pub use self::heap::{

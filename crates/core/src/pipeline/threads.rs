@@ -128,7 +128,6 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let Some(process) = jvm.process() else {
         unreachable!("held_walk is given a live JVM");
     };
-    #[cfg(all(feature = "live", target_os = "linux"))]
     if opts.stop && opts.hold_running {
         return running_held_walk(jvm, process, opts);
     }
@@ -188,7 +187,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
 /// thread's `TaskStat` read, every thread walked unheld, the `TaskStat`s read again; the threads
 /// that ran (or whose stat could not be read) held together (`process::stop_threads`), walked
 /// again with their registers, and the lock facts of the whole dump read while they are held.
-#[cfg(all(feature = "live", target_os = "linux"))]
+/// Linux: elsewhere [`Error::Unsupported`] (`process::holds_single_threads`).
 fn running_held_walk(
     jvm: &Jvm,
     process: &crate::process::Process,
@@ -196,6 +195,7 @@ fn running_held_walk(
 ) -> Result<ThreadDump, Error> {
     use crate::process::{self, TaskStat};
     use std::collections::HashMap;
+    process::holds_single_threads()?;
     let vm = &jvm.vm;
     let pid = process.pid();
     let mut details = vec![jvm.path_detail()];

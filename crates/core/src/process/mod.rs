@@ -20,6 +20,8 @@
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
 //! | `task_stat(pid, tid)` (Linux, Windows) | one thread's [`TaskStat`] (state, CPU time, nice; Windows: `GetThreadTimes`, `GetThreadPriority`); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
+//! | `holds_single_threads()`, `stop_threads(&Process, tids, timeout)` → `Stopped` (`not_stopped`) | hold only some threads (Linux: ptrace, each thread alone); `Unsupported` elsewhere |
+//! | `list_tasks(pid)`, `thread_name(pid, tid)` | a process's threads and a thread's OS name (Linux: `/proc/<pid>/task`, `comm`; `Unsupported` and `None` elsewhere) |
 //!
 //! A new OS is one more module here (and one in `read/` and `locate/`).
 
@@ -44,15 +46,15 @@ pub(crate) use os::OS_PRIORITY_IS_NICE;
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
 pub(crate) use os::namespace_tids;
-/// Holds only some threads of a process (ptrace; Linux only): what samplers use, so that a
-/// thread that does not run is never held.
-#[cfg(all(feature = "live", target_os = "linux"))]
-pub(crate) use os::stop_threads;
 /// A thread's `/proc/<pid>/task/<tid>/stat` (Linux), its `GetThreadTimes` and
 /// `GetThreadPriority` (Windows): the thread-dump pipeline's `cpu=` and `os_prio=`.
 pub(crate) use os::task_stat;
-/// The threads of a process (`/proc/<pid>/task`; Linux only).
-#[cfg(all(feature = "live", target_os = "linux"))]
+/// Holds only some threads of a process (ptrace; Linux): what samplers use, so that a thread
+/// that does not run is never held. `holds_single_threads` says first whether this OS can
+/// (elsewhere both give [`crate::error::Error::Unsupported`]).
+pub(crate) use os::{holds_single_threads, stop_threads};
+/// The threads of a process (`/proc/<pid>/task`) and a thread's OS name (`comm`); Linux
+/// (elsewhere [`crate::error::Error::Unsupported`] and `None`).
 pub(crate) use os::{list_tasks, thread_name};
 
 pub(crate) use os::{

@@ -73,6 +73,11 @@ impl Stopped {
     pub fn task_stat(&self, _tid: Pid) -> Option<super::TaskStat> {
         match *self {}
     }
+
+    /// Never called.
+    pub fn not_stopped(&self) -> Vec<Pid> {
+        match *self {}
+    }
 }
 
 /// No thread of a live process is read on this build.
@@ -85,6 +90,33 @@ pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {
 
 /// No live process: no threads.
 pub fn task_stat(_pid: Pid, _tid: Pid) -> Option<super::TaskStat> {
+    None
+}
+
+/// # Errors
+/// Always [`Error::Unsupported`]: no live process is read.
+pub fn holds_single_threads() -> Result<(), Error> {
+    Err(unsupported())
+}
+
+/// # Errors
+/// Never returns: no `Process` exists.
+pub fn stop_threads(
+    process: &Process,
+    _tids: &[Pid],
+    _timeout: Duration,
+) -> Result<Stopped, Error> {
+    match *process {}
+}
+
+/// # Errors
+/// Always [`Error::Unsupported`].
+pub fn list_tasks(_pid: Pid) -> Result<Vec<Pid>, Error> {
+    Err(unsupported())
+}
+
+/// No live process: no thread names.
+pub fn thread_name(_pid: Pid, _tid: Pid) -> Option<String> {
     None
 }
 

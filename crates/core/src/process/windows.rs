@@ -130,12 +130,53 @@ fn still_active(h: HANDLE) -> bool {
 /// jcmd.exe's `os_prio=` is `GetThreadPriority`'s, whatever the JVM's priority policy.
 pub const OS_PRIORITY_IS_NICE: bool = false;
 
-/// Whether `pid` names no running process (gone, or exiting).
 /// Windows has no pid namespaces: a JVM's `OSThread::_thread_id` is the thread id; empty.
 pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {
     std::collections::HashMap::new()
 }
 
+/// What holding only some threads gives here: a debug attach suspends every thread at once, so
+/// the samplers (`inspect hot`, `inspect record`) and a dump that holds only the threads that run
+/// are not done on Windows.
+fn single_threads_unsupported() -> Error {
+    Error::Unsupported {
+        what: "holding only the threads that run",
+        os: std::env::consts::OS,
+    }
+}
+
+/// # Errors
+/// Always [`Error::Unsupported`]: see [`single_threads_unsupported`].
+pub fn holds_single_threads() -> Result<(), Error> {
+    Err(single_threads_unsupported())
+}
+
+/// # Errors
+/// Always [`Error::Unsupported`]: see [`single_threads_unsupported`].
+pub fn stop_threads(
+    _process: &Process,
+    _tids: &[Pid],
+    _timeout: Duration,
+) -> Result<Stopped, Error> {
+    Err(single_threads_unsupported())
+}
+
+/// # Errors
+/// Always [`Error::Unsupported`]: a process's threads are not listed on their own here (the
+/// samplers that need them are not done on Windows).
+pub fn list_tasks(_pid: Pid) -> Result<Vec<Pid>, Error> {
+    Err(Error::Unsupported {
+        what: "listing a process's threads",
+        os: std::env::consts::OS,
+    })
+}
+
+/// A thread's OS name is not read here: `None`.
+pub fn thread_name(_pid: Pid, _tid: Pid) -> Option<String> {
+    None
+}
+
+/// Whether `pid` names no running process (gone, or exiting).
 pub fn exited_or_exiting(pid: Pid) -> bool {
     match open_handle(pid, PROCESS_QUERY_LIMITED_INFORMATION) {
         Ok(h) => !still_active(h.as_raw_handle() as HANDLE),
@@ -472,6 +513,11 @@ impl Stopped {
     pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
         self.pending?;
         task_stat(self.pid as Pid, tid)
+    }
+
+    /// Threads that did not stop: none, the attach breakpoint suspends them all.
+    pub fn not_stopped(&self) -> Vec<Pid> {
+        Vec::new()
     }
 
     /// Lets the JVM run again and detaches.

@@ -430,11 +430,7 @@ impl Exporter {
 /// otherwise): the scan of a host with many JVMs peaks far above what serve keeps between
 /// scrapes, and RSS should show what serve holds, not its busiest scrape so far. About 0.1 ms.
 pub fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory to the kernel; no pointer is involved.
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::sys::release_free_memory();
 }
 
 /// The labels every series of a JVM carries: `pid`, `main`, `user`, `jvm_version`, in another pid

@@ -415,6 +415,14 @@ pub fn list_tasks(pid: Pid) -> Result<Vec<Pid>, Error> {
     ptrace::list_tasks(pid)
 }
 
+/// Threads are held one by one here (ptrace): always `Ok`.
+///
+/// # Errors
+/// None.
+pub fn holds_single_threads() -> Result<(), Error> {
+    Ok(())
+}
+
 /// Holds threads `tids` of `process` only, in ptrace-stop ([`ptrace::stop_threads`]).
 ///
 /// # Errors

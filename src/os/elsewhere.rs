@@ -1,6 +1,6 @@
-//! `inspect list`, `inspect serve` and `inspect top` where they do not exist: on an OS other than
-//! Linux and Windows, or in a build without the live backend (feature `live`). Each says what
-//! works instead, and exits with status 2.
+//! `inspect list`, `inspect serve` and `inspect top` where they do not exist (chosen in
+//! `os/mod.rs`): on an OS other than Linux and Windows, or in a build without the live backend
+//! (feature `live`). Each says what works instead, and exits with status 2.
 
 /// `inspect list` without a live backend.
 pub mod list {
