@@ -24,13 +24,18 @@ pub(crate) fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
 }
 
 pub(crate) fn start(java_home: &Path, flags: &[&str]) -> Jvm {
+    start_with(java_home, &[&["-Xmx64m"], flags].concat(), COUNT)
+}
+
+/// HeapTarget with `count` objects of each kind and `flags` (which give its `-Xmx`).
+pub(crate) fn start_with(java_home: &Path, flags: &[&str], count: u64) -> Jvm {
     let mut cmd = Command::new(java_home.join("bin/java"));
     cmd.env("MALLOC_ARENA_MAX", "2")
-        .args(["-Xmx64m", "-XX:ReservedCodeCacheSize=16m"])
+        .args(["-XX:ReservedCodeCacheSize=16m"])
         .args(flags)
         .arg("-cp")
         .arg(test_classes())
-        .args(["HeapTarget", &COUNT.to_string()])
+        .args(["HeapTarget", &count.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -82,7 +87,18 @@ fn thrashing_jvm_gets_a_histogram_between_its_collections() {
         for _ in 0..5 {
             let out = crate::support::inspect(&["histo", &jvm.pid.to_string(), "-v"]);
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "JDK {major} {gc}: {err}");
+            // A thread held between taking memory for a new TLAB from its region and recording
+            // it in its TLAB leaves stale bytes where objects will be: the walk of that space
+            // ends there with a warning naming it, and the exit status is 1.
+            let notes_only = out.status.code() == Some(1)
+                && err
+                    .lines()
+                    .filter(|l| l.starts_with("warning: "))
+                    .all(|l| l.contains(": walk stopped at "));
+            assert!(
+                out.status.success() || notes_only,
+                "JDK {major} {gc}: {err}"
+            );
             assert!(
                 !err.contains("inside a stop-the-world"),
                 "JDK {major} {gc}: read inside a collection: {err}"

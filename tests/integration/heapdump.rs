@@ -486,6 +486,107 @@ fn existing_files_and_a_full_disk_leave_no_dump_that_looks_complete() {
 /// Agent cannot walk. A dead object's field may hold the old address of an object ZGC has
 /// relocated since, in a page allocated again: the dump writes it as null (it is no object
 /// start the first walk found), so that no reference dangles.
+/// `inspect heapdump` killed in the middle of its dump leaves no file under the name asked for
+/// (only its hidden `.NAME.inspect-<pid>.partial`) and the JVM running, no thread stopped or
+/// traced; a JVM killed in the middle of the dump makes `inspect heapdump` fail and remove its
+/// partial file. "The middle": once the partial file has grown past 1 MiB (HeapTarget 1,000,000:
+/// a heap of about 150 MB).
+#[test]
+#[ignore = "requires root, JDK 17 (scripts/test.sh)"]
+fn a_dump_killed_or_whose_jvm_is_killed_leaves_no_file_and_no_stopped_jvm() {
+    let home = jdk(17);
+    let dir = scratch_dir("heapdump");
+    let grown = |out: &Path| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let partial = std::fs::read_dir(out.parent().unwrap())
+                .unwrap()
+                .filter_map(Result::ok)
+                .find(|e| e.file_name().to_string_lossy().ends_with(".partial"));
+            if let Some(p) = &partial
+                && p.metadata().is_ok_and(|m| m.len() > 1 << 20)
+            {
+                return p.path();
+            }
+            assert!(std::time::Instant::now() < deadline, "no partial dump grew");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    // inspect killed.
+    let jvm = crate::heap::start_with(&home, &["-Xmx1g", "-XX:+UseParallelGC"], 1_000_000);
+    let out = dir.path().join("killed.hprof");
+    let mut child = crate::support::spawn_inspect(&[
+        "heapdump",
+        &jvm.pid.to_string(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let partial = grown(&out);
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success(),
+        "inspect was not killed mid-dump: {status}"
+    );
+    assert!(!out.exists(), "a killed dump left {}", out.display());
+    assert!(
+        partial.exists(),
+        "the partial file is where a reader sees it is partial"
+    );
+    assert_left_alone(jvm.pid, false);
+    // The JVM killed.
+    let out = dir.path().join("jvm-killed.hprof");
+    let child = crate::support::spawn_inspect(&[
+        "heapdump",
+        &jvm.pid.to_string(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let second = {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let found = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .find(|p| {
+                    p != &partial
+                        && p.to_string_lossy().ends_with(".partial")
+                        && std::fs::metadata(p).is_ok_and(|m| m.len() > 1 << 20)
+                });
+            if let Some(p) = found {
+                break p;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no second partial dump grew"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    };
+    let pid = jvm.pid;
+    drop(jvm);
+    let result = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        !result.status.success(),
+        "inspect heapdump of a JVM killed mid-dump succeeded: {err}"
+    );
+    assert!(
+        err.contains(&pid.to_string()),
+        "the error names the process: {err}"
+    );
+    assert!(
+        !out.exists(),
+        "a dump of a killed JVM left {}",
+        out.display()
+    );
+    assert!(
+        !second.exists(),
+        "the partial file of the failed dump is left"
+    );
+}
+
 /// A JVM thrashing in full collections (Parallel), where jcmd often cannot attach: the dump is
 /// taken between two collections and passes both readers, HeapTarget's objects all in it.
 #[test]

@@ -1,7 +1,10 @@
 // A JVM whose threads burn CPU in known proportions, for `inspect hot` and `inspect record`:
 // "burner" runs 3 units of work in a() then 1 in b() (the same loop: 75% / 25% of its time), "looper" runs a C2-compiled
 // counted loop (no safepoint poll inside) over and over, and `parked` threads (first argument,
-// default 500) park forever. Prints READY once all run; exits when its standard input closes.
+// default 500) park forever. A second argument runs that many burners (default 1). Prints READY
+// once all run; then, with -Dhot.report=true, a line "rounds N" every 100 ms (all burners'
+// rounds so far: its throughput, for bench/bench_record.py); exits when its standard input
+// closes.
 import java.util.concurrent.locks.LockSupport;
 
 public class HotTarget {
@@ -45,22 +48,30 @@ public class HotTarget {
 
     public static void main(String[] args) throws Exception {
         int parked = args.length > 0 ? Integer.parseInt(args[0]) : 500;
-        Thread burner = new Thread(() -> {
-            while (true) {
-                sink += a(3);
-                sink += b(1);
-                rounds++;
-            }
-        }, "burner");
+        int burners = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
+        for (int i = 0; i < burners; i++) {
+            boolean first = i == 0;
+            Thread burner = new Thread(() -> {
+                while (true) {
+                    sink += a(3);
+                    sink += b(1);
+                    if (first) {
+                        rounds++;
+                    }
+                    total.incrementAndGet();
+                }
+            }, i == 0 ? "burner" : "burner-" + i);
+            burner.setDaemon(true);
+            burner.start();
+        }
         Thread looper = new Thread(() -> {
             while (true) {
                 sink += counted(200_000_000);
             }
         }, "looper");
-        for (Thread t : new Thread[] {burner, looper}) {
-            t.setDaemon(true);
-            t.start();
-        }
+        looper.setDaemon(true);
+        looper.start();
         for (int i = 0; i < parked; i++) {
             Thread t = new Thread(LockSupport::park, "parked-" + i);
             t.setDaemon(true);
@@ -75,6 +86,21 @@ public class HotTarget {
         Thread.sleep(1000);
         System.out.println("READY");
         System.out.flush();
+        if (Boolean.getBoolean("hot.report")) {
+            Thread report = new Thread(() -> {
+                while (true) {
+                    System.out.println("rounds " + total.get() + " " + System.nanoTime());
+                    System.out.flush();
+                    try {
+                        Thread.sleep(100);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "report");
+            report.setDaemon(true);
+            report.start();
+        }
         while (System.in.read() != -1) {
             // wait for EOF
         }

@@ -116,6 +116,11 @@ pub(super) fn held<R>(
     let out = read(stopped.as_ref());
     let report = stopped.map(|s| s.release());
     process.check_same()?;
+    // A process killed during the read may still look alive (its threads held by us cannot be
+    // reaped until released): what was read of it is not a reading of a running JVM.
+    if crate::process::exited_or_exiting(process.pid()) {
+        return Err(Error::ProcessExited(process.pid()));
+    }
     Ok((out, report))
 }
 
