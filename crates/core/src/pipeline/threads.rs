@@ -133,7 +133,14 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let Some(process) = jvm.process() else {
         unreachable!("held_walk is given a live JVM");
     };
-    if opts.stop && opts.hold_running {
+    // ZGC and Shenandoah move objects while the JVM runs: a thread walked without a hold may
+    // have its java.lang.Thread read mid-relocation (seen: a thread missing from the dump under
+    // generational ZGC), so under them every thread is held, as without the option.
+    let relocates_concurrently = matches!(
+        jvm.vm.layout.collector,
+        Some(crate::vm::Collector::Z | crate::vm::Collector::Shenandoah)
+    );
+    if opts.stop && opts.hold_running && !relocates_concurrently {
         return running_held_walk(jvm, process, opts);
     }
     let vm = &jvm.vm;
