@@ -66,15 +66,14 @@ fn pid(tool: &str, s: &str) -> anyhow::Result<String> {
         .with_context(|| format!("{tool}: expected a pid, got {s:?}"))
 }
 
-const LOCKS_NOTE: &str = "-l: a thread's \"Locked ownable synchronizers\" lists only those other threads wait on (the rest needs a walk of the heap), and \"- None\" is not printed";
-
 /// `jstack [-l] [-F] <pid>` / `jstack <executable> <core>` → `inspect threads`.
 fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
-    let mut note = None;
+    let mut locks = false;
     let mut rest = Vec::new();
     for a in args {
         match a.as_str() {
-            "-l" => note = Some(LOCKS_NOTE.to_string()),
+            // The ownable synchronizers: `inspect threads -l` walks the heap for them.
+            "-l" => locks = true,
             // JDK 8's forced mode: hsinspect always reads from outside.
             "-F" => {}
             "-e" => bail!(unsupported(
@@ -86,13 +85,12 @@ fn jstack(args: &[String]) -> anyhow::Result<Rewritten> {
             _ => rest.push(a.as_str()),
         }
     }
-    let mut out = match rest[..] {
-        [p] => Rewritten::new(&["threads", &pid("jstack", p)?]),
-        [exe, core] => Rewritten::new(&["threads", "--core", core, "--exe", exe]),
+    let l = if locks { &["-l"][..] } else { &[] };
+    Ok(match rest[..] {
+        [p] => Rewritten::new(&[&["threads"], l, &[&pid("jstack", p)?]].concat()),
+        [exe, core] => Rewritten::new(&[&["threads"], l, &["--core", core, "--exe", exe]].concat()),
         _ => bail!("usage: jstack [-l] <pid>  or  jstack <executable> <core>"),
-    };
-    out.note = note;
-    Ok(out)
+    })
 }
 
 /// `jmap -dump:`'s options (`[all,]format=b,file=F[,gz=N]`): the file and whether gzipped.
@@ -255,11 +253,11 @@ fn jcmd(args: &[String]) -> anyhow::Result<Rewritten> {
     ];
     let mut out = match (command.as_str(), &options[..]) {
         ("Thread.print", o) if o.iter().all(|o| *o == "-l" || *o == "-l=true") => {
-            let mut r = Rewritten::new(&["threads", &p]);
-            if !o.is_empty() {
-                r.note = Some(LOCKS_NOTE.into());
+            if o.is_empty() {
+                Rewritten::new(&["threads", &p])
+            } else {
+                Rewritten::new(&["threads", "-l", &p])
             }
-            r
         }
         ("GC.class_histogram", []) => bail!(unsupported(
             "GC.class_histogram without -all",
@@ -406,7 +404,7 @@ mod tests {
     #[test]
     fn each_tools_command_lines_become_inspects() {
         assert_eq!(args("jstack", "4242"), "threads 4242");
-        assert!(rw("jstack", "-l 4242").unwrap().note.is_some());
+        assert_eq!(args("jstack", "-l 4242"), "threads -l 4242");
         assert_eq!(
             args("jstack", "/usr/bin/java core.1"),
             "threads --core core.1 --exe /usr/bin/java"

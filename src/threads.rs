@@ -13,9 +13,10 @@ use crate::target::{CoreFileArgs, HoldArgs, Source};
 /// `inspect threads` arguments.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-    inspect threads 4242                     as `jcmd 4242 Thread.print -l`, threads held briefly\n  \
+    inspect threads 4242                     as `jcmd 4242 Thread.print`, threads held briefly\n  \
     inspect threads --no-stop 4242           without holding any thread (frames may be torn)\n  \
     inspect threads --virtual 4242           also the virtual threads no carrier runs\n  \
+    inspect threads -l 4242                  every thread's ownable synchronizers (a heap walk)\n  \
     inspect threads --core core.4242         from a core (gcore, the kernel's, a minidump)")]
 pub struct ThreadsArgs {
     /// The JVM's pid (omit with --core).
@@ -31,6 +32,14 @@ pub struct ThreadsArgs {
     /// virtual thread (2.2 s for 200,000).
     #[arg(long = "virtual")]
     virtual_threads: bool,
+    /// Also walk the heap for every ownable synchronizer a thread owns (a `ReentrantLock`, a
+    /// read-write lock, a pool worker's lock), as `jcmd <pid> Thread.print -l` lists them
+    /// under "Locked ownable synchronizers", `- None` for a thread that owns none. The JVM is
+    /// held (every thread, outside any stop-the-world collection) for the walk of its heap too:
+    /// about as long as `inspect histo`. Without it, only those another thread waits on are
+    /// listed.
+    #[arg(short = 'l', long)]
+    locks: bool,
     /// Which threads to hold for the walk: `all` (every thread, for the whole walk), or
     /// `running` (Linux): every thread walked with the JVM running, and only those that ran
     /// during the walk held, each walked again; a parked thread is never held.
@@ -86,7 +95,11 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
             core,
             args.file.exe.as_deref(),
             args.file.sysroot.as_deref(),
-            args.virtual_threads,
+            &hsinspect::pipeline::ThreadsOptions {
+                virtual_threads: args.virtual_threads,
+                ownable_synchronizers: args.locks,
+                ..Default::default()
+            },
         )
         .with_context(|| format!("thread dump of core {}", core.display()))?,
     };
@@ -114,6 +127,7 @@ fn live(pid: i32, args: &ThreadsArgs) -> anyhow::Result<hsinspect::pipeline::Thr
         virtual_threads: args.virtual_threads,
         wait: Duration::from_millis(args.hold.wait),
         hold_running: args.hold_threads == HoldThreads::Running,
+        ownable_synchronizers: args.locks,
     };
     hsinspect::pipeline::dump_threads(pid, &opts)
         .with_context(|| format!("thread dump of process {pid}"))

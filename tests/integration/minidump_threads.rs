@@ -4,7 +4,8 @@
 //! `jcmd.exe <pid> Thread.print -l`. Ours must agree with both as a live dump does
 //! (`support::jcmd::agree`: same threads, ids, nids, states, top 10 frames where jcmd's
 //! two dumps agree; `support::jcmd::agree_locks`: lock lines, ownable synchronizers, the
-//! deadlock section), and the spinning thread, which has no frame anchor, must be walked from
+//! deadlock section; with `-l`, the heap walked for every ownable synchronizer:
+//! `support::jcmd::agree_synchronizers`), and the spinning thread, which has no frame anchor, must be walked from
 //! its registers (its `CONTEXT` in the dump's `ThreadListStream`). A dump without full memory
 //! (`scripts/windows/minidump.py`'s `normal.mdmp`) is refused with how to write one.
 //!
@@ -43,6 +44,13 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
                 .last()
                 .is_some_and(|f| f.starts_with("java.lang.Thread.run(")),
         "t-spin not walked from its registers: {frames:?}\n{ours}"
+    );
+    // `-l`: the heap in the dump walked for every ownable synchronizer, as jcmd.exe's `-l`.
+    let with_locks = crate::support::jcmd::threads_ok(&["-l", "--core", dump.to_str().unwrap()]);
+    let synchronizers = crate::support::jcmd::agree_synchronizers(&before, &with_locks, &after);
+    assert!(
+        synchronizers >= 12,
+        "only {synchronizers} threads' synchronizers compared"
     );
     // -v names the dump and its streams.
     let out = inspect(&["threads", "-v", "--core", dump.to_str().unwrap()]);

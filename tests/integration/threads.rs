@@ -2,15 +2,15 @@
 //! ThreadsTarget program parks named threads in known places; jcmd's dump is taken before and
 //! after ours, and every thread whose state and frames are the same in both of jcmd's dumps must
 //! be the same in ours: the same set of threads (name, Java id, nid), the same
-//! `java.lang.Thread.State`, the same top 10 frames (`class.method(File:line)`, module prefixes
-//! removed, since they are not known from outside).
+//! `java.lang.Thread.State`, the same top 10 frames (`class.method(module@version/File:line)`,
+//! the module read from the holder's mirror as `ModuleEntry` names it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::jcmd::*;
-use crate::support::{Jvm, jdk, jdk17, test_classes};
+use crate::support::{Jvm, gcore, inspect, jdk, jdk17, test_classes};
 
 fn compare(java_home: &Path, flags: &[&str]) {
     let jvm = start_target(java_home, flags);
@@ -30,10 +30,10 @@ fn jdk17_default_flags_match_jcmd() {
 }
 
 #[test]
-fn frames_are_normalized_without_the_module() {
+fn frames_are_compared_with_their_module() {
     assert_eq!(
         normalize_frame("\tat java.lang.Object.wait(java.base@17.0.15/Object.java:338)"),
-        "java.lang.Object.wait(Object.java:338)"
+        "java.lang.Object.wait(java.base@17.0.15/Object.java:338)"
     );
     assert_eq!(
         normalize_frame("\tat X$$Lambda$1/0x00007f2a48000a08.run(Unknown Source)"),
@@ -193,6 +193,65 @@ fn jdk25_interpreted_lock_lines_match_jcmd() {
     compare_locks(&jdk(25), &["-Xint"]);
 }
 
+// `--locks` (`-l`): the heap walked for every ownable synchronizer, as `jcmd Thread.print -l`.
+
+/// Runs the target on `java_home` with `flags`; jcmd before, `inspect threads -l`, jcmd after:
+/// the lock lines as [`compare_locks`], and the ownable synchronizers exactly jcmd's
+/// ([`agree_synchronizers`]).
+fn compare_synchronizers(java_home: &Path, flags: &[&str]) {
+    let jvm = start_target(java_home, flags);
+    let before = jcmd_threads(java_home, jvm.pid);
+    let ours = inspect_threads_with(&["-l", &jvm.pid.to_string()]);
+    let after = jcmd_threads(java_home, jvm.pid);
+    agree_locks(&before, &ours, &after);
+    agree_synchronizers(&before, &ours, &after);
+}
+
+#[test]
+#[ignore = "requires JDK 11 (scripts/test.sh)"]
+fn jdk11_locks_walks_the_heap_for_every_ownable_synchronizer() {
+    compare_synchronizers(&jdk(11), &[]);
+}
+
+#[test]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
+fn jdk17_parallel_and_shenandoah_locks_list_every_ownable_synchronizer() {
+    compare_synchronizers(&jdk17(), &["-XX:+UseParallelGC"]);
+    compare_synchronizers(&jdk17(), &["-XX:+UseShenandoahGC"]);
+}
+
+#[test]
+#[ignore = "requires JDK 21 (scripts/test.sh)"]
+fn jdk21_generational_zgc_locks_list_every_ownable_synchronizer() {
+    compare_synchronizers(&jdk(21), &["-XX:+UseZGC", "-XX:+ZGenerational"]);
+}
+
+#[test]
+#[ignore = "requires JDK 25 (scripts/test.sh)"]
+fn jdk25_compact_headers_locks_list_every_ownable_synchronizer() {
+    compare_synchronizers(&jdk(25), &["-XX:+UseCompactObjectHeaders"]);
+}
+
+/// From a gcore of the JVM (jcmd's dumps taken before and after it): the same synchronizers.
+#[test]
+#[ignore = "requires JDK 17 and gdb (scripts/test.sh)"]
+fn jdk17_locks_from_a_gcore_match_jcmd() {
+    let home = jdk17();
+    let jvm = start_target(&home, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let before = jcmd_threads(&home, jvm.pid);
+    let core = gcore(jvm.pid, dir.path());
+    let after = jcmd_threads(&home, jvm.pid);
+    let out = inspect(&["threads", "-l", "--core", core.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = String::from_utf8_lossy(&out.stdout);
+    agree_synchronizers(&before, &ours, &after);
+}
+
 #[test]
 fn lock_lines_are_parsed_with_their_frames() {
     let text = "\"t\" #3 prio=5 tid=0x1 nid=0x2 waiting\n   java.lang.Thread.State: BLOCKED\n\tat A.b(java.base@17/A.java:1)\n\t- waiting to lock <0x10> (a java.lang.Object)\n\tat A.c(A.java:2)\n\n   Locked ownable synchronizers:\n\t- None\n\n";
@@ -200,7 +259,7 @@ fn lock_lines_are_parsed_with_their_frames() {
     assert_eq!(
         threads["t"].stack,
         [
-            "A.b(A.java:1)",
+            "A.b(java.base@17/A.java:1)",
             "- waiting to lock <0x10> (a java.lang.Object)",
             "A.c(A.java:2)"
         ]

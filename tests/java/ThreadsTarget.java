@@ -8,6 +8,7 @@ import java.net.ServerSocket;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 public class ThreadsTarget {
     static final Object outer = new Object();
@@ -16,6 +17,9 @@ public class ThreadsTarget {
     static final Object deadB = new Object();
     static final ReentrantLock lockA = new ReentrantLock();
     static final ReentrantLock lockB = new ReentrantLock();
+    // Held by t-juc-held, which no thread waits on: only a walk of the heap finds them (`-l`).
+    static final ReentrantLock heldLock = new ReentrantLock();
+    static final ReentrantReadWriteLock heldRw = new ReentrantReadWriteLock();
     static volatile long sink;
 
     static Thread start(String name, Runnable r) {
@@ -163,6 +167,12 @@ public class ThreadsTarget {
         }
     }
 
+    static void holdJuc() {
+        heldLock.lock();
+        heldRw.writeLock().lock();
+        parkForever();
+    }
+
     static void deep(int depth) {
         if (depth == 0) {
             parkForever();
@@ -184,6 +194,7 @@ public class ThreadsTarget {
         Thread j2 = start("t-juc-deadlock-2", () -> lockBothJuc(lockB, lockA, bothJuc));
         Thread sleeper = start("t-sleep", ThreadsTarget::sleepForever);
         Thread parker = start("t-park", ThreadsTarget::parkForever);
+        Thread holder = start("t-juc-held", ThreadsTarget::holdJuc);
         Thread classParker = start("t-park-on-class", ThreadsTarget::parkOnClass);
         ServerSocket server = new ServerSocket(0);
         Thread acceptor = start("t-accept", () -> accept(server));
@@ -206,6 +217,7 @@ public class ThreadsTarget {
         waitFor(j2, Thread.State.WAITING);
         waitFor(sleeper, Thread.State.TIMED_WAITING);
         waitFor(parker, Thread.State.WAITING);
+        waitFor(holder, Thread.State.WAITING);
         waitFor(classParker, Thread.State.WAITING);
         waitFor(acceptor, Thread.State.RUNNABLE);
         waitFor(initWaiter, Thread.State.RUNNABLE, Thread.State.WAITING);

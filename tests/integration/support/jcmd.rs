@@ -24,17 +24,11 @@ pub struct Thread {
     pub mounted: Vec<String>,
 }
 
-/// `at java.lang.Object.wait(java.base@17.0.15/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`.
+/// `\tat java.lang.Object.wait(java.base@17.0.15/Object.java:338)` →
+/// `java.lang.Object.wait(java.base@17.0.15/Object.java:338)`: the frame as printed, module
+/// prefix and all (ours prints it as jcmd does).
 pub fn normalize_frame(line: &str) -> String {
-    let body = line.trim_start().trim_start_matches("at ");
-    match (body.find('('), body.rfind(')')) {
-        (Some(open), Some(close)) if close > open => {
-            let inside = &body[open + 1..close];
-            let inside = inside.rsplit('/').next().unwrap_or(inside);
-            format!("{}({inside})", &body[..open])
-        }
-        _ => body.to_string(),
-    }
+    line.trim_start().trim_start_matches("at ").to_string()
 }
 
 /// The Java threads of a jcmd `Thread.print` dump (or ours), by name.
@@ -170,6 +164,7 @@ pub const NAMED: &[&str] = &[
     "t-juc-deadlock-2",
     "t-sleep",
     "t-park",
+    "t-juc-held",
     "t-park-on-class",
     "t-accept",
     "t-clinit-owner",
@@ -239,7 +234,7 @@ pub struct LockedThread {
 }
 
 /// The lock-relevant part of a dump: per thread name, and the deadlock section (the text after
-/// the first `Found one Java-level deadlock:`, module prefixes removed).
+/// the first `Found one Java-level deadlock:`, frames as printed).
 pub fn parse_locks(text: &str) -> (BTreeMap<String, LockedThread>, String) {
     let (threads, deadlocks) = match text.find("Found one Java-level deadlock:") {
         Some(i) => text.split_at(i),
@@ -378,6 +373,56 @@ pub fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<
         "jcmd found no deadlocks?\n{dl_before}"
     );
     assert_eq!(dl_ours, dl_before, "deadlock section\nours:\n{ours_text}");
+    compared
+}
+
+/// `inspect threads -l` (the heap walked for the ownable synchronizers) against jcmd's
+/// `Thread.print -l` before and after it: every Java thread whose `Locked ownable
+/// synchronizers` are the same in both of jcmd's has the same in ours, in jcmd's order; every
+/// Java thread of ours prints the section (`- None` when it owns none); `t-juc-held` owns its
+/// `ReentrantLock` and its `ReentrantReadWriteLock`, which no thread waits on. Returns how
+/// many threads were compared.
+pub fn agree_synchronizers(before_text: &str, ours_text: &str, after_text: &str) -> usize {
+    let (before, _) = parse_locks(before_text);
+    let (after, _) = parse_locks(after_text);
+    let (ours, _) = parse_locks(ours_text);
+    let mut compared = 0;
+    for (name, b) in &before {
+        let Some(a) = after.get(name) else { continue };
+        if name == "Attach Listener" || a.synchronizers != b.synchronizers {
+            continue;
+        }
+        let o = ours
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} not in ours:\n{ours_text}"));
+        assert_eq!(
+            o.synchronizers, b.synchronizers,
+            "{name}: ownable synchronizers differ from jcmd's\nours:\n{ours_text}\njcmd:\n{before_text}"
+        );
+        compared += 1;
+    }
+    let sections = ours_text
+        .lines()
+        .filter(|l| *l == "   Locked ownable synchronizers:")
+        .count();
+    assert_eq!(
+        sections,
+        ours.len(),
+        "every Java thread prints its ownable synchronizers\n{ours_text}"
+    );
+    let held = &ours["t-juc-held"].synchronizers;
+    assert!(
+        held.len() == 2
+            && held[0].ends_with("(a java.util.concurrent.locks.ReentrantLock$NonfairSync)")
+            && held[1]
+                .ends_with("(a java.util.concurrent.locks.ReentrantReadWriteLock$NonfairSync)"),
+        "t-juc-held: {held:?}\n{ours_text}"
+    );
+    assert!(
+        compared + 2 >= before.len(),
+        "only {compared} of {} threads compared",
+        before.len()
+    );
     compared
 }
 

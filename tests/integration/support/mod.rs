@@ -125,7 +125,18 @@ impl Jvm {
             let _ = tx.send(line);
         });
         let line = rx.recv_timeout(COMMAND_LIMIT).unwrap_or_else(|_| {
-            let report = deadline::describe(pid, "test JVM");
+            let mut report = deadline::describe(pid, "test JVM");
+            // Where the JVM hangs, read by `inspect threads` itself.
+            let threads = deadline::try_output_within(
+                Command::new(env!("CARGO_BIN_EXE_inspect")).args(["threads", &pid.to_string()]),
+                &[],
+                Duration::from_secs(60),
+                Some(pid),
+            );
+            if let Ok(Ok(out)) = threads {
+                report.push_str(&String::from_utf8_lossy(&out.stdout));
+                report.push_str(&String::from_utf8_lossy(&out.stderr));
+            }
             let _ = child.kill();
             let _ = child.wait();
             panic!("test JVM printed no READY within {COMMAND_LIMIT:?}: {cmd:?}\n{report}")

@@ -180,6 +180,7 @@ fn deadlocks_text(dump: &Dump, out: &mut String) {
 }
 
 fn thread_text(dump: &Dump, t: &DumpThread, out: &mut String) {
+    let walked = dump.ownable_synchronizers_walked;
     let name = t
         .java
         .as_ref()
@@ -240,9 +241,12 @@ fn thread_text(dump: &Dump, t: &DumpThread, out: &mut String) {
     for n in &t.notes {
         let _ = writeln!(out, "\t<inspect: {n}>");
     }
-    // Only the synchronizers other threads are parked on are known from outside (jcmd
-    // walks the heap): the section is printed when some are, never as "- None".
-    if !t.locks.owned_synchronizers.is_empty() {
+    // Without a walk of the heap (`--locks`, as jcmd's `-l` walks it) only the synchronizers
+    // other threads are parked on are known: the section is then printed when some are, never
+    // as "- None" (`ConcurrentLocksDump::print_locks_on`).
+    if walked && t.locks.owned_synchronizers.is_empty() {
+        out.push_str("\n   Locked ownable synchronizers:\n\t- None\n");
+    } else if !t.locks.owned_synchronizers.is_empty() {
         out.push_str("\n   Locked ownable synchronizers:\n");
         for l in &t.locks.owned_synchronizers {
             let line = l.text();
@@ -283,6 +287,9 @@ fn virtual_thread_text(t: &UnmountedVirtualThread, table: &[Frame], out: &mut St
 fn stack_text<'f>(frames: impl IntoIterator<Item = &'f Frame>, out: &mut String) {
     for f in frames {
         let _ = write!(out, "\tat {}.{}(", f.class, f.method);
+        if let Some(module) = &f.module {
+            let _ = write!(out, "{module}/");
+        }
         match (f.kind, &f.file, f.line) {
             (FrameKind::Native, _, _) => out.push_str("Native Method"),
             (_, Some(file), Some(line)) => {

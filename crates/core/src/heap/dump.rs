@@ -34,7 +34,7 @@ pub use super::classes::BasicType;
 use super::classes::{self, ClassKind, ClassTable};
 use super::spaces::{self, SpaceKind};
 use super::starts::{Place, Starts};
-use super::walk::{CHUNK, Chunks, KlassCache, KlassMap, ObjectLayout, Sizing, WalkStats, Walker};
+use super::walk::{CHUNK, Chunks, KlassCache, KlassMap, ObjectLayout, WalkStats, Walker};
 use crate::error::{Error, VmError};
 use crate::memory::{LeBytes, ReadMemory};
 use crate::threads::list::ThreadLayout;
@@ -410,10 +410,7 @@ fn first_walk(
 ) -> Option<Found> {
     let mut starts = Starts::new(spaces).ok()?;
     let mut finder = Finder::new(table, width);
-    let lh_at = layout.layout_helper;
-    let resolve =
-        |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, java, lh_at, klass) };
-    let mut walker = Walker::new(mem, layout, Box::new(resolve));
+    let mut walker = Walker::sized_by(mem, java, layout);
     let (mut notes, mut unknown_class, mut unreadable) = (Vec::new(), 0, 0);
     for (i, space) in spaces.iter().enumerate() {
         let note = walker.walk(space, tlabs, &mut |at, klass, size, _| match finder
@@ -1154,9 +1151,6 @@ pub fn dump(
 
     // Pass one: where every object the dump writes starts, so that each reference written
     // (statics, roots, fields, elements) points at one of them or is null.
-    let lh_at = layout.layout_helper;
-    let resolve =
-        |klass: u64| -> Result<Sizing, String> { super::walk::sizing_of(mem, &java, lh_at, klass) };
     let mut notes = overlapping;
     let mut walked = WalkStats::default();
     let found = match Starts::bytes_for(&spaces) {
@@ -1295,7 +1289,7 @@ pub fn dump(
             }
         }
         None => {
-            let mut walker = Walker::new(mem, layout, Box::new(resolve)).with_bodies();
+            let mut walker = Walker::sized_by(mem, &java, layout).with_bodies();
             for space in &spaces {
                 let note = walker.walk(space, &tlabs, &mut |at, klass, size, body| {
                     dumper.walked(at, klass, size, body);

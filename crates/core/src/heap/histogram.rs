@@ -3,8 +3,6 @@
 //! the heap walk meets, dead or alive; a class whose mirror is not set up yet — a dormant CDS
 //! archived object's — is not counted).
 
-use std::collections::HashMap;
-
 use super::Note;
 use super::spaces::{self, Space};
 use super::walk::{KlassMap, ObjectLayout, WalkStats, Walker};
@@ -83,9 +81,7 @@ fn count(
     tlabs: &[super::Tlab],
 ) -> Result<Counts, Error> {
     let reader = JavaReader::new(vm, mem)?;
-    let lh_at = layout.layout_helper;
-    let resolve = |klass: u64| super::walk::sizing_of(mem, &reader, lh_at, klass);
-    let mut walker = Walker::new(mem, layout, Box::new(resolve));
+    let mut walker = Walker::sized_by(mem, &reader, layout);
     let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
     let mut notes = Vec::new();
     // A run of objects of one class is summed here and added to `counts` when it ends.
@@ -151,7 +147,7 @@ pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogra
         stats.add(&half_stats);
     }
     let reader = JavaReader::new(vm, mem)?;
-    let mut modules = Modules::default();
+    let mut modules = crate::vm::java::ModuleNames::default();
     let mut rows = Vec::with_capacity(counts.len().min(MAX_ROWS));
     let mut dormant = 0;
     // JDK 9-14's VM-anonymous classes (lambdas) are named `Name/0x<Klass*>`
@@ -183,7 +179,7 @@ pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogra
             dormant += instances;
             continue;
         }
-        let module = modules.of(&reader, mirror);
+        let module = modules.of_mirror(&reader, mirror);
         rows.push(Row {
             instances,
             bytes,
@@ -201,72 +197,6 @@ pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogra
         dormant,
         jdk: vm.major,
     })
-}
-
-/// The modules of classes, by `java.lang.Module` object: `name@version` or `None` (unnamed).
-#[derive(Default)]
-struct Modules {
-    by_module: HashMap<u64, Option<String>>,
-    class_module: Option<u64>,
-}
-
-impl Modules {
-    /// The module of the class whose mirror is `mirror` (`Class.module` → `Module.name`,
-    /// `Module.descriptor.version.version`, or its `rawVersionString`), as `ModuleEntry` names
-    /// it for jcmd.
-    fn of(&mut self, reader: &JavaReader<'_>, mirror: u64) -> Option<String> {
-        let class_module = match self.class_module {
-            Some(o) => o,
-            None => {
-                let k = reader.klass_at(mirror).ok()?;
-                let o = reader.field_in(k, "module", "Ljava/lang/Module;").ok()?;
-                self.class_module = Some(o);
-                o
-            }
-        };
-        let module = reader
-            .reference_at(mirror.wrapping_add(class_module), "Class.module")
-            .ok()?;
-        if module == 0 {
-            return None;
-        }
-        if let Some(m) = self.by_module.get(&module) {
-            return m.clone();
-        }
-        let named = Self::read(reader, module);
-        self.by_module.insert(module, named.clone());
-        named
-    }
-
-    fn read(reader: &JavaReader<'_>, module: u64) -> Option<String> {
-        let reference = |obj: u64, name: &str, sig: &str| -> Option<u64> {
-            let k = reader.klass_at(obj).ok()?;
-            let off = reader.field_in(k, name, sig).ok()?;
-            reader.reference_at(obj.wrapping_add(off), name).ok()
-        };
-        let name = reference(module, "name", "Ljava/lang/String;")?;
-        if name == 0 {
-            return None;
-        }
-        let name = reader.string_at(name).ok()?;
-        let version = reference(module, "descriptor", "Ljava/lang/module/ModuleDescriptor;")
-            .filter(|&d| d != 0)
-            .and_then(|d| {
-                let v = reference(d, "version", "Ljava/lang/module/ModuleDescriptor$Version;")
-                    .filter(|&v| v != 0)
-                    .and_then(|v| reference(v, "version", "Ljava/lang/String;"));
-                match v {
-                    Some(s) if s != 0 => Some(s),
-                    _ => reference(d, "rawVersionString", "Ljava/lang/String;"),
-                }
-            })
-            .filter(|&s| s != 0)
-            .and_then(|s| reader.string_at(s).ok());
-        Some(match version {
-            Some(v) => format!("{name}@{v}"),
-            None => name,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 pub mod classes;
 pub mod dump;
 pub mod histogram;
+pub mod ownable;
 pub mod spaces;
 pub mod starts;
 pub mod summary;

@@ -490,6 +490,21 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// A walker reading `mem` laid out as `layout`, a new klass sized by [`sizing_of`] through
+    /// `java` (which refuses a word that is not a klass).
+    pub fn sized_by(
+        mem: &'a dyn ReadMemory,
+        java: &'a JavaReader<'_>,
+        layout: ObjectLayout,
+    ) -> Self {
+        let lh_at = layout.layout_helper;
+        Self::new(
+            mem,
+            layout,
+            Box::new(move |klass| sizing_of(mem, java, lh_at, klass)),
+        )
+    }
+
     /// Makes [`Self::walk`] hand each object's bytes to its visitor (when the object is at
     /// most [`CHUNK`] bytes; `None` for a larger one, which the visitor reads itself).
     #[must_use]

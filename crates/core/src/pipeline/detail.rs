@@ -328,6 +328,12 @@ pub enum Warning {
         /// without a stop).
         waited: Option<Duration>,
     },
+    /// `--locks`: the heap walk for the ownable synchronizers failed or stopped early in some
+    /// spaces, so the `Locked ownable synchronizers` sections may miss some.
+    SynchronizersIncomplete {
+        /// Why (the error with its causes, or the spaces not walked to their tops).
+        why: String,
+    },
     /// The system properties could not be read from the heap.
     SystemPropertiesNotRead {
         /// Why (the error, with its causes).
@@ -338,6 +344,10 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Warning::SynchronizersIncomplete { why } => write!(
+                f,
+                "the heap walk for the ownable synchronizers is incomplete, a thread's \"Locked ownable synchronizers\" may miss some: {why}"
+            ),
             Warning::SystemPropertiesNotRead { why } => {
                 write!(f, "the system properties could not be read: {why}")
             }

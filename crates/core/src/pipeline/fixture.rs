@@ -178,8 +178,16 @@ fn reference(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The options of `inspect threads --virtual`.
+fn virtual_threads() -> super::ThreadsOptions {
+    super::ThreadsOptions {
+        virtual_threads: true,
+        ..Default::default()
+    }
+}
+
 fn threads_text(core: &Path) -> Result<(String, super::ThreadDump), crate::error::Error> {
-    let dump = super::dump_threads_core(core, None, None, true)?;
+    let dump = super::dump_threads_core(core, None, None, &virtual_threads())?;
     Ok((crate::format::thread_dump::to_jcmd_text(&dump.dump), dump))
 }
 
@@ -433,7 +441,7 @@ fn a_cut_or_damaged_fixture_is_an_error_not_a_panic() {
     for (i, v) in variants.iter().enumerate() {
         std::fs::write(&damaged, v).expect("write");
         // Either result is fine; a panic fails the test.
-        let threads = super::dump_threads_core(&damaged, None, None, true);
+        let threads = super::dump_threads_core(&damaged, None, None, &virtual_threads());
         let _ = super::heap_histogram_core(&damaged, None, None);
         if i < 4 {
             assert!(threads.is_err(), "variant {i} read as a dump");

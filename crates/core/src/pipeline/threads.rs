@@ -47,6 +47,10 @@ pub struct ThreadsOptions {
     /// second walk, with the lock facts read while they are held. Elsewhere, or with `stop`
     /// false, as without it.
     pub hold_running: bool,
+    /// Also walk the heap for every owned ownable synchronizer (`--locks`, as `jcmd
+    /// Thread.print -l`: [`crate::heap::ownable`]), with every thread held and outside any
+    /// stop-the-world collection; a thread that owns none then says `- None`.
+    pub ownable_synchronizers: bool,
 }
 
 impl Default for ThreadsOptions {
@@ -57,6 +61,7 @@ impl Default for ThreadsOptions {
             virtual_threads: false,
             wait: Duration::from_secs(5),
             hold_running: false,
+            ownable_synchronizers: false,
         }
     }
 }
@@ -140,7 +145,8 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
         jvm.vm.layout.collector,
         Some(crate::vm::Collector::Z | crate::vm::Collector::Shenandoah)
     );
-    if opts.stop && opts.hold_running && !relocates_concurrently {
+    // The heap walk of `--locks` needs every thread held.
+    if opts.stop && opts.hold_running && !relocates_concurrently && !opts.ownable_synchronizers {
         return running_held_walk(jvm, process, opts);
     }
     let vm = &jvm.vm;
@@ -156,7 +162,8 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let ((walked, walk_time), report) = held(process, &stop, |stopped| {
+    let mut heap_walk = None;
+    let read = |stopped: Option<&process::Stopped>| {
         let walk_began = Instant::now();
         let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
         let mut walked = dump::walk(vm, &paged, &registers);
@@ -167,6 +174,11 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
             && let Ok(dump) = &mut walked
         {
             dump.read_virtual_threads(vm, &paged);
+        }
+        if opts.ownable_synchronizers
+            && let Ok(dump) = &mut walked
+        {
+            heap_walk = Some(read_synchronizers(vm, jvm.memory_sync(), dump));
         }
         let walk_time = walk_began.elapsed();
         // CPU times as the stop read them; without a stop, read now.
@@ -180,11 +192,21 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
             }
         }
         (walked, walk_time)
-    })?;
-    let dump = walked?;
+    };
     let mut warnings = Vec::new();
+    let ((walked, walk_time), report) = if opts.ownable_synchronizers {
+        let (out, report, wait) = super::heap::held_outside_collections(jvm, &stop, read)?;
+        wait.record(opts.stop, &mut details, &mut warnings);
+        (out, report)
+    } else {
+        held(process, &stop, read)?
+    };
+    let dump = walked?;
     details.push(jvm.model_fact());
     details.push(walk_detail(&dump, walk_time, paged.reads()));
+    if let Some(walk) = heap_walk {
+        synchronizers_detail(walk, &mut details, &mut warnings);
+    }
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
@@ -293,30 +315,45 @@ fn running_held_walk(
 
 /// A thread dump of a JVM saved in a file (an ELF core, a minidump), walked with each running
 /// thread's registers as the file saved them; `what` names the walk for a failure's message.
-fn file_walk(jvm: Jvm, virtual_threads: bool) -> Result<ThreadDump, Error> {
+fn file_walk(jvm: Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let walk_began = Instant::now();
     let paged = Paged::new(jvm.memory());
     let mut dump = dump::walk(&jvm.vm, &paged, &|tid| jvm.saved_registers(tid))
         .map_err(|e| jvm.explain(e, "the thread list"))?;
-    if virtual_threads {
+    if opts.virtual_threads {
         dump.read_virtual_threads(&jvm.vm, &paged);
     }
+    let walk_time = walk_began.elapsed();
+    let heap_walk = opts
+        .ownable_synchronizers
+        .then(|| read_synchronizers(&jvm.vm, jvm.memory_sync(), &mut dump));
+    let inside = opts.ownable_synchronizers && super::heap::core_inside_collection(&jvm);
     let mut details = vec![jvm.path_detail()];
     details.extend(jvm.dump_contents());
     details.push(jvm.model_fact());
-    details.push(walk_detail(&dump, walk_began.elapsed(), paged.reads()));
+    details.push(walk_detail(&dump, walk_time, paged.reads()));
+    let mut warnings = Vec::new();
+    if let Some(walk) = heap_walk {
+        synchronizers_detail(walk, &mut details, &mut warnings);
+    }
     details.extend(jvm.backed_reads());
+    let mut all = jvm.warnings;
+    if inside {
+        all.push(Warning::InsideCollection { waited: None });
+    }
+    all.extend(warnings);
     Ok(ThreadDump {
         dump,
         details,
-        warnings: jvm.warnings,
+        warnings: all,
     })
 }
 
 /// A thread dump of an ELF core (`inspect threads --core <core>`): libjvm found as for
 /// [`super::read_core`] (the core's `NT_FILE` note or the `link_map` walk, `exe` and `sysroot`
 /// as there), the bytes the core lacks of libjvm read from a file of the same build, then the
-/// model and the walk as for a live process (`Jvm::core`).
+/// model and the walk as for a live process (`Jvm::core`). Of `opts`, `virtual_threads` and
+/// `ownable_synchronizers` apply (a file is not held).
 ///
 /// A Windows minidump (a file that starts with `MDMP`) is read by [`dump_threads_minidump`].
 ///
@@ -328,7 +365,7 @@ pub fn dump_threads_core(
     core_path: &std::path::Path,
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
-    virtual_threads: bool,
+    opts: &ThreadsOptions,
 ) -> Result<ThreadDump, Error> {
     // An unreadable file is left to `CoreMemory::open`, which says why.
     if crate::read::is_minidump(core_path).unwrap_or(false) {
@@ -338,9 +375,9 @@ pub fn dump_threads_core(
                 "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
             ));
         }
-        return dump_threads_minidump(core_path, virtual_threads);
+        return dump_threads_minidump(core_path, opts);
     }
-    file_walk(Jvm::core(core_path, exe, sysroot)?, virtual_threads)
+    file_walk(Jvm::core(core_path, exe, sysroot)?, opts)
 }
 
 /// An ELF core opened for a pipeline that reads the VM model only (`histo`, `info`): a Windows
@@ -377,10 +414,70 @@ pub(super) fn open_elf_core(
 /// [`Error::Vm`] or [`Error::Memory`] when the model cannot be read.
 pub fn dump_threads_minidump(
     path: &std::path::Path,
-    virtual_threads: bool,
+    opts: &ThreadsOptions,
 ) -> Result<ThreadDump, Error> {
     let needs = "jvm.dll's image, the VM's tables and the Java threads' memory are";
-    file_walk(Jvm::minidump(path, needs)?, virtual_threads)
+    file_walk(Jvm::minidump(path, needs)?, opts)
+}
+
+/// `--locks`: walks the heap for the owned ownable synchronizers ([`crate::heap::ownable`])
+/// and gives them to `dump`'s threads; what the walk found and how long it took.
+fn read_synchronizers(
+    vm: &crate::vm::VmModel,
+    mem: &(dyn ReadMemory + Sync),
+    dump: &mut Dump,
+) -> (
+    Result<crate::heap::ownable::OwnableSynchronizers, Error>,
+    Duration,
+) {
+    let began = Instant::now();
+    let found = crate::heap::ownable::ownable_synchronizers(vm, mem);
+    if let Ok(found) = &found {
+        dump.set_owned_synchronizers(
+            found
+                .owned
+                .iter()
+                .map(|o| (o.object, o.class.as_str(), o.owner)),
+        );
+    }
+    (found, began.elapsed())
+}
+
+/// The `-v` line of [`read_synchronizers`]'s walk, and a warning when it failed or stopped
+/// early.
+fn synchronizers_detail(
+    (found, took): (
+        Result<crate::heap::ownable::OwnableSynchronizers, Error>,
+        Duration,
+    ),
+    details: &mut Vec<Detail>,
+    warnings: &mut Vec<Warning>,
+) {
+    match found {
+        Ok(f) => {
+            details.push(Detail::Heap(format!(
+                "ownable synchronizers: {} owned, {} unowned, in {} spaces walked in {:.1} ms ({} objects, {} bytes read)",
+                f.owned.len(),
+                f.unowned,
+                f.spaces,
+                took.as_secs_f64() * 1e3,
+                f.stats.objects,
+                f.stats.bytes_read,
+            )));
+            if !f.notes.is_empty() || f.dropped > 0 {
+                let mut why: Vec<String> = f.notes.iter().map(ToString::to_string).collect();
+                if f.dropped > 0 {
+                    why.push(format!("{} synchronizers past the most kept", f.dropped));
+                }
+                warnings.push(Warning::SynchronizersIncomplete {
+                    why: why.join("; "),
+                });
+            }
+        }
+        Err(e) => warnings.push(Warning::SynchronizersIncomplete {
+            why: crate::error::with_causes(&e),
+        }),
+    }
 }
 
 fn walk_detail(dump: &Dump, took: Duration, reads: u64) -> Detail {

@@ -2,7 +2,9 @@
 //! (`vm::java`), frames ([`super::frames`]) and locks ([`super::locks`]), walked into
 //! a [`Dump`]; `format::thread_dump` prints it as `jcmd <pid> Thread.print` does.
 
-use super::frames::{WalkStart, Walker};
+use std::collections::HashMap;
+
+use super::frames::{LockKind, LockLine, WalkStart, Walker};
 use super::list::{ThreadLayout, VmThread};
 use super::locks::LockReader;
 pub use super::thread::{DeadlockLink, DumpThread, MountedVirtualThread, ThreadLocks, Waits};
@@ -13,7 +15,7 @@ use crate::pid::Pid;
 use crate::process::TaskStat;
 use crate::registers::ThreadRegisters;
 use crate::vm::VmModel;
-use crate::vm::java::JavaReader;
+use crate::vm::java::{JavaReader, ModuleNames};
 use crate::vm::paged::Paged;
 
 impl DumpThread {
@@ -71,6 +73,11 @@ pub struct Dump {
     /// Why they could not be read, when asked for and they could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_threads_error: Option<String>,
+    /// Whether every thread's [`ThreadLocks::owned_synchronizers`] is complete: the heap was
+    /// walked for them ([`Dump::set_owned_synchronizers`], `inspect threads --locks`, as
+    /// `jcmd Thread.print -l`), so a thread without any owns none (`- None`). Otherwise only
+    /// those another thread is parked on are known.
+    pub ownable_synchronizers_walked: bool,
 }
 
 /// The most PerfData bytes read for the VM's name and mode (HotSpot's default region is 32 KiB,
@@ -180,12 +187,14 @@ pub fn assemble(vm: &VmModel, mem: &Paged<'_>, list: u64, mut threads: Vec<DumpT
         deadlocks,
         virtual_threads: None,
         virtual_threads_error: None,
+        ownable_synchronizers_walked: false,
     }
 }
 
 /// The locks' cross-thread facts of `threads` (walked by [`walk_at`]): who owns the monitor a
-/// thread waits for, and the Java-level deadlocks (cycles, as indices into `threads`); then each
-/// thread's mounted virtual thread's frames split from its carrier's. A lock reader that cannot
+/// thread waits for, and the Java-level deadlocks (cycles, as indices into `threads`); each
+/// frame's module ([`Frame::module`](super::frames::Frame::module)); then each thread's mounted
+/// virtual thread's frames split from its carrier's. A lock reader that cannot
 /// be made is a note on every thread.
 pub fn annotate(
     vm: &VmModel,
@@ -203,6 +212,14 @@ pub fn annotate(
             Vec::new()
         }
     };
+    if let Ok(java) = &java {
+        let mut modules = ModuleNames::default();
+        for t in threads.iter_mut() {
+            for f in &mut t.frames {
+                f.module = modules.of_klass(java, f.holder);
+            }
+        }
+    }
     for t in threads.iter_mut() {
         t.split_virtual_thread();
     }
@@ -363,6 +380,37 @@ impl Dump {
             Ok(v) => self.virtual_threads = Some(v),
             Err(e) => self.virtual_threads_error = Some(e.to_string()),
         }
+    }
+
+    /// Sets every thread's owned synchronizers from a walk of the heap: `owned` gives each
+    /// synchronizer's address, class (external name) and owner's `java.lang.Thread`, in the
+    /// heap's order. A thread's list is replaced (the walk finds a superset of those known from
+    /// park blockers); an owner that is no thread of the dump (a virtual thread) is left out, as
+    /// jcmd leaves it out. Marks the dump [`Dump::ownable_synchronizers_walked`].
+    pub fn set_owned_synchronizers<'s>(
+        &mut self,
+        owned: impl IntoIterator<Item = (u64, &'s str, u64)>,
+    ) {
+        let index: HashMap<u64, usize> = self
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.vm.thread_obj != 0)
+            .map(|(i, t)| (t.vm.thread_obj, i))
+            .collect();
+        for t in &mut self.threads {
+            t.locks.owned_synchronizers.clear();
+        }
+        for (object, class, owner) in owned {
+            if let Some(&i) = index.get(&owner) {
+                self.threads[i].locks.owned_synchronizers.push(LockLine {
+                    kind: LockKind::Locked,
+                    object: Some(object),
+                    class: Some(class.to_string()),
+                });
+            }
+        }
+        self.ownable_synchronizers_walked = true;
     }
 
     /// Fills each thread's CPU time and native priority (jcmd's `cpu=`, `os_prio=`) from

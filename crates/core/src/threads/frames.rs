@@ -107,6 +107,11 @@ pub struct Frame {
     /// is exported.
     #[serde(skip)]
     pub signature: Option<String>,
+    /// The holder's named module as `Thread.print` prefixes the source with it
+    /// (`java.base@17.0.15`): filled by [`super::dump::annotate`] ([`crate::vm::java::ModuleNames`]);
+    /// `None` in the unnamed module, on JDK 8, and in a sampler's frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
     /// The source file (`Object.java`), when the class records one.
     pub file: Option<String>,
     /// The line, when known.
@@ -863,6 +868,7 @@ impl<'a> Walker<'a> {
             class: m.class,
             method: m.name,
             signature: m.signature,
+            module: None,
             file: m.file,
             line,
             bci,

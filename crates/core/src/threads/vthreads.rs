@@ -526,6 +526,10 @@ pub fn unmounted(
     }
     out.threads.sort_by_key(|t| t.tid);
     out.frames = table.frames;
+    let mut modules = crate::vm::java::ModuleNames::default();
+    for f in &mut out.frames {
+        f.module = modules.of_klass(&java, f.holder);
+    }
     Ok(out)
 }
 

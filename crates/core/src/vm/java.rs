@@ -903,3 +903,97 @@ pub fn external_name(internal: &str) -> String {
     }
     dotted
 }
+/// At most this many classes and modules are remembered by [`ModuleNames`] (a bound on what a
+/// hostile target can make us hold).
+const MAX_CACHED_CLASSES: usize = 1 << 20;
+
+/// The named modules of classes as `ModuleEntry` names them for jcmd (`name@version`:
+/// `java.base@17.0.15`), the histogram's `(module@version)` column and the `module@version/`
+/// prefix of a frame in `Thread.print` (`java_lang_Throwable::print_stack_element_to_buffer`,
+/// `classfile/javaClasses.cpp`). Read from the Java objects (`Class.module` → `Module.name`,
+/// `Module.descriptor.version.version`, or its `rawVersionString`), cached by `Module` and by
+/// klass. `None` for the unnamed module, for JDK 8 (no `Class.module`), and for what cannot be
+/// read.
+#[derive(Default)]
+pub struct ModuleNames {
+    by_module: HashMap<u64, Option<String>>,
+    by_klass: HashMap<u64, Option<String>>,
+    /// `Class.module`'s offset: `Some(None)` once it is known not to exist (JDK 8).
+    class_module: Option<Option<u64>>,
+}
+
+impl ModuleNames {
+    /// The named module of the class whose `Klass*` is `klass`, by its mirror.
+    pub fn of_klass(&mut self, reader: &JavaReader<'_>, klass: u64) -> Option<String> {
+        if let Some(m) = self.by_klass.get(&klass) {
+            return m.clone();
+        }
+        let named = match reader.mirror_of(klass) {
+            Ok(mirror) if mirror != 0 => self.of_mirror(reader, mirror),
+            _ => None,
+        };
+        if self.by_klass.len() < MAX_CACHED_CLASSES {
+            self.by_klass.insert(klass, named.clone());
+        }
+        named
+    }
+
+    /// The named module of the class whose `java.lang.Class` mirror is `mirror`.
+    pub fn of_mirror(&mut self, reader: &JavaReader<'_>, mirror: u64) -> Option<String> {
+        let class_module = match self.class_module {
+            Some(o) => o?,
+            None => {
+                let o = reader
+                    .klass_at(mirror)
+                    .and_then(|k| reader.field_in(k, "module", "Ljava/lang/Module;"))
+                    .ok();
+                self.class_module = Some(o);
+                o?
+            }
+        };
+        let module = reader
+            .reference_at(mirror.wrapping_add(class_module), "Class.module")
+            .ok()?;
+        if module == 0 {
+            return None;
+        }
+        if let Some(m) = self.by_module.get(&module) {
+            return m.clone();
+        }
+        let named = Self::read(reader, module);
+        if self.by_module.len() < MAX_CACHED_CLASSES {
+            self.by_module.insert(module, named.clone());
+        }
+        named
+    }
+
+    fn read(reader: &JavaReader<'_>, module: u64) -> Option<String> {
+        let reference = |obj: u64, name: &str, sig: &str| -> Option<u64> {
+            let k = reader.klass_at(obj).ok()?;
+            let off = reader.field_in(k, name, sig).ok()?;
+            reader.reference_at(obj.wrapping_add(off), name).ok()
+        };
+        let name = reference(module, "name", "Ljava/lang/String;")?;
+        if name == 0 {
+            return None;
+        }
+        let name = reader.string_at(name).ok()?;
+        let version = reference(module, "descriptor", "Ljava/lang/module/ModuleDescriptor;")
+            .filter(|&d| d != 0)
+            .and_then(|d| {
+                let v = reference(d, "version", "Ljava/lang/module/ModuleDescriptor$Version;")
+                    .filter(|&v| v != 0)
+                    .and_then(|v| reference(v, "version", "Ljava/lang/String;"));
+                match v {
+                    Some(s) if s != 0 => Some(s),
+                    _ => reference(d, "rawVersionString", "Ljava/lang/String;"),
+                }
+            })
+            .filter(|&s| s != 0)
+            .and_then(|s| reader.string_at(s).ok());
+        Some(match version {
+            Some(v) => format!("{name}@{v}"),
+            None => name,
+        })
+    }
+}
