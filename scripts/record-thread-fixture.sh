@@ -96,7 +96,7 @@ def threads(path):
         elif line and name and not mounted:
             if line.startswith("   No compile task") or line.startswith("   Compiling:"):
                 continue
-            out[name].append(re.sub(r"\([\w.]+@[^/()]+/", "(", line))
+            out[name].append(line)
     return out
 
 jcmd, ours = threads(sys.argv[1]), threads(sys.argv[2])
