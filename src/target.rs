@@ -170,7 +170,7 @@ mod tests {
 /// a core instead of a live pid, and where its libjvm is.
 #[derive(Debug, clap::Args)]
 pub struct CoreFileArgs {
-    /// Read a core file instead of a live process: an ELF core, or (`threads` only) a Windows
+    /// Read a core file instead of a live process: an ELF core, or a Windows
     /// JVM's full-memory minidump (`hs_err_pid<pid>.mdmp`, `procdump -ma`).
     #[arg(long, value_name = "CORE")]
     pub core: Option<PathBuf>,

@@ -782,14 +782,12 @@ THREADS_RUNNING_JAVA = ["t-spin"]
 
 
 def normalize_frame(line):
-    """`at java.lang.Object.wait(java.base@21.0.8/Object.java:338)` → `java.lang.Object.wait(Object.java:338)`
-    (tests/integration/threads.rs normalize_frame)."""
+    """`\tat java.lang.Object.wait(java.base@21.0.8/Object.java:338)` →
+    `java.lang.Object.wait(java.base@21.0.8/Object.java:338)`: the frame as printed, module prefix
+    and all (tests/integration/support/jcmd.rs normalize_frame)."""
     body = line.strip()
     while body.startswith("at "):
         body = body[3:]
-    opening, closing = body.find("("), body.rfind(")")
-    if opening >= 0 and closing > opening:
-        return f"{body[:opening]}({body[opening + 1:closing].rsplit('/', 1)[-1]})"
     return body
 
 

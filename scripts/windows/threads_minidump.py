@@ -9,8 +9,10 @@ mingw) writes a full-memory dump of it with MiniDumpWriteDump in between.
 Cached in $HSINSPECT_TEST_CACHE/minidump-threads/<key>/ (default ~/.cache/hsinspect), the key made
 of the JDK build (its `release` file) and the sources that shape the dump (minidump.c,
 ThreadsTarget.java, this script's JVM flags); a later run with the same key reuses it. The
-directory holds threads.mdmp, threads-jcmd-before.txt, threads-jcmd-after.txt, vmflags-jcmd.txt and
-command-line-jcmd.txt (jcmd.exe's `VM.flags` and `VM.command_line`, taken before the dump) (jcmd.exe's output,
+directory holds threads.mdmp, threads-jcmd-before.txt, threads-jcmd-after.txt, vmflags-jcmd.txt,
+command-line-jcmd.txt (jcmd.exe's `VM.flags` and `VM.command_line`, taken before the dump),
+histo-jcmd-{before,after}.txt and heap-info-jcmd-{before,after}.txt (`GC.class_histogram -all`
+and `GC.heap_info` just before and just after the dump) (jcmd.exe's output,
 CRLF removed) and info.json (pid, size, how long the dump took). Used by
 tests/integration/minidump_threads.rs and windows/integration.py; scripts/test.sh runs it first.
 
@@ -131,6 +133,9 @@ def make(dest):
             # The flags and command line (they do not move): what `inspect info --core` reads.
             vm_flags = jcmd(pid, "VM.flags")
             command_line = jcmd(pid, "VM.command_line")
+            # The heap around the dump: what `inspect histo --core` and `heap --core` read.
+            histo_before = jcmd(pid, "GC.class_histogram", "-all")
+            heap_before = jcmd(pid, "GC.heap_info")
             path = os.path.join(dest, "threads.mdmp")
             t0 = time.time()
             code, out, err = md.wine([dumper, str(pid), "full", md.winpath(path)], timeout=600)
@@ -139,6 +144,8 @@ def make(dest):
             info = {"pid": pid, "jvm_flags": JVM_FLAGS, "seconds": round(time.time() - t0, 1),
                     "bytes": os.path.getsize(path), "writer": out.strip()}
             print(f"windows/threads_minidump: dump of {pid}: {info}", file=sys.stderr)
+            heap_after = jcmd(pid, "GC.heap_info")
+            histo_after = jcmd(pid, "GC.class_histogram", "-all")
             after = thread_print(pid)
         finally:
             try:
@@ -151,7 +158,10 @@ def make(dest):
                 proc.kill()
                 proc.wait()
         for name, text in (("threads-jcmd-before.txt", before), ("threads-jcmd-after.txt", after),
-                           ("vmflags-jcmd.txt", vm_flags), ("command-line-jcmd.txt", command_line)):
+                           ("vmflags-jcmd.txt", vm_flags), ("command-line-jcmd.txt", command_line),
+                           ("histo-jcmd-before.txt", histo_before), ("histo-jcmd-after.txt", histo_after),
+                           ("heap-info-jcmd-before.txt", heap_before),
+                           ("heap-info-jcmd-after.txt", heap_after)):
             with open(os.path.join(dest, name), "w") as f:
                 f.write(text)
         with open(os.path.join(dest, "info.json"), "w") as f:

@@ -43,6 +43,38 @@ pub fn compare(before: &str, ours: &str, after: &str) {
 /// not collected yet) a stable class may have more instances and bytes in ours, never fewer;
 /// HeapTarget's own classes must still be exact.
 pub fn compare_as(before: &str, ours: &str, after: &str, reachable_only: bool) {
+    let ours = agree_rows(before, ours, after, reachable_only);
+    // A class's row: `name (java.base@...)`, or `name` alone from a JDK 8 target.
+    let row = |class: &str| {
+        ours.iter()
+            .find(|(n, _)| *n == class || n.starts_with(&format!("{class} (java.base@")))
+            .map(|(_, r)| *r)
+            .unwrap_or_else(|| panic!("no row {class} in ours"))
+    };
+    assert_eq!(row("HeapTarget$Node").0, COUNT);
+    assert!(row("[B").0 >= COUNT / 10);
+    assert!(row("java.lang.String").0 >= COUNT);
+    assert!(row("[J").0 >= COUNT / 100);
+    assert!(row("[Ljava.lang.Object;").0 >= COUNT / 100);
+    // A hidden class (the capturing lambda), named as jcmd names it (`/0x<address>`; JDK 8
+    // `/<identity hash>`).
+    let lambda = ours
+        .iter()
+        .find(|(n, _)| n.starts_with("HeapTarget$$Lambda") && n.contains('/'))
+        .unwrap_or_else(|| panic!("no lambda row in ours"));
+    assert_eq!(lambda.1.0, COUNT / 100, "{}", lambda.0);
+}
+
+/// The rows of any target's histograms: the header lines are jcmd's, and every class whose row
+/// is the same in jcmd's `before` and `after` is the same in ours (a filler class's row may only
+/// be smaller in ours; `reachable_only` as in [`compare_as`]), those classes holding at least
+/// 90 % of the bytes. Returns our rows.
+pub fn agree_rows(
+    before: &str,
+    ours: &str,
+    after: &str,
+    reachable_only: bool,
+) -> BTreeMap<String, (u64, u64)> {
     let (jcmd_header, before) = parse(before);
     let (_, after) = parse(after);
     let (header, ours) = parse(ours);
@@ -101,23 +133,5 @@ pub fn compare_as(before: &str, ours: &str, after: &str, reachable_only: bool) {
         stable_bytes * 10 >= total * 9,
         "the stable classes hold {stable_bytes} of {total} bytes: too few to judge"
     );
-    // A class's row: `name (java.base@...)`, or `name` alone from a JDK 8 target.
-    let row = |class: &str| {
-        ours.iter()
-            .find(|(n, _)| *n == class || n.starts_with(&format!("{class} (java.base@")))
-            .map(|(_, r)| *r)
-            .unwrap_or_else(|| panic!("no row {class} in ours"))
-    };
-    assert_eq!(row("HeapTarget$Node").0, COUNT);
-    assert!(row("[B").0 >= COUNT / 10);
-    assert!(row("java.lang.String").0 >= COUNT);
-    assert!(row("[J").0 >= COUNT / 100);
-    assert!(row("[Ljava.lang.Object;").0 >= COUNT / 100);
-    // A hidden class (the capturing lambda), named as jcmd names it (`/0x<address>`; JDK 8
-    // `/<identity hash>`).
-    let lambda = ours
-        .iter()
-        .find(|(n, _)| n.starts_with("HeapTarget$$Lambda") && n.contains('/'))
-        .unwrap_or_else(|| panic!("no lambda row in ours"));
-    assert_eq!(lambda.1.0, COUNT / 100, "{}", lambda.0);
+    ours
 }

@@ -880,6 +880,10 @@ pub fn threads_minidump() -> &'static Path {
                 "threads-jcmd-after.txt",
                 "vmflags-jcmd.txt",
                 "command-line-jcmd.txt",
+                "histo-jcmd-before.txt",
+                "histo-jcmd-after.txt",
+                "heap-info-jcmd-before.txt",
+                "heap-info-jcmd-after.txt",
                 "info.json",
             ],
         )

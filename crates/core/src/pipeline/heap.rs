@@ -45,6 +45,9 @@ impl Default for HeapOptions {
     }
 }
 
+/// What a heap read needs of a minidump.
+const HEAP_NEEDS: &str = "jvm.dll's image, the VM's tables and the Java heap are";
+
 /// How long a live read waits for a stop-the-world collection to end before it reads the heap
 /// anyway (with [`Warning::InsideCollection`]): a JVM thrashing in full collections spends
 /// most of its time inside one, and lets its threads run between them.
@@ -250,7 +253,7 @@ pub fn heap_histogram_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
-    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let histogram = walk(&jvm.vm, jvm.memory_sync(), &mut details)?;
     Ok(HeapHistogram {
@@ -322,7 +325,7 @@ pub fn heap_summary_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapSummary, Error> {
-    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let details = vec![jvm.path_detail(), jvm.model_fact()];
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let info =
@@ -472,7 +475,7 @@ pub fn heap_dump_core(
     sysroot: Option<&std::path::Path>,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
-    let jvm = super::threads::open_elf_core(core_path, exe, sysroot, "the heap is")?;
+    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let registers = |tid| jvm.saved_registers(tid);
     let stats = write_dump(&jvm.vm, jvm.memory_sync(), &registers, sink, &mut details)?;

@@ -97,14 +97,12 @@ pub fn vm_info_core(
     sysroot: Option<&std::path::Path>,
     properties: bool,
 ) -> Result<VmInfo, Error> {
-    let jvm = if crate::read::is_minidump(core_path).unwrap_or(false) {
-        Jvm::minidump(
-            core_path,
-            "jvm.dll's image, the VM's tables and its flags are",
-        )?
-    } else {
-        super::threads::open_elf_core(core_path, exe, sysroot, "the flags are")?
-    };
+    let jvm = super::threads::open_file(
+        core_path,
+        exe,
+        sysroot,
+        "jvm.dll's image, the VM's tables and its flags are",
+    )?;
     let details = vec![jvm.path_detail(), jvm.model_fact()];
     read(
         &jvm.vm,

@@ -367,6 +367,22 @@ pub fn dump_threads_core(
     sysroot: Option<&std::path::Path>,
     opts: &ThreadsOptions,
 ) -> Result<ThreadDump, Error> {
+    file_walk(open_file(core_path, exe, sysroot, THREADS_NEED)?, opts)
+}
+
+/// A file a pipeline reads a JVM from (`--core`): a Windows full-memory minidump (a file that
+/// starts with `MDMP`: `Jvm::minidump`, `needs` saying what must be in it; `exe` and `sysroot`
+/// refused, they are for ELF cores), else an ELF core ([`Jvm::core`]).
+///
+/// # Errors
+/// [`Error::Core`] for a minidump given `exe` or `sysroot`; those of `Jvm::minidump` and
+/// [`Jvm::core`].
+pub(super) fn open_file(
+    core_path: &std::path::Path,
+    exe: Option<&std::path::Path>,
+    sysroot: Option<&std::path::Path>,
+    needs: &'static str,
+) -> Result<Jvm, Error> {
     // An unreadable file is left to `CoreMemory::open`, which says why.
     if crate::read::is_minidump(core_path).unwrap_or(false) {
         if exe.is_some() || sysroot.is_some() {
@@ -375,28 +391,13 @@ pub fn dump_threads_core(
                 "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
             ));
         }
-        return dump_threads_minidump(core_path, opts);
-    }
-    file_walk(Jvm::core(core_path, exe, sysroot)?, opts)
-}
-
-/// An ELF core opened for a pipeline that reads the VM model only (`histo`, `info`): a Windows
-/// minidump refused (`reads` says what is read from live JVMs and ELF cores only), then
-/// [`Jvm::core`].
-pub(super) fn open_elf_core(
-    core_path: &std::path::Path,
-    exe: Option<&std::path::Path>,
-    sysroot: Option<&std::path::Path>,
-    reads: &str,
-) -> Result<Jvm, Error> {
-    if crate::read::is_minidump(core_path).unwrap_or(false) {
-        return Err(Error::core(
-            core_path,
-            format!("a Windows minidump: {reads} read from live JVMs and ELF cores only, so far"),
-        ));
+        return Jvm::minidump(core_path, needs);
     }
     Jvm::core(core_path, exe, sysroot)
 }
+
+/// What a thread dump needs of a minidump.
+const THREADS_NEED: &str = "jvm.dll's image, the VM's tables and the Java threads' memory are";
 
 /// A thread dump of a Windows JVM's full-memory minidump (`inspect threads --core <dump>` when
 /// the file starts with `MDMP`), read on any OS (`Jvm::minidump`): `jvm.dll` from the dump's
@@ -416,8 +417,7 @@ pub fn dump_threads_minidump(
     path: &std::path::Path,
     opts: &ThreadsOptions,
 ) -> Result<ThreadDump, Error> {
-    let needs = "jvm.dll's image, the VM's tables and the Java threads' memory are";
-    file_walk(Jvm::minidump(path, needs)?, opts)
+    file_walk(Jvm::minidump(path, THREADS_NEED)?, opts)
 }
 
 /// `--locks`: walks the heap for the owned ownable synchronizers ([`crate::heap::ownable`])
