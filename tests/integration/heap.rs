@@ -81,6 +81,8 @@ fn thrashing_jvm_gets_a_histogram_between_its_collections() {
         (17, "-XX:+UseParallelGC"),
         (21, "-XX:+UseSerialGC"),
         (21, "-XX:+UseG1GC"),
+        // CMS: concurrent cycles sweep the old generation into free chunks between objects.
+        (11, "-XX:+UseConcMarkSweepGC"),
     ] {
         let jvm = start_thrashing(&jdk(major), &[gc]);
         let mut waited = 0;
@@ -121,7 +123,7 @@ fn thrashing_jvm_gets_a_histogram_between_its_collections() {
             );
         }
         assert_left_alone(jvm.pid, false);
-        if gc != "-XX:+UseG1GC" {
+        if gc != "-XX:+UseG1GC" && gc != "-XX:+UseConcMarkSweepGC" {
             assert!(
                 waited > 0,
                 "JDK {major} {gc}: no read waited for a collection"
@@ -228,6 +230,24 @@ fn jdk11_serial_parallel_and_g1_live() {
     live(11, &["-XX:+UseSerialGC"]);
     live(11, &["-XX:+UseParallelGC"]);
     live(11, &["-XX:+UseG1GC"]);
+}
+
+/// CMS (JDK 11, `-XX:+UseConcMarkSweepGC`): its old generation is a free-list space, objects
+/// and free chunks interleaved. Compacted by a full collection (HeapTarget's `System.gc()`), and
+/// swept by a concurrent cycle (`-XX:+ExplicitGCInvokesConcurrent`, every young survivor
+/// promoted: `-XX:MaxTenuringThreshold=0`), which leaves free chunks between the objects.
+#[test]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
+fn jdk11_cms_compacted_and_swept_live() {
+    live(11, &["-XX:+UseConcMarkSweepGC"]);
+    live(
+        11,
+        &[
+            "-XX:+UseConcMarkSweepGC",
+            "-XX:+ExplicitGCInvokesConcurrent",
+            "-XX:MaxTenuringThreshold=0",
+        ],
+    );
 }
 
 #[test]

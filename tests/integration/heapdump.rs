@@ -373,6 +373,15 @@ fn jdk17_g1_and_parallel_live_dumps_pass_both_readers() {
 #[ignore = "requires root, JDK 11, JDK 21 (scripts/test.sh)"]
 fn jdk11_and_21_live_dumps_pass_both_readers() {
     ours_live(11, &["-XX:+UseG1GC"]);
+    // CMS's old generation swept into free chunks between the objects.
+    ours_live(
+        11,
+        &[
+            "-XX:+UseConcMarkSweepGC",
+            "-XX:+ExplicitGCInvokesConcurrent",
+            "-XX:MaxTenuringThreshold=0",
+        ],
+    );
     ours_live(21, &["-XX:+UseSerialGC"]);
     ours_live(21, &["-XX:+UseG1GC", "-XX:-UseCompressedOops"]);
 }

@@ -732,7 +732,24 @@ fn jdk8_flags_and_command_line_match_jcmd() {
 #[test]
 #[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
 fn jdk8_parallel_histogram_matches_jmap() {
-    let jvm = start8_with(classes8(), "HeapTarget", &["-XX:+UseParallelGC"], "20000");
+    histogram_matches_jmap(&["-XX:+UseParallelGC"]);
+}
+
+/// As [`jdk8_parallel_histogram_matches_jmap`] under CMS, its old generation swept by a
+/// concurrent cycle into free chunks between the objects (`-XX:+ExplicitGCInvokesConcurrent`,
+/// every survivor promoted).
+#[test]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
+fn jdk8_cms_histogram_matches_jmap() {
+    histogram_matches_jmap(&[
+        "-XX:+UseConcMarkSweepGC",
+        "-XX:+ExplicitGCInvokesConcurrent",
+        "-XX:MaxTenuringThreshold=0",
+    ]);
+}
+
+fn histogram_matches_jmap(flags: &[&str]) {
+    let jvm = start8_with(classes8(), "HeapTarget", flags, "20000");
     let pid = jvm.pid.to_string();
     let jmap = || {
         let out = tool8("jmap", &["-histo", &pid]);

@@ -204,7 +204,10 @@ fn compare_synchronizers(java_home: &Path, flags: &[&str]) {
     let ours = inspect_threads_with(&["-l", &jvm.pid.to_string()]);
     let after = jcmd_threads(java_home, jvm.pid);
     agree_locks(&before, &ours, &after);
-    agree_synchronizers(&before, &ours, &after);
+    let traversed = flags
+        .iter()
+        .any(|f| *f == "-XX:+UseShenandoahGC" || *f == "-XX:+UseZGC");
+    agree_synchronizers(&before, &ours, &after, !traversed);
 }
 
 #[test]
@@ -249,7 +252,7 @@ fn jdk17_locks_from_a_gcore_match_jcmd() {
         String::from_utf8_lossy(&out.stderr)
     );
     let ours = String::from_utf8_lossy(&out.stdout);
-    agree_synchronizers(&before, &ours, &after);
+    agree_synchronizers(&before, &ours, &after, true);
 }
 
 #[test]

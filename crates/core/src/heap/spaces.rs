@@ -48,6 +48,40 @@ pub enum SpaceKind {
     /// [`SpaceKind::Contiguous`], but an object whose mark word is forwarded has been copied
     /// out and is stepped over.
     CollectionSet,
+    /// CMS's old generation (a `CompactibleFreeListSpace`, JDK 8 to 13): objects and free
+    /// chunks one after another from `bottom` to `top` (the space's `_end`), a free chunk
+    /// stepped over by its own size, an object's block at least the smallest chunk.
+    FreeList(FreeChunks),
+}
+
+/// How a CMS space tells its free chunks (`FreeChunk`, `gc/cms/freeChunk.hpp`:
+/// `FreeChunk::is_free` and `size`; `markOopDesc::is_cms_free_chunk` and `get_size`,
+/// `oops/markOop.hpp`) and sizes its blocks (`CompactibleFreeListSpace::adjustObjectSize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FreeChunks {
+    /// With compressed oops a free chunk says so in its mark word, which holds its size in
+    /// words: `Some((cms_shift, size_shift))` (the chunk is free when the word is neutral, lock
+    /// bits `0b01`, and bit `cms_shift` is set). Without, `None`: a free chunk's `_prev` (the
+    /// second word) has its low bit set, and its `_size` (the first) is in words.
+    pub in_mark: Option<(u32, u32)>,
+    /// The smallest block, in bytes (`MinChunkSize`: a `FreeChunk`'s size, aligned to
+    /// `ObjectAlignmentInBytes`): a smaller object still takes this much.
+    pub min_block: u64,
+}
+
+impl FreeChunks {
+    /// The size in bytes of the free chunk whose first two words are `word0` and `word1`, or
+    /// `None` when the block is an object.
+    pub fn free_chunk(&self, word0: u64, word1: u64) -> Option<u64> {
+        match self.in_mark {
+            Some((cms_shift, size_shift)) => {
+                let neutral = word0 & 0b111 == 0b001;
+                (neutral && (word0 >> cms_shift) & 1 == 1)
+                    .then(|| (word0 >> size_shift).saturating_mul(8))
+            }
+            None => (word1 & 1 == 1).then(|| word0.saturating_mul(8)),
+        }
+    }
 }
 
 /// A range of the heap that holds objects.
@@ -122,6 +156,7 @@ pub fn spaces(vm: &VmModel, mem: &dyn ReadMemory) -> Result<Vec<Space>, Error> {
         Some(Collector::G1) => g1(vm, mem, heap)?,
         Some(Collector::Shenandoah) => shenandoah(vm, mem, heap)?,
         Some(Collector::Z) => z(vm, mem, heap)?,
+        Some(Collector::ConcMarkSweep) => cms(vm, mem, heap)?,
         Some(Collector::Epsilon) => {
             let space = rd(
                 mem,
@@ -177,12 +212,15 @@ pub(crate) fn serial_generations(
     let (young, old) = match (
         vm.offset("SerialHeap", "_young_gen"),
         vm.offset("SerialHeap", "_old_gen"),
+        vm.offset("GenCollectedHeap", "_young_gen"),
+        vm.offset("GenCollectedHeap", "_old_gen"),
     ) {
-        (Ok(y), Ok(o)) => (y, o),
-        _ => (
-            vm.offset("GenCollectedHeap", "_young_gen")?,
-            vm.offset("GenCollectedHeap", "_old_gen")?,
-        ),
+        (Ok(y), Ok(o), _, _) | (_, _, Ok(y), Ok(o)) => (y, o),
+        // JDK 8: `Generation* _gens[max_gens]`, young first.
+        _ => {
+            let gens = vm.offset("GenCollectedHeap", "_gens")?;
+            (gens, gens + 8)
+        }
     };
     Ok((
         rd(mem, heap.wrapping_add(young), "SerialHeap::_young_gen")?,
@@ -201,6 +239,69 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, E
     let at = vm.offset("TenuredGeneration", "_the_space")?;
     let space = rd(mem, old.wrapping_add(at), "TenuredGeneration::_the_space")?;
     out.push(contiguous(vm, mem, space, "old")?);
+    Ok(out)
+}
+
+/// CMS (JDK 8 to 13): ParNew's young generation (a `DefNewGeneration`: eden, from) as
+/// Serial's, then the old generation's `CompactibleFreeListSpace`
+/// (`ConcurrentMarkSweepGeneration::_cmsSpace`) from its `_bottom` to its `_end`, objects and
+/// free chunks interleaved ([`SpaceKind::FreeList`]), as the Serviceability Agent's
+/// `CompactibleFreeListSpace.getLiveRegions` walks it.
+fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let (young, old) = serial_generations(vm, mem, heap)?;
+    let mut out = Vec::new();
+    for (field, name) in [("_eden_space", "eden"), ("_from_space", "from")] {
+        let at = vm.offset("DefNewGeneration", field)?;
+        let space = rd(mem, young.wrapping_add(at), "DefNewGeneration's space")?;
+        out.push(contiguous(vm, mem, space, name)?);
+    }
+    let space = rd(
+        mem,
+        old.wrapping_add(vm.offset("ConcurrentMarkSweepGeneration", "_cmsSpace")?),
+        "ConcurrentMarkSweepGeneration::_cmsSpace",
+    )?;
+    let bottom = rd(
+        mem,
+        space.wrapping_add(vm.offset("Space", "_bottom")?),
+        "CompactibleFreeListSpace::_bottom",
+    )?;
+    let end = rd(
+        mem,
+        space.wrapping_add(vm.offset("Space", "_end")?),
+        "CompactibleFreeListSpace::_end",
+    )?;
+    let in_mark = if vm.layout.compressed_oops {
+        let shift = |name: &str| -> Result<u32, Error> {
+            // An int constant, or (JDK 8's) a long one.
+            let key = format!("markOopDesc::{name}");
+            let v = match vm.int(&key) {
+                Ok(v) => v,
+                Err(_) => vm.long(&key)? as i64,
+            };
+            u32::try_from(v).ok().filter(|&v| v < 64).ok_or_else(|| {
+                VmError::Implausible {
+                    what: format!("markOopDesc::{name}").into(),
+                    detail: format!("{v}"),
+                }
+                .into()
+            })
+        };
+        Some((shift("cms_shift")?, shift("size_shift")?))
+    } else {
+        None
+    };
+    // A FreeChunk is three words (`_size`, `_prev`, `_next`) on 64-bit.
+    let align = u64::from(vm.layout.object_alignment.max(8));
+    let chunk = vm.size_of("FreeChunk").unwrap_or(24).clamp(16, 64);
+    out.push(Space {
+        name: "old".into(),
+        bottom,
+        top: end,
+        kind: SpaceKind::FreeList(FreeChunks {
+            in_mark,
+            min_block: chunk.div_ceil(align) * align,
+        }),
+    });
     Ok(out)
 }
 

@@ -177,6 +177,7 @@ pub fn heap_info(
         Some(Collector::Z) => return Err(unsupported("a heap summary of generational ZGC")),
         Some(Collector::Shenandoah) => return Err(unsupported("a heap summary of Shenandoah")),
         Some(Collector::Epsilon) => return Err(unsupported("a heap summary of Epsilon")),
+        Some(Collector::ConcMarkSweep) => return Err(unsupported("a heap summary of CMS")),
         None => {
             return Err(unsupported(
                 "a heap summary of a heap whose collector the flags do not name",

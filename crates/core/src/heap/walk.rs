@@ -390,6 +390,8 @@ pub struct WalkStats {
     pub torn: u64,
     /// Objects of a collection set already copied elsewhere (forwarded), stepped over.
     pub forwarded: u64,
+    /// Bytes of CMS free chunks stepped over ([`SpaceKind::FreeList`]).
+    pub free_bytes: u64,
     /// Reads of the target's memory.
     pub reads: u64,
     /// Bytes read from the target.
@@ -404,6 +406,7 @@ impl WalkStats {
         self.tlab_bytes += o.tlab_bytes;
         self.torn += o.torn;
         self.forwarded += o.forwarded;
+        self.free_bytes += o.free_bytes;
         self.reads += o.reads;
         self.bytes_read += o.bytes_read;
     }
@@ -714,6 +717,27 @@ impl<'a> Walker<'a> {
                 at = e;
                 continue;
             }
+            // A CMS free chunk: stepped over by its own size.
+            if let SpaceKind::FreeList(chunks) = space.kind {
+                let (word0, word1) = match self.bytes(at, 16, space.top) {
+                    Ok(h) => {
+                        let h = LeBytes::new(h);
+                        (h.u64_at(0).unwrap_or(0), h.u64_at(8).unwrap_or(0))
+                    }
+                    Err(s) => return Some(note(at, s.0)),
+                };
+                if let Some(bytes) = chunks.free_chunk(word0, word1) {
+                    if bytes < 16 || at.saturating_add(bytes) > space.top {
+                        return Some(note(
+                            at,
+                            format!("a free chunk of {bytes} bytes (past the space's end?)"),
+                        ));
+                    }
+                    self.stats.free_bytes += bytes;
+                    at += bytes;
+                    continue;
+                }
+            }
             let next_hole = holes.get(hole).map_or(u64::MAX, |h| h.0);
             let length_at = layout.oops.array_length_offset() as usize;
             let (klass, length) = match self.bytes(at, header, space.top) {
@@ -805,6 +829,9 @@ impl<'a> Walker<'a> {
                 SpaceKind::Aligned(a) if a.is_power_of_two() => {
                     end.saturating_add(a - 1) & !(a - 1)
                 }
+                // A block is at least the smallest free chunk
+                // (`CompactibleFreeListSpace::adjustObjectSize`).
+                SpaceKind::FreeList(chunks) => at.saturating_add(size.max(chunks.min_block)),
                 _ => end,
             };
         }
@@ -815,6 +842,7 @@ impl<'a> Walker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::heap::spaces::FreeChunks;
     use crate::memory::MemoryCopy;
     use crate::vm::Narrow;
 
@@ -883,6 +911,67 @@ mod tests {
             top: BASE + top,
             end: BASE + end,
         }
+    }
+
+    /// A CMS free-list space: an instance (24 bytes), an empty byte[] (16 bytes, a block of
+    /// the 24-byte minimum), a free chunk of 40 bytes marked in its mark word (compressed
+    /// oops: neutral, bit 7 set, the size in words from bit 8), another instance, and the
+    /// space's end as one free chunk marked the other way (`_prev`'s low bit, `_size` in words).
+    #[test]
+    fn a_free_list_space_steps_over_free_chunks_and_small_blocks() {
+        let mut bytes = vec![0u8; 160];
+        object(&mut bytes, 0, INSTANCE as u32, None);
+        object(&mut bytes, 24, BYTES as u32, Some(0));
+        let mark = 1u64 | 1 << 7 | 5 << 8;
+        bytes[48..56].copy_from_slice(&mark.to_le_bytes());
+        object(&mut bytes, 88, INSTANCE as u32, None);
+        let mem = MemoryCopy::new(BASE, bytes.clone(), 4096);
+        let chunks = FreeChunks {
+            in_mark: Some((7, 8)),
+            min_block: 24,
+        };
+        let free_list = |top: u64, chunks: FreeChunks| Space {
+            kind: SpaceKind::FreeList(chunks),
+            ..space(top)
+        };
+        let mut w = Walker::new(&mem, layout(), Box::new(resolve));
+        let mut seen = Vec::new();
+        let note = w.walk(&free_list(112, chunks), &[], &mut |a, k, s, _| {
+            seen.push((a - BASE, k, s))
+        });
+        assert_eq!(note, None);
+        assert_eq!(
+            seen,
+            [(0, INSTANCE, 24), (24, BYTES, 16), (88, INSTANCE, 24)]
+        );
+        assert_eq!(w.stats.free_bytes, 40);
+        // Without compressed oops: `_size` (words) first, `_prev` with its low bit set.
+        bytes[112..120].copy_from_slice(&6u64.to_le_bytes());
+        bytes[120..128].copy_from_slice(&1u64.to_le_bytes());
+        let mem = MemoryCopy::new(BASE, bytes, 4096);
+        let chunks = FreeChunks {
+            in_mark: None,
+            min_block: 24,
+        };
+        assert_eq!(chunks.free_chunk(6, 1), Some(48));
+        assert_eq!(chunks.free_chunk(6, 0x1000), None);
+        let mut w = Walker::new(&mem, layout(), Box::new(resolve));
+        let mut n = 0;
+        // Walked from the instance at 88: its block, then the free chunk to the end.
+        let tail = Space {
+            bottom: BASE + 88,
+            ..free_list(160, chunks)
+        };
+        assert_eq!(w.walk(&tail, &[], &mut |_, _, _, _| n += 1), None);
+        assert_eq!((n, w.stats.free_bytes), (1, 48));
+        // A free chunk said to run past the end is a note, not a step out of the space.
+        let mut w = Walker::new(&mem, layout(), Box::new(resolve));
+        let short = Space {
+            bottom: BASE + 88,
+            ..free_list(150, chunks)
+        };
+        let note = w.walk(&short, &[], &mut |_, _, _, _| {}).expect("a note");
+        assert!(note.reason.contains("free chunk of 48 bytes"), "{note:?}");
     }
 
     #[test]

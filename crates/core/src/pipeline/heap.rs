@@ -63,7 +63,7 @@ fn walk(
     let took = began.elapsed();
     let s = &h.stats;
     details.push(Detail::Heap(format!(
-        "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped, {} objects being allocated skipped; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
+        "heap walk: {} spaces, {} objects, {} bytes in {:.1} ms ({:.0} MB/s); {} bytes of TLAB tails skipped, {} objects being allocated skipped, {} bytes of free chunks (CMS) stepped over; {} reads, {} bytes read; {} objects of classes without a mirror not counted",
         h.spaces.len(),
         s.objects,
         s.bytes,
@@ -71,6 +71,7 @@ fn walk(
         s.bytes_read as f64 / took.as_secs_f64().max(1e-9) / 1e6,
         s.tlab_bytes,
         s.torn,
+        s.free_bytes,
         s.reads,
         s.bytes_read,
         h.dormant,

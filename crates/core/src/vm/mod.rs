@@ -119,6 +119,8 @@ pub enum Collector {
     Shenandoah,
     /// `-XX:+UseEpsilonGC`.
     Epsilon,
+    /// `-XX:+UseConcMarkSweepGC` (JDK 8 to 13): ParNew's young generation, CMS's old one.
+    ConcMarkSweep,
 }
 
 /// `ZPointerRemappedShift` (`gc/z/zAddress.hpp`, JDK 21-25): the lowest of a generational ZGC
@@ -462,11 +464,12 @@ impl VmModel {
                     }
                 }
                 b"UseSerialGC" | b"UseParallelGC" | b"UseG1GC" | b"UseShenandoahGC"
-                | b"UseEpsilonGC"
+                | b"UseEpsilonGC" | b"UseConcMarkSweepGC"
                     if byte()? =>
                 {
                     layout.collector = Some(match name.as_slice() {
                         b"UseSerialGC" => Collector::Serial,
+                        b"UseConcMarkSweepGC" => Collector::ConcMarkSweep,
                         b"UseParallelGC" => Collector::Parallel,
                         b"UseG1GC" => Collector::G1,
                         b"UseShenandoahGC" => Collector::Shenandoah,
