@@ -47,7 +47,8 @@ fn windows_minidump_thread_dump_read_on_linux_matches_jcmd_exe() {
     );
     // `-l`: the heap in the dump walked for every ownable synchronizer, as jcmd.exe's `-l`.
     let with_locks = crate::support::jcmd::threads_ok(&["-l", "--core", dump.to_str().unwrap()]);
-    let synchronizers = crate::support::jcmd::agree_synchronizers(&before, &with_locks, &after, true);
+    let synchronizers =
+        crate::support::jcmd::agree_synchronizers(&before, &with_locks, &after, true);
     assert!(
         synchronizers >= 12,
         "only {synchronizers} threads' synchronizers compared"
@@ -136,7 +137,7 @@ fn windows_minidump_flags_and_command_line_match_jcmd_exe() {
 /// file both HPROF readers read with no reference to nothing, with jcmd's instance counts of the
 /// stable classes and the threads' names.
 #[test]
-#[ignore = "requires Wine, Windows JDK, VisualVM's heap library (scripts/test.sh)"]
+#[ignore = "requires Wine, Windows JDK, JDK 17 (scripts/test.sh)"]
 fn windows_minidump_histogram_heap_info_and_heap_dump_match_jcmd_exe() {
     use crate::support::hprof::{Query, Value, strict_check, visualvm_check};
     let dir = threads_minidump();
@@ -144,10 +145,7 @@ fn windows_minidump_histogram_heap_info_and_heap_dump_match_jcmd_exe() {
     let after_pid_line = |t: String| t.split_once('\n').map(|(_, r)| r.to_string()).unwrap();
     let dump = dir.join("threads.mdmp");
     let core = dump.to_str().unwrap();
-    let (histo_before, histo_after) = (
-        read("histo-jcmd-before.txt"),
-        read("histo-jcmd-after.txt"),
-    );
+    let (histo_before, histo_after) = (read("histo-jcmd-before.txt"), read("histo-jcmd-after.txt"));
     let ours = inspect_ok(&["histo", "--core", core]);
     let rows = crate::support::histo::agree_rows(&histo_before, &ours, &histo_after, false);
     assert!(
@@ -156,7 +154,11 @@ fn windows_minidump_histogram_heap_info_and_heap_dump_match_jcmd_exe() {
     );
 
     let out = inspect(&["heap", "--core", core]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ours = String::from_utf8_lossy(&out.stdout).to_string();
     let without_metaspace = |t: &str| -> String {
         t.lines()
@@ -183,13 +185,22 @@ fn windows_minidump_histogram_heap_info_and_heap_dump_match_jcmd_exe() {
     let strict = strict_check(&file);
     assert!(strict.violations.is_empty(), "{:#?}", strict.violations);
     assert_eq!(
-        (strict.dangling, strict.dangling_static, strict.unresolved_roots),
+        (
+            strict.dangling,
+            strict.dangling_static,
+            strict.unresolved_roots
+        ),
         (0, 0, 0),
         "references to nothing, e.g. {:#?}",
         strict.examples
     );
     let vv = visualvm_check(&file, &[Query::Field("java.lang.Thread", "name")]);
-    assert_eq!((vv.dangling, vv.unresolved_roots), (0, 0), "{:#?}", vv.examples);
+    assert_eq!(
+        (vv.dangling, vv.unresolved_roots),
+        (0, 0),
+        "{:#?}",
+        vv.examples
+    );
     let (_, before) = crate::support::histo::parse(&histo_before);
     let (_, after) = crate::support::histo::parse(&histo_after);
     let mut compared = 0;
@@ -204,7 +215,10 @@ fn windows_minidump_histogram_heap_info_and_heap_dump_match_jcmd_exe() {
             continue;
         }
         if let Some(c) = vv.classes.get(class) {
-            assert_eq!(c.instances, b.0, "{class}: VisualVM counts {c:?}, jcmd.exe {b:?}");
+            assert_eq!(
+                c.instances, b.0,
+                "{class}: VisualVM counts {c:?}, jcmd.exe {b:?}"
+            );
             compared += 1;
         }
     }

@@ -237,7 +237,7 @@ fn jdk25_compact_headers_locks_list_every_ownable_synchronizer() {
 
 /// From a gcore of the JVM (jcmd's dumps taken before and after it): the same synchronizers.
 #[test]
-#[ignore = "requires JDK 17 and gdb (scripts/test.sh)"]
+#[ignore = "requires JDK 17, gdb (scripts/test.sh)"]
 fn jdk17_locks_from_a_gcore_match_jcmd() {
     let home = jdk17();
     let jvm = start_target(&home, &[]);

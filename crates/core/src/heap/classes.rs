@@ -199,7 +199,12 @@ pub fn read(
     let recolour = |a: u64| super::spaces::recolour(view, a);
     let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
     let next = vm.offset("ClassLoaderData", "_next")?;
-    let klasses = vm.offset("ClassLoaderData", "_klasses")?;
+    let Ok(klasses) = vm.offset("ClassLoaderData", "_klasses") else {
+        return Err(Error::Unsupported {
+            what: "the class table of JDK 8 (its ClassLoaderData does not export its classes; the heap dump needs them)",
+            os: std::env::consts::OS,
+        });
+    };
     let loader_at = vm.offset("ClassLoaderData", "_class_loader")?;
     let loader_is_oop = vm
         .field("ClassLoaderData", "_class_loader")

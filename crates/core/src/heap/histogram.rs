@@ -111,6 +111,24 @@ fn count(
     Ok((counts, notes, stats))
 }
 
+/// What a walk of the whole heap needs: the collector's spaces, every thread's TLAB (its
+/// unused tail jumped over), the object layout.
+///
+/// # Errors
+/// As [`spaces::spaces`], `spaces::tlabs` and [`ObjectLayout::new`].
+pub(crate) fn walk_plan(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+) -> Result<(Vec<Space>, Vec<super::Tlab>, ObjectLayout), Error> {
+    let spaces = spaces::spaces(vm, mem)?;
+    let threads = ThreadLayout::new(vm)?
+        .thread_addresses(mem)
+        .map(|(_, t)| t)
+        .unwrap_or_default();
+    let tlabs = spaces::tlabs(vm, mem, &threads)?;
+    Ok((spaces, tlabs, ObjectLayout::new(vm, mem)?))
+}
+
 /// The most classes named (rows): more distinct klasses than this means a corrupt walk.
 const MAX_ROWS: usize = 1 << 20;
 
@@ -121,13 +139,7 @@ const MAX_ROWS: usize = 1 << 20;
 /// the object layout entries are missing. A space that cannot be walked to its top is a
 /// [`Note`], not an error.
 pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogram, Error> {
-    let spaces = spaces::spaces(vm, mem)?;
-    let threads = ThreadLayout::new(vm)?
-        .thread_addresses(mem)
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    let tlabs = spaces::tlabs(vm, mem, &threads)?;
-    let layout = ObjectLayout::new(vm, mem)?;
+    let (spaces, tlabs, layout) = walk_plan(vm, mem)?;
     let halves = super::walk::walk_in_halves(&spaces, |half| count(vm, mem, layout, half, &tlabs));
     let mut counts: KlassMap<(u64, u64)> = KlassMap::default();
     let mut notes = Vec::new();

@@ -9,11 +9,9 @@
 //! `Klass*` once it is known), each instance's owner read through the VM model.
 
 use super::Note;
-use super::spaces;
-use super::walk::{KlassMap, ObjectLayout, WalkStats, Walker};
+use super::walk::{KlassMap, WalkStats, Walker};
 use crate::error::Error;
 use crate::memory::ReadMemory;
-use crate::threads::list::ThreadLayout;
 use crate::vm::VmModel;
 use crate::vm::java::JavaReader;
 
@@ -46,7 +44,7 @@ pub struct OwnableSynchronizers {
     pub owned: Vec<OwnedSynchronizer>,
     /// The ownable synchronizers met without an owner.
     pub unowned: u64,
-    /// Those past [`MAX_FOUND`], not kept.
+    /// Those past the most kept (2^20), not kept.
     pub dropped: u64,
     /// The spaces whose walk stopped early.
     pub notes: Vec<Note>,
@@ -70,13 +68,7 @@ pub fn ownable_synchronizers(
     vm: &VmModel,
     mem: &(dyn ReadMemory + Sync),
 ) -> Result<OwnableSynchronizers, Error> {
-    let spaces = spaces::spaces(vm, mem)?;
-    let threads = ThreadLayout::new(vm)?
-        .thread_addresses(mem)
-        .map(|(_, t)| t)
-        .unwrap_or_default();
-    let tlabs = spaces::tlabs(vm, mem, &threads)?;
-    let layout = ObjectLayout::new(vm, mem)?;
+    let (spaces, tlabs, layout) = super::histogram::walk_plan(vm, mem)?;
     let super_at = vm.offset("Klass", "_super")?;
     let halves = super::walk::walk_in_halves(&spaces, |half| -> Result<Found, Error> {
         let reader = JavaReader::new(vm, mem)?;

@@ -228,14 +228,20 @@ pub(crate) fn serial_generations(
     ))
 }
 
-fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
-    let (young, old) = serial_generations(vm, mem, heap)?;
+/// A `DefNewGeneration`'s (Serial's, ParNew's) eden and from spaces.
+fn young_spaces(vm: &VmModel, mem: &dyn ReadMemory, young: u64) -> Result<Vec<Space>, Error> {
     let mut out = Vec::new();
     for (field, name) in [("_eden_space", "eden"), ("_from_space", "from")] {
         let at = vm.offset("DefNewGeneration", field)?;
         let space = rd(mem, young.wrapping_add(at), "DefNewGeneration's space")?;
         out.push(contiguous(vm, mem, space, name)?);
     }
+    Ok(out)
+}
+
+fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let (young, old) = serial_generations(vm, mem, heap)?;
+    let mut out = young_spaces(vm, mem, young)?;
     let at = vm.offset("TenuredGeneration", "_the_space")?;
     let space = rd(mem, old.wrapping_add(at), "TenuredGeneration::_the_space")?;
     out.push(contiguous(vm, mem, space, "old")?);
@@ -249,12 +255,7 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, E
 /// `CompactibleFreeListSpace.getLiveRegions` walks it.
 fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
     let (young, old) = serial_generations(vm, mem, heap)?;
-    let mut out = Vec::new();
-    for (field, name) in [("_eden_space", "eden"), ("_from_space", "from")] {
-        let at = vm.offset("DefNewGeneration", field)?;
-        let space = rd(mem, young.wrapping_add(at), "DefNewGeneration's space")?;
-        out.push(contiguous(vm, mem, space, name)?);
-    }
+    let mut out = young_spaces(vm, mem, young)?;
     let space = rd(
         mem,
         old.wrapping_add(vm.offset("ConcurrentMarkSweepGeneration", "_cmsSpace")?),
@@ -354,8 +355,8 @@ pub(crate) struct G1Table {
     pub bottom: u64,
     /// Offset of `_top` (JDK 11: `G1ContiguousSpace::`, JDK 8: `G1OffsetTableContigSpace::`).
     pub top: u64,
-    /// Offset of `_type._tag`.
-    tag: u64,
+    /// Offset of `_type._tag`; `None` on JDK 8, whose vmStructs do not export the type.
+    tag: Option<u64>,
     /// `G1HeapRegionType` (JDK 23+) or `HeapRegionType`, for the tag constants.
     region_type: &'static str,
 }
@@ -364,7 +365,6 @@ impl G1Table {
     /// Reads `G1CollectedHeap::_hrm`'s `G1HeapRegionTable` (`_base[0.._length)`).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for JDK 8, whose vmStructs lack the regions' types;
     /// [`Error::Vm`] for a missing entry or more than [`MAX_REGIONS`] regions;
     /// [`Error::Memory`].
     pub(crate) fn read(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Self, Error> {
@@ -374,12 +374,10 @@ impl G1Table {
         } else {
             ("HeapRegionManager", "HeapRegion", "HeapRegionType")
         };
-        if vm.field(region, "_type").is_none() {
-            return Err(Error::Unsupported {
-                what: "walking JDK 8's G1 heap (its vmStructs do not export the regions' types)",
-                os: std::env::consts::OS,
-            });
-        }
+        let tag = match vm.field(region, "_type") {
+            Some(_) => Some(vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?),
+            None => None,
+        };
         let hrm = heap.wrapping_add(vm.offset("G1CollectedHeap", "_hrm")?);
         let table = hrm.wrapping_add(vm.offset(manager, "_regions")?);
         let base = rd(
@@ -413,7 +411,7 @@ impl G1Table {
                 .offset(region, "_top")
                 .or_else(|_| vm.offset("G1ContiguousSpace", "_top"))
                 .or_else(|_| vm.offset("G1OffsetTableContigSpace", "_top"))?,
-            tag: vm.offset(region, "_type")? + vm.offset(region_type, "_tag")?,
+            tag,
             region_type,
         })
     }
@@ -430,9 +428,15 @@ impl G1Table {
     /// little-endian).
     ///
     /// # Errors
-    /// [`Error::Memory`].
+    /// [`Error::Unsupported`] on JDK 8 (no types exported); [`Error::Memory`].
     pub(crate) fn tag_of(&self, mem: &dyn ReadMemory, r: u64) -> Result<i64, Error> {
-        mem.read_u8(r.wrapping_add(self.tag))
+        let Some(tag) = self.tag else {
+            return Err(Error::Unsupported {
+                what: "G1 region types on JDK 8 (its vmStructs do not export them)",
+                os: std::env::consts::OS,
+            });
+        };
+        mem.read_u8(r.wrapping_add(tag))
             .map(i64::from)
             .map_err(|e| Error::memory("G1HeapRegionType::_tag", e))
     }
@@ -440,6 +444,9 @@ impl G1Table {
 
 fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
     let table = G1Table::read(vm, mem, heap)?;
+    if table.tag.is_none() {
+        return g1_untyped(mem, &table);
+    }
     let free = table.constant(vm, "FreeTag")?;
     let starts = table.constant(vm, "StartsHumongousTag")?;
     let continues = table.constant(vm, "ContinuesHumongousTag")?;
@@ -462,6 +469,39 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error
             } else {
                 SpaceKind::Contiguous
             },
+        });
+    }
+    Ok(out)
+}
+
+/// JDK 8's G1, whose regions' types vmStructs do not export: every region from its `_bottom`
+/// to its `_top`, in address order, but a region that starts below the end of the space before
+/// it: a starts-humongous region's `_end` and `_top` run to the end of its object
+/// (`HeapRegion::set_startsHumongous`, JDK 8), which covers its continues-humongous regions. A
+/// free region is empty (`_top` at `_bottom`).
+fn g1_untyped(mem: &dyn ReadMemory, table: &G1Table) -> Result<Vec<Space>, Error> {
+    let mut regions = Vec::new();
+    for (i, &r) in table.regions.iter().enumerate() {
+        if r == 0 {
+            continue;
+        }
+        let bottom = rd(mem, r.wrapping_add(table.bottom), "HeapRegion::_bottom")?;
+        let top = rd(mem, r.wrapping_add(table.top), "HeapRegion::_top")?;
+        regions.push((bottom, top, i));
+    }
+    regions.sort_unstable();
+    let mut out: Vec<Space> = Vec::new();
+    let mut covered = 0u64;
+    for (bottom, top, i) in regions {
+        if bottom < covered || top <= bottom {
+            continue;
+        }
+        covered = top;
+        out.push(Space {
+            name: format!("region {i}"),
+            bottom,
+            top,
+            kind: SpaceKind::Contiguous,
         });
     }
     Ok(out)

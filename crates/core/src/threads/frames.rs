@@ -108,7 +108,7 @@ pub struct Frame {
     #[serde(skip)]
     pub signature: Option<String>,
     /// The holder's named module as `Thread.print` prefixes the source with it
-    /// (`java.base@17.0.15`): filled by [`super::dump::annotate`] ([`crate::vm::java::ModuleNames`]);
+    /// (`java.base@17.0.15`): filled by [`super::dump::annotate`] (`vm::java::ModuleNames`);
     /// `None` in the unnamed module, on JDK 8, and in a sampler's frames.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub module: Option<String>,

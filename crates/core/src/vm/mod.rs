@@ -463,8 +463,12 @@ impl VmModel {
                         layout.collector = Some(Collector::Z);
                     }
                 }
-                b"UseSerialGC" | b"UseParallelGC" | b"UseG1GC" | b"UseShenandoahGC"
-                | b"UseEpsilonGC" | b"UseConcMarkSweepGC"
+                b"UseSerialGC"
+                | b"UseParallelGC"
+                | b"UseG1GC"
+                | b"UseShenandoahGC"
+                | b"UseEpsilonGC"
+                | b"UseConcMarkSweepGC"
                     if byte()? =>
                 {
                     layout.collector = Some(match name.as_slice() {
