@@ -48,11 +48,6 @@ impl Default for HeapOptions {
 /// What a heap read needs of a minidump.
 const HEAP_NEEDS: &str = "jvm.dll's image, the VM's tables and the Java heap are";
 
-/// How long a live read waits for a stop-the-world collection to end before it reads the heap
-/// anyway (with [`Warning::InsideCollection`]): a JVM thrashing in full collections spends
-/// most of its time inside one, and lets its threads run between them.
-pub const COLLECTION_WAIT: Duration = Duration::from_secs(10);
-
 fn walk(
     vm: &VmModel,
     mem: &(dyn ReadMemory + Sync),
@@ -79,93 +74,6 @@ fn walk(
     Ok(h)
 }
 
-/// How a hold waited out the stop-the-world collections ([`held_outside_collections`]).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct CollectionWait {
-    /// The hold was taken inside a collection all the same (after [`COLLECTION_WAIT`], or
-    /// without a stop).
-    inside: bool,
-    /// From the first look to the hold that was kept.
-    waited: Duration,
-    /// Holds taken (a hold inside a collection is released and taken again).
-    stops: u32,
-    /// Looks with the JVM running.
-    polls: u32,
-}
-
-impl CollectionWait {
-    /// Says what the wait did (`-v`) and warns of a read inside a collection.
-    pub(super) fn record(
-        &self,
-        stop: bool,
-        details: &mut Vec<Detail>,
-        warnings: &mut Vec<Warning>,
-    ) {
-        if self.stops > 1 || self.polls > 0 || self.inside {
-            details.push(Detail::Heap(format!(
-                "stop-the-world collections waited out: {} ms, {} looks with the JVM running, {} stops",
-                self.waited.as_millis(),
-                self.polls,
-                self.stops
-            )));
-        }
-        if self.inside {
-            warnings.push(Warning::InsideCollection {
-                waited: stop.then_some(self.waited),
-            });
-        }
-    }
-}
-
-/// Runs `read` with the threads of live `jvm` held as `stop` says (`threads::held`), but never
-/// inside a stop-the-world collection, whose objects are half moved: waits, with the JVM
-/// running, for the collection's flag (`CollectedHeap::_is_gc_active`) to clear, stops, and
-/// looks again under the hold; a collection begun in between is released and waited out the
-/// same way, up to [`COLLECTION_WAIT`], after which `read` runs inside it.
-///
-/// # Errors
-/// As `threads::held`.
-pub(super) fn held_outside_collections<R>(
-    jvm: &Jvm,
-    stop: &super::threads::StopOptions,
-    read: impl FnOnce(Option<&crate::process::Stopped>) -> R,
-) -> Result<(R, Option<crate::process::StopReport>, CollectionWait), Error> {
-    let Some(process) = jvm.process() else {
-        unreachable!("held_outside_collections is given a live JVM");
-    };
-    let flag = crate::heap::spaces::stw_collection_flag(&jvm.vm, jvm.memory());
-    let active = |mem: &dyn ReadMemory| {
-        flag.is_some_and(|f| crate::heap::spaces::stw_collection_active(mem, f).unwrap_or(false))
-    };
-    let began = Instant::now();
-    let mut read = Some(read);
-    let (mut stops, mut polls) = (0u32, 0u32);
-    loop {
-        while stop.stop && active(jvm.memory()) && began.elapsed() < COLLECTION_WAIT {
-            polls += 1;
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        stops += 1;
-        let (out, report) = super::threads::held(process, stop, |stopped| {
-            let inside = active(jvm.memory());
-            if inside && stopped.is_some() && began.elapsed() < COLLECTION_WAIT {
-                return None;
-            }
-            let read = read.take().expect("read once");
-            Some((read(stopped), inside, began.elapsed()))
-        })?;
-        if let Some((out, inside, waited)) = out {
-            let wait = CollectionWait {
-                inside,
-                waited,
-                stops,
-                polls,
-            };
-            return Ok((out, report, wait));
-        }
-    }
-}
-
 /// Opens live process `pid` (its VM model read with the JVM running), holds its threads as
 /// `opts` says while `read` runs (given the JVM, the stop's registers by thread id, and the
 /// details so far), outside any stop-the-world collection ([`held_outside_collections`]),
@@ -181,14 +89,14 @@ fn live_held<R>(
 ) -> Result<(R, Vec<Detail>, Vec<Warning>), Error> {
     let jvm = Jvm::live(pid)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
-    let stop = super::threads::StopOptions {
+    let stop = super::hold::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
     let host_tids = crate::process::namespace_tids(pid);
     let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
-    let (read, report, wait) = held_outside_collections(&jvm, &stop, |stopped| {
+    let (read, report, wait) = super::hold::held_outside_collections(&jvm, &stop, |stopped| {
         let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
         read(&jvm, &registers, &mut details)
     })?;
@@ -226,21 +134,12 @@ pub fn heap_histogram(
 /// A core's warnings, and one more when the process was inside a stop-the-world collection
 /// when the core was made (its heap may hold objects half moved).
 fn core_warnings(jvm: Jvm) -> Vec<Warning> {
-    let inside = core_inside_collection(&jvm);
+    let inside = super::hold::core_inside_collection(&jvm);
     let mut warnings = jvm.warnings;
     if inside {
         warnings.push(Warning::InsideCollection { waited: None });
     }
     warnings
-}
-
-/// Whether the process of a core (or a minidump) was inside a stop-the-world collection when
-/// it was made (its heap may hold objects half moved).
-pub(super) fn core_inside_collection(jvm: &Jvm) -> bool {
-    let flag = crate::heap::spaces::stw_collection_flag(&jvm.vm, jvm.memory());
-    flag.is_some_and(|f| {
-        crate::heap::spaces::stw_collection_active(jvm.memory(), f).unwrap_or(false)
-    })
 }
 
 /// The class histogram of an ELF core (`inspect histo --core <core>`), libjvm found as for
@@ -254,7 +153,7 @@ pub fn heap_histogram_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapHistogram, Error> {
-    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
+    let jvm = Jvm::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let histogram = walk(&jvm.vm, jvm.memory_sync(), &mut details)?;
     Ok(HeapHistogram {
@@ -295,12 +194,12 @@ pub fn heap_summary(pid: crate::process::Pid, opts: &HeapOptions) -> Result<Heap
     // libjvm's `.symtab` is read before the hold.
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
-    let stop = super::threads::StopOptions {
+    let stop = super::hold::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
     };
-    let (read, report) = super::threads::held(process, &stop, |_| {
+    let (read, report) = super::hold::held(process, &stop, |_| {
         crate::heap::summary::heap_info(&jvm.vm, jvm.memory(), &|n| symbols.get(n).copied())
     })?;
     let info = read?;
@@ -326,7 +225,7 @@ pub fn heap_summary_core(
     exe: Option<&std::path::Path>,
     sysroot: Option<&std::path::Path>,
 ) -> Result<HeapSummary, Error> {
-    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
+    let jvm = Jvm::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let details = vec![jvm.path_detail(), jvm.model_fact()];
     let symbols = jvm.symtab_addresses(&crate::heap::summary::METASPACE_SYMBOLS);
     let info =
@@ -476,7 +375,7 @@ pub fn heap_dump_core(
     sysroot: Option<&std::path::Path>,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
-    let jvm = super::threads::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
+    let jvm = Jvm::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let registers = |tid| jvm.saved_registers(tid);
     let stats = write_dump(&jvm.vm, jvm.memory_sync(), &registers, sink, &mut details)?;

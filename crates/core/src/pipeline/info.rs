@@ -97,7 +97,7 @@ pub fn vm_info_core(
     sysroot: Option<&std::path::Path>,
     properties: bool,
 ) -> Result<VmInfo, Error> {
-    let jvm = super::threads::open_file(
+    let jvm = Jvm::open_file(
         core_path,
         exe,
         sysroot,

@@ -136,6 +136,32 @@ impl Jvm {
         })
     }
 
+    /// A file a pipeline reads a JVM from (`--core`): a Windows full-memory minidump (a file that
+    /// starts with `MDMP`: `Jvm::minidump`, `needs` saying what must be in it; `exe` and `sysroot`
+    /// refused, they are for ELF cores), else an ELF core ([`Jvm::core`]).
+    ///
+    /// # Errors
+    /// [`Error::Core`] for a minidump given `exe` or `sysroot`; those of `Jvm::minidump` and
+    /// [`Jvm::core`].
+    pub(super) fn open_file(
+        core_path: &std::path::Path,
+        exe: Option<&std::path::Path>,
+        sysroot: Option<&std::path::Path>,
+        needs: &'static str,
+    ) -> Result<Jvm, Error> {
+        // An unreadable file is left to `CoreMemory::open`, which says why.
+        if crate::read::is_minidump(core_path).unwrap_or(false) {
+            if exe.is_some() || sysroot.is_some() {
+                return Err(Error::core(
+                    core_path,
+                    "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
+                ));
+            }
+            return Self::minidump(core_path, needs);
+        }
+        Self::core(core_path, exe, sysroot)
+    }
+
     /// Opens Windows minidump `path` (on any OS) and reads its VM model: `jvm.dll` from its
     /// module list, its exports read from the image in the dump, the tables walked. `needs`
     /// says what the caller reads (`"jvm.dll's image, the VM's tables and its flags are"`), for

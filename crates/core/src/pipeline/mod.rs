@@ -15,6 +15,7 @@ mod detail;
 #[cfg(test)]
 mod fixture;
 mod heap;
+mod hold;
 mod hsperfdata;
 mod info;
 mod jvm;

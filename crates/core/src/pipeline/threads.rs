@@ -85,50 +85,6 @@ pub fn dump_threads(pid: crate::process::Pid, opts: &ThreadsOptions) -> Result<T
     held_walk(&jvm, opts)
 }
 
-/// How a live read holds the JVM: whether to stop it at all (`false`: `--no-stop`), how long
-/// the stop may take (`--stop-timeout`), and how long to wait for another tracer's hold to end
-/// (`--wait`).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct StopOptions {
-    pub stop: bool,
-    pub timeout: Duration,
-    pub wait: Duration,
-}
-
-/// Runs `read` with every thread of `process` held (as `-F` holds them, waiting for another
-/// reader's hold to end: `live::stop_when_free`; with `stop.stop` false, running), then
-/// releases them and checks the process is the same one: what `read` returned and the stop's
-/// report. The stop is released on every path.
-///
-/// # Errors
-/// Those of `process::stop`; [`Error::AlreadyTraced`] after `stop.wait`;
-/// [`Error::ProcessExited`], [`Error::PidReused`].
-pub(super) fn held<R>(
-    process: &crate::process::Process,
-    stop: &StopOptions,
-    read: impl FnOnce(Option<&crate::process::Stopped>) -> R,
-) -> Result<(R, Option<crate::process::StopReport>), Error> {
-    let stopped = if stop.stop {
-        Some(super::live::stop_when_free(
-            process,
-            stop.timeout,
-            stop.wait,
-            Instant::now(),
-        )?)
-    } else {
-        None
-    };
-    let out = read(stopped.as_ref());
-    let report = stopped.map(|s| s.release());
-    process.check_same()?;
-    // A process killed during the read may still look alive (its threads held by us cannot be
-    // reaped until released): what was read of it is not a reading of a running JVM.
-    if crate::process::exited_or_exiting(process.pid()) {
-        return Err(Error::ProcessExited(process.pid()));
-    }
-    Ok((out, report))
-}
-
 /// The live dump's stop, walk and release, the same on every OS with a live backend: the
 /// threads held (`process::stop`, unless `--no-stop`), walked, given their CPU times and
 /// priorities as the stop read them (Linux: each thread's `stat` before its interrupt; Windows:
@@ -157,7 +113,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let host_tids = process::namespace_tids(pid);
     let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
     let paged = Paged::new(jvm.memory());
-    let stop = StopOptions {
+    let stop = super::hold::StopOptions {
         stop: opts.stop,
         timeout: opts.stop_timeout,
         wait: opts.wait,
@@ -195,11 +151,11 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     };
     let mut warnings = Vec::new();
     let ((walked, walk_time), report) = if opts.ownable_synchronizers {
-        let (out, report, wait) = super::heap::held_outside_collections(jvm, &stop, read)?;
+        let (out, report, wait) = super::hold::held_outside_collections(jvm, &stop, read)?;
         wait.record(opts.stop, &mut details, &mut warnings);
         (out, report)
     } else {
-        held(process, &stop, read)?
+        super::hold::held(process, &stop, read)?
     };
     let dump = walked?;
     details.push(jvm.model_fact());
@@ -327,7 +283,7 @@ fn file_walk(jvm: Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let heap_walk = opts
         .ownable_synchronizers
         .then(|| read_synchronizers(&jvm.vm, jvm.memory_sync(), &mut dump));
-    let inside = opts.ownable_synchronizers && super::heap::core_inside_collection(&jvm);
+    let inside = opts.ownable_synchronizers && super::hold::core_inside_collection(&jvm);
     let mut details = vec![jvm.path_detail()];
     details.extend(jvm.dump_contents());
     details.push(jvm.model_fact());
@@ -367,33 +323,7 @@ pub fn dump_threads_core(
     sysroot: Option<&std::path::Path>,
     opts: &ThreadsOptions,
 ) -> Result<ThreadDump, Error> {
-    file_walk(open_file(core_path, exe, sysroot, THREADS_NEED)?, opts)
-}
-
-/// A file a pipeline reads a JVM from (`--core`): a Windows full-memory minidump (a file that
-/// starts with `MDMP`: `Jvm::minidump`, `needs` saying what must be in it; `exe` and `sysroot`
-/// refused, they are for ELF cores), else an ELF core ([`Jvm::core`]).
-///
-/// # Errors
-/// [`Error::Core`] for a minidump given `exe` or `sysroot`; those of `Jvm::minidump` and
-/// [`Jvm::core`].
-pub(super) fn open_file(
-    core_path: &std::path::Path,
-    exe: Option<&std::path::Path>,
-    sysroot: Option<&std::path::Path>,
-    needs: &'static str,
-) -> Result<Jvm, Error> {
-    // An unreadable file is left to `CoreMemory::open`, which says why.
-    if crate::read::is_minidump(core_path).unwrap_or(false) {
-        if exe.is_some() || sysroot.is_some() {
-            return Err(Error::core(
-                core_path,
-                "a Windows minidump: --exe and --sysroot are for ELF cores (a full-memory minidump holds jvm.dll itself); leave them out",
-            ));
-        }
-        return Jvm::minidump(core_path, needs);
-    }
-    Jvm::core(core_path, exe, sysroot)
+    file_walk(Jvm::open_file(core_path, exe, sysroot, THREADS_NEED)?, opts)
 }
 
 /// What a thread dump needs of a minidump.
