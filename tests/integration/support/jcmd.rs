@@ -318,12 +318,38 @@ pub fn compare_locks_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> S
     args.push(&pid_text);
     let ours_text = inspect_threads_with(&args);
     let after_text = jcmd(pid);
-    agree_locks(&before_text, &ours_text, &after_text);
+    // Under a collector that moves objects while the JVM runs (ZGC, Shenandoah) and allocates,
+    // a lock's address may change between jcmd's two dumps: that bracket cannot judge, and
+    // another is taken (each with ours between), up to four.
+    let mut texts = (before_text, ours_text, after_text);
+    for attempt in 1.. {
+        match try_agree_locks(&texts.0, &texts.1, &texts.2) {
+            Ok(_) => return,
+            Err(why) if attempt < 4 => {
+                eprintln!("jcmd's dumps moved (attempt {attempt}): {why}; again");
+                let before = jcmd(pid);
+                let ours = inspect_threads_with(&args);
+                texts = (before, ours, jcmd(pid));
+            }
+            Err(why) => panic!("{why}"),
+        }
+    }
 }
 
 /// The checks of [`compare_locks_with`] on jcmd's dumps before and after ours (texts); returns
 /// the names of the threads whose frames and lock lines were compared.
 pub fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<String> {
+    try_agree_locks(before_text, ours_text, after_text).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`agree_locks`], but a bracket too unstable to judge (a locking thread or the deadlock
+/// section not the same in jcmd's two dumps) is an `Err` saying so; a difference between ours
+/// and jcmd's stable dumps still panics.
+pub fn try_agree_locks(
+    before_text: &str,
+    ours_text: &str,
+    after_text: &str,
+) -> Result<Vec<String>, String> {
     let (before, dl_before) = parse_locks(before_text);
     let (after, dl_after) = parse_locks(after_text);
     let (ours, dl_ours) = parse_locks(ours_text);
@@ -354,10 +380,11 @@ pub fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<
         }
     }
     for name in LOCKING {
-        assert!(
-            compared.iter().any(|c| c == name),
-            "{name} was not compared (not stable in jcmd's dumps?)\n{before_text}"
-        );
+        if !compared.iter().any(|c| c == name) {
+            return Err(format!(
+                "{name} was not compared (not stable in jcmd's dumps)\n{before_text}\n{after_text}"
+            ));
+        }
     }
     // Each ReentrantLock deadlock thread owns the lock the other is parked on: known.
     for name in ["t-juc-deadlock-1", "t-juc-deadlock-2"] {
@@ -367,13 +394,17 @@ pub fn agree_locks(before_text: &str, ours_text: &str, after_text: &str) -> Vec<
             "{name}: its ReentrantLock should be listed\n{ours_text}"
         );
     }
-    assert_eq!(dl_before, dl_after, "jcmd's deadlock sections differ");
+    if dl_before != dl_after {
+        return Err(format!(
+            "jcmd's deadlock sections differ\n{dl_before}\n{dl_after}"
+        ));
+    }
     assert!(
         dl_before.contains("Found 2 deadlocks."),
         "jcmd found no deadlocks?\n{dl_before}"
     );
     assert_eq!(dl_ours, dl_before, "deadlock section\nours:\n{ours_text}");
-    compared
+    Ok(compared)
 }
 
 /// `inspect threads -l` (the heap walked for the ownable synchronizers) against jcmd's
