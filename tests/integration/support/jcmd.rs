@@ -186,7 +186,7 @@ pub fn compare_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> String)
     let pid_text = pid.to_string();
     let mut args = extra.to_vec();
     args.push(&pid_text);
-    let ours_text = inspect_threads_with(&args);
+    let ours_text = inspect_threads_settled(&args);
     let after = parse(&jcmd(pid));
     let ours = parse(&ours_text);
     for name in NAMED {
@@ -316,7 +316,7 @@ pub fn compare_locks_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> S
     let pid_text = pid.to_string();
     let mut args = extra.to_vec();
     args.push(&pid_text);
-    let ours_text = inspect_threads_with(&args);
+    let ours_text = inspect_threads_settled(&args);
     let after_text = jcmd(pid);
     // Under a collector that moves objects while the JVM runs (ZGC, Shenandoah) and allocates,
     // a lock's address may change between jcmd's two dumps: that bracket cannot judge, and
@@ -328,12 +328,32 @@ pub fn compare_locks_with_args(pid: i32, extra: &[&str], jcmd: &dyn Fn(i32) -> S
             Err(why) if attempt < 4 => {
                 eprintln!("jcmd's dumps moved (attempt {attempt}): {why}; again");
                 let before = jcmd(pid);
-                let ours = inspect_threads_with(&args);
+                let ours = inspect_threads_settled(&args);
                 texts = (before, ours, jcmd(pid));
             }
             Err(why) => panic!("{why}"),
         }
     }
+}
+
+/// `inspect threads` with `args`, taken again (up to ten times, 500 ms apart) while a thread's
+/// `java.lang.Thread` could not be read. Generational ZGC relocates objects while the JVM runs
+/// and remaps the roots that still point at an old copy only in its next cycle; a
+/// `JavaThread`'s handle read in between leads to the old copy, whose memory may be reused
+/// (reading through ZGC's forwarding tables is not done yet): the dump says so per thread
+/// (`<inspect: java.lang.Thread fields: …>`), and a later one reads them. Seen with a thread
+/// allocating, in about one test run in three, right after the JVM started.
+pub fn inspect_threads_settled(args: &[&str]) -> String {
+    let mut out = inspect_threads_with(args);
+    for attempt in 1..10 {
+        if !out.contains("<inspect: java.lang.Thread fields: ") {
+            break;
+        }
+        eprintln!("a thread's java.lang.Thread was not read (attempt {attempt}); again");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        out = inspect_threads_with(args);
+    }
+    out
 }
 
 /// The checks of [`compare_locks_with`] on jcmd's dumps before and after ours (texts); returns
