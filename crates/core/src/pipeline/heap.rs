@@ -131,17 +131,6 @@ pub fn heap_histogram(
     })
 }
 
-/// A core's warnings, and one more when the process was inside a stop-the-world collection
-/// when the core was made (its heap may hold objects half moved).
-fn core_warnings(jvm: Jvm) -> Vec<Warning> {
-    let inside = super::hold::core_inside_collection(&jvm);
-    let mut warnings = jvm.warnings;
-    if inside {
-        warnings.push(Warning::InsideCollection { waited: None });
-    }
-    warnings
-}
-
 /// The class histogram of an ELF core (`inspect histo --core <core>`), libjvm found as for
 /// [`super::dump_threads_core`] (`exe`, `sysroot` likewise).
 ///
@@ -159,7 +148,7 @@ pub fn heap_histogram_core(
     Ok(HeapHistogram {
         histogram,
         details,
-        warnings: core_warnings(jvm),
+        warnings: super::hold::core_warnings(jvm),
     })
 }
 
@@ -382,6 +371,6 @@ pub fn heap_dump_core(
     Ok(HeapDumpReport {
         stats,
         details,
-        warnings: core_warnings(jvm),
+        warnings: super::hold::core_warnings(jvm),
     })
 }

@@ -154,3 +154,14 @@ pub(super) fn core_inside_collection(jvm: &Jvm) -> bool {
         crate::heap::spaces::stw_collection_active(jvm.memory(), f).unwrap_or(false)
     })
 }
+
+/// A core's warnings, and one more when the process was inside a stop-the-world collection
+/// when the core was made (its heap may hold objects half moved).
+pub(super) fn core_warnings(jvm: Jvm) -> Vec<Warning> {
+    let inside = core_inside_collection(&jvm);
+    let mut warnings = jvm.warnings;
+    if inside {
+        warnings.push(Warning::InsideCollection { waited: None });
+    }
+    warnings
+}

@@ -131,12 +131,13 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
         {
             dump.read_virtual_threads(vm, &paged);
         }
+        // The thread walk's time; the heap walk's own is on its line.
+        let walk_time = walk_began.elapsed();
         if opts.ownable_synchronizers
             && let Ok(dump) = &mut walked
         {
             heap_walk = Some(read_synchronizers(vm, jvm.memory_sync(), dump));
         }
-        let walk_time = walk_began.elapsed();
         // CPU times as the stop read them; without a stop, read now.
         if let Ok(dump) = &mut walked {
             // jcmd's `os_prio=` is the nice value only when the JVM uses the OS's priorities,
@@ -283,7 +284,6 @@ fn file_walk(jvm: Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
     let heap_walk = opts
         .ownable_synchronizers
         .then(|| read_synchronizers(&jvm.vm, jvm.memory_sync(), &mut dump));
-    let inside = opts.ownable_synchronizers && super::hold::core_inside_collection(&jvm);
     let mut details = vec![jvm.path_detail()];
     details.extend(jvm.dump_contents());
     details.push(jvm.model_fact());
@@ -293,10 +293,12 @@ fn file_walk(jvm: Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
         synchronizers_detail(walk, &mut details, &mut warnings);
     }
     details.extend(jvm.backed_reads());
-    let mut all = jvm.warnings;
-    if inside {
-        all.push(Warning::InsideCollection { waited: None });
-    }
+    // A heap walked inside a collection is said so, as for `histo --core`.
+    let mut all = if opts.ownable_synchronizers {
+        super::hold::core_warnings(jvm)
+    } else {
+        jvm.warnings
+    };
     all.extend(warnings);
     Ok(ThreadDump {
         dump,
