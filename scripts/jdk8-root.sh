@@ -27,9 +27,8 @@ fi
 if ! command -v mmdebstrap >/dev/null; then
   echo "jdk8-root: installing mmdebstrap"
   export DEBIAN_FRONTEND=noninteractive
-  # Another apt (a concurrent setup step) may hold the dpkg lock for a while.
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq mmdebstrap
+  "$(dirname "$0")/apt.sh" update -qq
+  "$(dirname "$0")/apt.sh" install -y -qq mmdebstrap
 fi
 
 mkdir -p "$(dirname "$root")"

@@ -7,7 +7,7 @@
 musl_env_need=()
 for p in musl-tools clang llvm; do dpkg -s "$p" >/dev/null 2>&1 || musl_env_need+=("$p"); done
 if [ ${#musl_env_need[@]} -gt 0 ]; then
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+  "$(dirname "${BASH_SOURCE[0]}")/apt.sh" install -y -qq \
     --no-install-recommends "${musl_env_need[@]}" >&2
 fi
 musl_env_sysroot=$("$(dirname "${BASH_SOURCE[0]}")/aarch64/musl-sysroot.sh")

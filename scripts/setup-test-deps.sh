@@ -48,8 +48,8 @@ command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containe
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup-test-deps: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=900 update -qq
-  apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${need[@]}"
+  "$here/apt.sh" update -qq
+  "$here/apt.sh" install -y -qq "${need[@]}"
 fi
 
 # tests/integration/kubernetes.rs: deploy/kubernetes/ checked offline against the Kubernetes

@@ -26,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 download() { (cd "$work" && apt-get -o APT::Sandbox::User=root download -qq visualvm >&2); }
 if ! download; then
   echo "visualvm-heaplib: apt-get download failed; updating the package lists" >&2
-  apt-get -o DPkg::Lock::Timeout=900 update -qq >&2
+  "$(cd "$(dirname "$0")" && pwd)/apt.sh" update -qq >&2
   download
 fi
 deb=("$work"/visualvm_*.deb)

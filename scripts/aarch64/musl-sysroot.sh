@@ -10,7 +10,7 @@ if [ ! -f "$S/.stamp" ]; then
   need=()
   for p in mmdebstrap arch-test clang llvm; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
   if [ ${#need[@]} -gt 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+    "$(dirname "${BASH_SOURCE[0]}")/../apt.sh" install -y -qq \
       --no-install-recommends "${need[@]}" >&2
   fi
   rm -rf "$S" "$S.part"; mkdir -p "$(dirname "$S")"

@@ -29,8 +29,8 @@ for p in qemu-user-static qemu-system-arm mmdebstrap arch-test cpio kmod e2fspro
 done
 if [ ${#need[@]} -gt 0 ]; then
   echo "aarch64/setup: installing ${need[*]}"
-  apt-get -o DPkg::Lock::Timeout=900 update -qq
-  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}"
+  "$(dirname "$0")/../apt.sh" update -qq
+  "$(dirname "$0")/../apt.sh" install -y -qq --no-install-recommends "${need[@]}"
 fi
 rustup target list --installed | grep -qx aarch64-unknown-linux-musl ||
   rustup target add aarch64-unknown-linux-musl

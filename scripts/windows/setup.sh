@@ -16,9 +16,9 @@ done
 if [ ${#need[@]} -gt 0 ]; then
   echo "windows/setup: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  "$here/../apt.sh" update -qq
   # In one call: rustc-web, its std sources and libstd must be the same version.
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  "$here/../apt.sh" install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 test -f /usr/lib/rustlib/src/rust/library/Cargo.lock || {
   echo "windows/setup: rust-web-src did not install the std sources at /usr/lib/rustlib/src/rust" >&2
