@@ -364,6 +364,111 @@ fn heap_info_live(major: u32, flags: &[&str], collector: &str) {
     assert_eq!(json["jdk"], major, "{json}");
 }
 
+/// jcmd's `GC.heap_info` without the lines `inspect heap` leaves out, and says so: Shenandoah's
+/// `Status:` and `Collection set:` (with its two map lines), JDK 25 ZGC's `Cache` and `size
+/// classes`. Their values are not exported by vmStructs.
+fn without_left_out(jcmd: &str) -> String {
+    let mut out = String::new();
+    let mut in_cset = false;
+    for l in jcmd.lines() {
+        if l.starts_with("Collection set:") {
+            in_cset = true;
+            continue;
+        }
+        if in_cset && l.starts_with(" - map (") {
+            continue;
+        }
+        in_cset = false;
+        if l.starts_with("Status: ") || l.starts_with(" Cache ") || l.starts_with("  size classes ")
+        {
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+/// As [`heap_info_live`], for a collector whose summary leaves lines out: ours equals jcmd's
+/// (before or after) without them, the warning names each, and nothing else differs.
+fn heap_info_live_left_out(major: u32, flags: &[&str], collector: &str, left_out: &[&str]) {
+    let home = jdk(major);
+    let jvm = start(&home, flags);
+    let before = jcmd_heap_info(&home, jvm.pid);
+    let out = crate::support::inspect(&["heap", &jvm.pid.to_string()]);
+    assert_left_alone(jvm.pid, false);
+    let after = jcmd_heap_info(&home, jvm.pid);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{collector}: inspect heap failed: {stderr}"
+    );
+    let ours = String::from_utf8(out.stdout).unwrap();
+    let metaspace_free = |t: &str| -> String {
+        if major < 16 {
+            t.lines()
+                .filter(|l| !l.starts_with(" Metaspace") && !l.starts_with("  class space"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        } else {
+            t.to_string()
+        }
+    };
+    let (b, a) = (
+        metaspace_free(&without_left_out(&before)),
+        metaspace_free(&without_left_out(&after)),
+    );
+    assert!(
+        ours == b || ours == a,
+        "{collector} on JDK {major}: inspect heap:\n{ours}\njcmd GC.heap_info before:\n{before}\nafter:\n{after}"
+    );
+    for line in left_out {
+        assert!(
+            before.contains(line),
+            "{collector}: jcmd printed no {line:?} line:\n{before}"
+        );
+        assert!(
+            stderr.contains(&format!("\"{line}\"")),
+            "{collector}: no warning names {line:?}: {stderr}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&inspect_ok(&[
+        "heap",
+        "--format",
+        "json",
+        &jvm.pid.to_string(),
+    ]))
+    .unwrap();
+    assert_eq!(json["heap"]["collector"], collector, "{json}");
+}
+
+// JDK 11 logs an AlwaysPreTouch hint to stdout, before HeapTarget's READY.
+const EPSILON: [&str; 3] = [
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+UseEpsilonGC",
+    "-Xlog:disable",
+];
+
+/// Shenandoah and Epsilon on JDK 11, 17, 21 and 25; generational ZGC on 21 and 25 (JDK 25's
+/// summary reads its per-NUMA partitions). Epsilon and JDK 21's generational ZGC are byte for
+/// byte; Shenandoah's status and collection-set map and JDK 25 ZGC's cache lines are left out
+/// with a warning (JDK 11: the Metaspace lines too).
+#[test]
+#[ignore = "requires root, JDK 11, JDK 17, JDK 21, JDK 25 (scripts/test.sh)"]
+fn heap_info_shenandoah_epsilon_and_generational_zgc() {
+    let shenandoah = ["Status", "Collection set"];
+    for major in [11, 17, 21, 25] {
+        heap_info_live_left_out(major, &["-XX:+UseShenandoahGC"], "Shenandoah", &shenandoah);
+        if major >= 16 {
+            heap_info_live(major, &EPSILON, "Epsilon");
+        } else {
+            heap_info_live_left_out(major, &EPSILON, "Epsilon", &[]);
+        }
+    }
+    heap_info_live(21, &["-XX:+UseZGC", "-XX:+ZGenerational"], "Z");
+    heap_info_live_left_out(25, &["-XX:+UseZGC"], "Z", &["Cache", "size classes"]);
+}
+
 #[test]
 #[ignore = "requires root, JDK 17 (scripts/test.sh)"]
 fn jdk17_heap_info_serial_parallel_g1_z() {

@@ -21,6 +21,38 @@ impl std::fmt::Display for Ptr {
     }
 }
 
+/// A size as `byte_size_in_proper_unit` and `proper_unit_for_byte_size` give it
+/// (`utilities/globalDefinitions.hpp`): in G from 100 GiB, M from 100 MiB, K from 100 KiB, else B.
+struct Proper(u64);
+
+impl std::fmt::Display for Proper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (g, m) = (K * K * K, K * K);
+        match self.0 {
+            b if b >= 100 * g => write!(f, "{}G", b / g),
+            b if b >= 100 * m => write!(f, "{}M", b / m),
+            b if b >= 100 * K => write!(f, "{}K", b / K),
+            b => write!(f, "{b}B"),
+        }
+    }
+}
+
+/// A size as `EXACTFMT` prints it (`byte_size_in_exact_unit`, `exact_unit_for_byte_size`): in
+/// the largest unit that divides it, a space between number and unit (`256 K`).
+struct Exact(u64);
+
+impl std::fmt::Display for Exact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (g, m) = (K * K * K, K * K);
+        match self.0 {
+            b if b >= g && b % g == 0 => write!(f, "{} G", b / g),
+            b if b >= m && b % m == 0 => write!(f, "{} M", b / m),
+            b if b >= K && b % K == 0 => write!(f, "{} K", b / K),
+            b => write!(f, "{b} B"),
+        }
+    }
+}
+
 /// `(int) ((double) used * 100 / capacity)`, as `Space::print_short_on` computes it.
 fn percent(s: &SpaceUsage) -> i64 {
     if s.capacity() == 0 {
@@ -114,15 +146,76 @@ pub fn write_heap_info(out: &mut dyn Write, info: &HeapInfo) -> io::Result<()> {
                 survivor_regions * region_size / K
             )?;
         }
+        CollectorUsage::Epsilon { space } => {
+            // JDK 25 indents the space and its heading under `Epsilon Heap`.
+            let i1 = if modern { " " } else { "" };
+            writeln!(out, "Epsilon Heap")?;
+            writeln!(out, "{i1}Allocation space:")?;
+            writeln!(
+                out,
+                "{i1} space {}K, {:>3}% used [{}, {}, {})",
+                space.capacity() / K,
+                percent(space),
+                Ptr(space.bottom),
+                Ptr(space.top),
+                Ptr(space.end)
+            )?;
+        }
+        CollectorUsage::Shenandoah {
+            max_capacity,
+            soft_max_capacity,
+            committed,
+            used,
+            regions,
+            region_size,
+            reserved_start,
+            reserved_end,
+        } => {
+            writeln!(out, "Shenandoah Heap")?;
+            match soft_max_capacity {
+                Some(soft) => writeln!(
+                    out,
+                    " {} max, {} soft max, {} committed, {} used",
+                    Proper(*max_capacity),
+                    Proper(*soft),
+                    Proper(*committed),
+                    Proper(*used)
+                )?,
+                None => writeln!(
+                    out,
+                    " {} total, {} committed, {} used",
+                    Proper(*max_capacity),
+                    Proper(*committed),
+                    Proper(*used)
+                )?,
+            }
+            if modern {
+                writeln!(out, " {regions} x {} regions", Exact(*region_size))?;
+            } else {
+                writeln!(out, " {regions} x {} regions", Proper(*region_size))?;
+            }
+            // `Status:` and `Collection set:` are not read (`HeapInfo::left_out`).
+            writeln!(out, "Reserved region:")?;
+            writeln!(
+                out,
+                " - [{}, {}) ",
+                Ptr(*reserved_start),
+                Ptr(*reserved_end)
+            )?;
+            writeln!(out)?;
+        }
         CollectorUsage::Z {
             used,
             capacity,
             max_capacity,
         } => {
             const M: u64 = K * K;
+            // JDK 25 widens the label by one; its `Cache` lines are not read.
+            let w = if modern { 17 } else { 16 };
             writeln!(
                 out,
-                "{i0}ZHeap           used {}M, capacity {}M, max capacity {}M",
+                "{i0}{:<w$}used {}M, capacity {}M, max capacity {}M",
+                "ZHeap",
                 used / M,
                 capacity / M,
                 max_capacity / M
@@ -185,4 +278,25 @@ fn parallel_space(out: &mut dyn Write, s: &SpaceUsage, i0: &str) -> io::Result<(
         Ptr(s.top),
         Ptr(s.end)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Exact, Proper};
+
+    #[test]
+    fn sizes_print_in_hotspots_proper_and_exact_units() {
+        // byte_size_in_proper_unit: the unit changes at 100 of it.
+        assert_eq!(Proper(99 * 1024).to_string(), "101376B");
+        assert_eq!(Proper(2048 * 1024).to_string(), "2048K");
+        assert_eq!(Proper(256 << 20).to_string(), "256M");
+        assert_eq!(Proper(6319125504).to_string(), "6026M");
+        assert_eq!(Proper(100 << 30).to_string(), "100G");
+        // EXACTFMT: the largest unit that divides the size, after a space.
+        assert_eq!(Exact(256 * 1024).to_string(), "256 K");
+        assert_eq!(Exact(2 << 20).to_string(), "2 M");
+        assert_eq!(Exact(1 << 30).to_string(), "1 G");
+        assert_eq!(Exact(1536 << 20).to_string(), "1536 M");
+        assert_eq!(Exact(1000).to_string(), "1000 B");
+    }
 }

@@ -27,6 +27,7 @@
 
 use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
+use crate::vm::flags::FlagValue;
 use crate::vm::rd;
 use crate::vm::{Collector, VmModel};
 
@@ -117,6 +118,32 @@ pub enum CollectorUsage {
         /// Survivor regions.
         survivor_regions: u64,
     },
+    /// `-XX:+UseShenandoahGC`: `Shenandoah Heap`.
+    Shenandoah {
+        /// `max_capacity()`: `_num_regions × RegionSizeBytes`, bytes.
+        max_capacity: u64,
+        /// `soft_max_capacity()`, bytes: the `SoftMaxHeapSize` flag, which the heap follows
+        /// (clamped to its minimum and maximum); `None` before JDK 13, which has no such flag.
+        soft_max_capacity: Option<u64>,
+        /// `ShenandoahHeap::_committed`, bytes.
+        committed: u64,
+        /// `used()`, bytes: `ShenandoahHeap::_used` (up to JDK 24), the free set's
+        /// `_total_global_used` (later), or the non-empty regions' `top - bottom`.
+        used: u64,
+        /// `_num_regions`.
+        regions: u64,
+        /// `ShenandoahHeapRegion::RegionSizeBytes`.
+        region_size: u64,
+        /// The reservation's start (`CollectedHeap::_reserved`).
+        reserved_start: u64,
+        /// The reservation's end.
+        reserved_end: u64,
+    },
+    /// `-XX:+UseEpsilonGC`: `Epsilon Heap` and its one allocation space.
+    Epsilon {
+        /// `EpsilonHeap::_space` (named `space`).
+        space: SpaceUsage,
+    },
     /// `-XX:+UseZGC` (single generation): `ZHeap`.
     Z {
         /// `ZPageAllocator::_used`, bytes.
@@ -150,14 +177,18 @@ pub struct HeapInfo {
     pub metaspace: Option<MetaspaceUsage>,
     /// The class space part of it, when compressed class pointers are on.
     pub class_space: Option<MetaspaceUsage>,
+    /// What jcmd prints that is not read, in jcmd's words (the printer leaves those lines out):
+    /// Shenandoah's `Status:` (its GC state bits) and `Collection set:` (the map's address),
+    /// ZGC's `Cache` (JDK 25's mapped cache), which vmStructs does not export.
+    pub left_out: Vec<&'static str>,
 }
 
 /// Reads the heap summary of the VM `vm`. `local` resolves a libjvm `.symtab` symbol to its
 /// run-time address (for Metaspace; `None` everywhere leaves Metaspace out).
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a collector not summarized yet (generational ZGC, Shenandoah,
-/// Epsilon, JDK 8's CMS); [`Error::Vm`] when an entry is missing or a bound is
+/// [`Error::Unsupported`] for a collector not summarized yet (generational ZGC, JDK 8 to 13's
+/// CMS); [`Error::Vm`] when an entry is missing or a bound is
 /// implausible; [`Error::Memory`].
 pub fn heap_info(
     vm: &VmModel,
@@ -169,14 +200,32 @@ pub fn heap_info(
         what,
         os: std::env::consts::OS,
     };
+    let mut left_out = Vec::new();
     let usage = match vm.layout.collector {
         Some(Collector::Serial) => serial(vm, mem, heap)?,
         Some(Collector::Parallel) => parallel(vm, mem)?,
         Some(Collector::G1) => g1(vm, mem, heap)?,
-        Some(Collector::Z) if vm.layout.zpointer_load_shift.is_none() => z(vm, mem, heap)?,
-        Some(Collector::Z) => return Err(unsupported("a heap summary of generational ZGC")),
-        Some(Collector::Shenandoah) => return Err(unsupported("a heap summary of Shenandoah")),
-        Some(Collector::Epsilon) => return Err(unsupported("a heap summary of Epsilon")),
+        Some(Collector::Z) => {
+            if vm.has_type("ZPartition") {
+                // JDK 25: the page cache's lines (`ZMappedCache`, not exported).
+                left_out.extend(["Cache", "size classes"]);
+            }
+            z(vm, mem, heap)?
+        }
+        Some(Collector::Shenandoah) => {
+            left_out.extend(["Status", "Collection set"]);
+            shenandoah(vm, mem, heap)?
+        }
+        Some(Collector::Epsilon) => {
+            let space = rd(
+                mem,
+                heap.wrapping_add(vm.offset("EpsilonHeap", "_space")?),
+                "EpsilonHeap::_space",
+            )?;
+            CollectorUsage::Epsilon {
+                space: self::space(mem, space, "space", contiguous_bounds(vm)?)?,
+            }
+        }
         Some(Collector::ConcMarkSweep) => return Err(unsupported("a heap summary of CMS")),
         None => {
             return Err(unsupported(
@@ -200,6 +249,7 @@ pub fn heap_info(
         heap: usage,
         metaspace,
         class_space,
+        left_out,
     })
 }
 
@@ -259,15 +309,44 @@ fn young_spaces(
     Ok(out)
 }
 
-fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
-    let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
-    let bounds = (
+/// The offsets of a `ContiguousSpace`'s `_bottom`, `_top` and `_end` (`gc/shared/space.hpp`;
+/// up to JDK 21 `_bottom` and `_end` are its superclass `Space`'s).
+fn contiguous_bounds(vm: &VmModel) -> Result<(u64, u64, u64), Error> {
+    Ok((
         vm.offset("ContiguousSpace", "_bottom")
             .or_else(|_| vm.offset("Space", "_bottom"))?,
         vm.offset("ContiguousSpace", "_top")?,
         vm.offset("ContiguousSpace", "_end")
             .or_else(|_| vm.offset("Space", "_end"))?,
-    );
+    ))
+}
+
+/// `CollectedHeap::_reserved` (a `MemRegion`: `_start`, `_word_size`) as `[start, end)`.
+fn reserved(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<(u64, u64), Error> {
+    let reserved = heap.wrapping_add(vm.offset("CollectedHeap", "_reserved")?);
+    let start = rd(
+        mem,
+        reserved.wrapping_add(vm.offset("MemRegion", "_start")?),
+        "CollectedHeap::_reserved",
+    )?;
+    let words = rd(
+        mem,
+        reserved.wrapping_add(vm.offset("MemRegion", "_word_size")?),
+        "CollectedHeap::_reserved",
+    )?;
+    let end = words
+        .checked_mul(8)
+        .and_then(|b| start.checked_add(b))
+        .ok_or_else(|| VmError::Implausible {
+            what: "CollectedHeap::_reserved".into(),
+            detail: format!("{words} words from {start:#x}"),
+        })?;
+    Ok((start, end))
+}
+
+fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
+    let bounds = contiguous_bounds(vm)?;
     let vs = vm.offset("Generation", "_virtual_space")?;
     let generation = |g: u64, spaces| -> Result<GenerationUsage, Error> {
         let at = g.wrapping_add(vs);
@@ -375,24 +454,7 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
     } else {
         "HeapRegion"
     };
-    let reserved = heap.wrapping_add(vm.offset("CollectedHeap", "_reserved")?);
-    let reserved_start = rd(
-        mem,
-        reserved.wrapping_add(vm.offset("MemRegion", "_start")?),
-        "CollectedHeap::_reserved",
-    )?;
-    let words = rd(
-        mem,
-        reserved.wrapping_add(vm.offset("MemRegion", "_word_size")?),
-        "CollectedHeap::_reserved",
-    )?;
-    let reserved_end = words
-        .checked_mul(8)
-        .and_then(|b| reserved_start.checked_add(b))
-        .ok_or_else(|| VmError::Implausible {
-            what: "CollectedHeap::_reserved".into(),
-            detail: format!("{words} words from {reserved_start:#x}"),
-        })?;
+    let (reserved_start, reserved_end) = reserved(vm, mem, heap)?;
     let region_size = rd(
         mem,
         vm.static_address(region, "GrainBytes")?,
@@ -464,6 +526,138 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
     })
 }
 
+/// Shenandoah (`gc/shenandoah/shenandoahHeap.cpp`'s `print_on`): the region table's size,
+/// `_committed`, the used bytes and the reservation; `SoftMaxHeapSize` from the flag table.
+fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    let regions = rd(
+        mem,
+        heap.wrapping_add(vm.offset("ShenandoahHeap", "_num_regions")?),
+        "ShenandoahHeap::_num_regions",
+    )?;
+    let region_size = rd(
+        mem,
+        vm.static_address("ShenandoahHeapRegion", "RegionSizeBytes")?,
+        "ShenandoahHeapRegion::RegionSizeBytes",
+    )?;
+    if !region_size.is_power_of_two() || !(1 << 18..=1 << 30).contains(&region_size) {
+        return Err(VmError::Implausible {
+            what: "ShenandoahHeapRegion::RegionSizeBytes".into(),
+            detail: format!("{region_size} (a power of two, 256 KiB to 1 GiB)"),
+        }
+        .into());
+    }
+    let (reserved_start, reserved_end) = reserved(vm, mem, heap)?;
+    let max_capacity = regions
+        .checked_mul(region_size)
+        .filter(|&m| m <= reserved_end - reserved_start)
+        .ok_or_else(|| VmError::Implausible {
+            what: "ShenandoahHeap::_num_regions".into(),
+            detail: format!(
+                "{regions} regions of {region_size} bytes beyond the reservation [{reserved_start:#x}, {reserved_end:#x})"
+            ),
+        })?;
+    let committed = rd(
+        mem,
+        heap.wrapping_add(vm.offset("ShenandoahHeap", "_committed")?),
+        "ShenandoahHeap::_committed",
+    )?;
+    let used = if let Ok(o) = vm.offset("ShenandoahHeap", "_used") {
+        rd(mem, heap.wrapping_add(o), "ShenandoahHeap::_used")?
+    } else if let (Ok(f), Ok(u)) = (
+        vm.offset("ShenandoahHeap", "_free_set"),
+        vm.offset("ShenandoahFreeSet", "_total_global_used"),
+    ) {
+        let set = rd(mem, heap.wrapping_add(f), "ShenandoahHeap::_free_set")?;
+        rd(
+            mem,
+            set.wrapping_add(u),
+            "ShenandoahFreeSet::_total_global_used",
+        )?
+    } else {
+        shenandoah_regions_used(vm, mem, heap, regions)?
+    };
+    for (what, v) in [("_committed", committed), ("used", used)] {
+        if v > max_capacity {
+            return Err(VmError::Implausible {
+                what: format!("ShenandoahHeap's {what}").into(),
+                detail: format!("{v} bytes, above the heap's {max_capacity}"),
+            }
+            .into());
+        }
+    }
+    // `_soft_max_size` is not exported; it follows the manageable flag (ShenandoahControlThread
+    // applies a change), between the heap's minimum (`MinHeapSize`) and maximum.
+    let flags = crate::vm::flags::read_flags(vm, mem)?;
+    let size = |name: &str| {
+        flags
+            .iter()
+            .find(|f| f.name == name)
+            .and_then(|f| match f.value {
+                FlagValue::SizeT(v) | FlagValue::Uintx(v) => Some(v),
+                _ => None,
+            })
+    };
+    // JDK 11 backports it as `ShenandoahSoftMaxHeapSize`.
+    let soft_max_capacity = size("SoftMaxHeapSize")
+        .or_else(|| size("ShenandoahSoftMaxHeapSize"))
+        .map(|soft| {
+            let min = size("MinHeapSize").unwrap_or(0).min(max_capacity);
+            soft.clamp(min, max_capacity)
+        });
+    Ok(CollectorUsage::Shenandoah {
+        max_capacity,
+        soft_max_capacity,
+        committed,
+        used,
+        regions,
+        region_size,
+        reserved_start,
+        reserved_end,
+    })
+}
+
+/// JDK 25 exports no used counter: the sum of `top - bottom` of every region that is neither
+/// empty nor trash (`ShenandoahHeapRegion::used()`, which `ShenandoahHeap::used()` accounts).
+fn shenandoah_regions_used(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    heap: u64,
+    count: u64,
+) -> Result<u64, Error> {
+    let table = rd(
+        mem,
+        heap.wrapping_add(vm.offset("ShenandoahHeap", "_regions")?),
+        "ShenandoahHeap::_regions",
+    )?;
+    let regions = mem
+        .read_pointers(table, count as usize, super::spaces::MAX_REGIONS as usize)
+        .map_err(|e| Error::memory("ShenandoahHeap::_regions", e))?;
+    let (bottom, top, state) = (
+        vm.offset("ShenandoahHeapRegion", "_bottom")?,
+        vm.offset("ShenandoahHeapRegion", "_top")?,
+        vm.offset("ShenandoahHeapRegion", "_state")?,
+    );
+    let constant = |name: &str| vm.int(&format!("ShenandoahHeapRegion::{name}"));
+    let empty = [
+        constant("_empty_uncommitted")?,
+        constant("_empty_committed")?,
+        constant("_trash")?,
+    ];
+    let mut used = 0u64;
+    for r in regions.into_iter().filter(|&r| r != 0) {
+        let s = mem
+            .read_u32(r.wrapping_add(state))
+            .map_err(|e| Error::memory("ShenandoahHeapRegion::_state", e))?;
+        if empty.contains(&i64::from(s)) {
+            continue;
+        }
+        let b = rd(mem, r.wrapping_add(bottom), "ShenandoahHeapRegion::_bottom")?;
+        let t = rd(mem, r.wrapping_add(top), "ShenandoahHeapRegion::_top")?;
+        used = used.saturating_add(t.saturating_sub(b));
+    }
+    Ok(used)
+}
+
 fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
     // JDK 21 names the single-generation classes X*.
     let p = if vm.has_type("XCollectedHeap") && vm.layout.zpointer_load_shift.is_none() {
@@ -475,17 +669,60 @@ fn z(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Er
         .wrapping_add(vm.offset(&format!("{p}CollectedHeap"), "_heap")?)
         .wrapping_add(vm.offset(&format!("{p}Heap"), "_page_allocator")?);
     let ty = format!("{p}PageAllocator");
-    let word = |field: &str| -> Result<u64, Error> {
+    let word = |at: u64, ty: &str, field: &str| -> Result<u64, Error> {
         rd(
             mem,
-            allocator.wrapping_add(vm.offset(&ty, field)?),
+            at.wrapping_add(vm.offset(ty, field)?),
             "ZPageAllocator",
         )
     };
+    // Later JDKs name it `_static_max_capacity`.
+    let max_capacity = word(allocator, &ty, "_max_capacity")
+        .or_else(|_| word(allocator, &ty, "_static_max_capacity"))?;
+    let (used, capacity) = if vm.field(&ty, "_used").is_some() {
+        (
+            word(allocator, &ty, "_used")?,
+            word(allocator, &ty, "_capacity")?,
+        )
+    } else {
+        // JDK 25: one `ZPartition` per NUMA node, in a `ZPerNUMA` array whose values are
+        // `ZValueStorage`'s 4 KiB apart (`gc/z/zValue.hpp`; the SA's `ZPerNUMAZPartition`).
+        let nodes = mem
+            .read_u32(vm.static_address("ZNUMA", "_count")?)
+            .map_err(|e| Error::memory("ZNUMA::_count", e))?;
+        if !(1..=1024).contains(&nodes) {
+            return Err(VmError::Implausible {
+                what: "ZNUMA::_count".into(),
+                detail: format!("{nodes} (1 to 1024)"),
+            }
+            .into());
+        }
+        let values = word(
+            allocator.wrapping_add(vm.offset(&ty, "_partitions")?),
+            "ZPerNUMAZPartition",
+            "_addr",
+        )?;
+        let (mut used, mut capacity) = (0u64, 0u64);
+        for node in 0..u64::from(nodes) {
+            let partition = values.wrapping_add(node * 4096);
+            used = used.saturating_add(word(partition, "ZPartition", "_used")?);
+            capacity = capacity.saturating_add(word(partition, "ZPartition", "_capacity")?);
+        }
+        (used, capacity)
+    };
+    if used > capacity || capacity > max_capacity {
+        return Err(VmError::Implausible {
+            what: "ZPageAllocator".into(),
+            detail: format!(
+                "used {used} above capacity {capacity}, or capacity above max capacity {max_capacity}"
+            ),
+        }
+        .into());
+    }
     Ok(CollectorUsage::Z {
-        used: word("_used")?,
-        capacity: word("_capacity")?,
-        max_capacity: word("_max_capacity")?,
+        used,
+        capacity,
+        max_capacity,
     })
 }
 

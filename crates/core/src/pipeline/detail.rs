@@ -320,6 +320,13 @@ pub enum Warning {
         /// The JDK feature release.
         jdk: u32,
     },
+    /// Lines of `jcmd GC.heap_info` the heap summary leaves out, because what they print is
+    /// not exported by vmStructs (Shenandoah's `Status:`, its GC state bits, and `Collection
+    /// set:`, the addresses of its collection-set map; JDK 25 ZGC's `Cache`, its mapped cache).
+    SummaryLinesLeftOut {
+        /// jcmd's headings of the lines left out.
+        lines: Vec<&'static str>,
+    },
     /// The heap was read inside a stop-the-world collection (`CollectedHeap::_is_gc_active`,
     /// `_is_stw_gc_active` from JDK 21): objects may have been half moved, so counts may be off
     /// and some objects unreadable.
@@ -361,6 +368,16 @@ impl fmt::Display for Warning {
                     ),
                     None => "when read".to_string(),
                 }
+            ),
+            Warning::SummaryLinesLeftOut { lines } => write!(
+                f,
+                "jcmd's {} line{} left out: not exported by the VM's vmStructs",
+                lines
+                    .iter()
+                    .map(|l| format!("\"{l}\""))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if lines.len() == 1 { " is" } else { "s are" }
             ),
             Warning::MetaspaceNotRead { jdk } => write!(
                 f,

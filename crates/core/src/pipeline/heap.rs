@@ -164,9 +164,15 @@ pub struct HeapSummary {
 }
 
 /// Metaspace is not in vmStructs: a note when libjvm's `.symtab` did not give it.
+/// What jcmd prints and the summary does not hold is said too.
 fn metaspace_note(info: &crate::heap::summary::HeapInfo, warnings: &mut Vec<Warning>) {
     if info.metaspace.is_none() && info.jdk < 25 {
         warnings.push(Warning::MetaspaceNotRead { jdk: info.jdk });
+    }
+    if !info.left_out.is_empty() {
+        warnings.push(Warning::SummaryLinesLeftOut {
+            lines: info.left_out.clone(),
+        });
     }
 }
 
