@@ -69,6 +69,7 @@ fn jcmd_dump_passes_both_readers(major: u32) {
             Query::Field("java.lang.Thread", "name"),
             Query::Static("HeapTarget", "nodes"),
             Query::Static("HeapTarget", "strings"),
+            Query::Static("HeapTarget", "<resolved_references>"),
             Query::RootsOf("java.lang.Thread"),
         ],
     );
@@ -131,6 +132,15 @@ fn jcmd_dump_passes_both_readers(major: u32) {
         vv.static_value("HeapTarget", "strings"),
         Some(Value::Object { class, .. }) if class == "java.lang.String[]"
     ));
+    // The static our dumps write for a class's resolved references, named as HotSpot names it.
+    assert!(
+        matches!(
+            vv.static_value("HeapTarget", "<resolved_references>"),
+            Some(Value::Object { class, .. }) if class == "java.lang.Object[]"
+        ),
+        "JDK {major}: jcmd's HeapTarget.<resolved_references>: {:?}",
+        vv.static_value("HeapTarget", "<resolved_references>")
+    );
 }
 
 #[test]
@@ -212,8 +222,19 @@ fn check_dump(file: &Path, jcmd: Option<(&str, &str)>, major: u32, what: &str) {
             Query::Field("HeapTarget$Node", "value"),
             Query::Static("HeapTarget", "nodes"),
             Query::Static("HeapTarget", "big"),
+            Query::Static("HeapTarget", "<resolved_references>"),
             Query::RootsOf("java.lang.Thread"),
         ],
+    );
+    // As HotSpot writes it: the constant pool's resolved references (HeapTarget's string
+    // literals among them) as one more static of the class.
+    assert!(
+        matches!(
+            vv.static_value("HeapTarget", "<resolved_references>"),
+            Some(Value::Object { class, .. }) if class == "java.lang.Object[]"
+        ),
+        "{what}: HeapTarget.<resolved_references>: {:?}",
+        vv.static_value("HeapTarget", "<resolved_references>")
     );
     assert_eq!(
         (vv.dangling, vv.dangling_static, vv.unresolved_roots),

@@ -144,6 +144,13 @@ pub struct ClassInfo {
     pub loader: u64,
     /// What kind of class.
     pub kind: ClassKind,
+    /// An instance class's constant pool's resolved references (`ConstantPool::_cache` →
+    /// `ConstantPoolCache::_resolved_references`, an `OopHandle`; `oops/cpCache.hpp`): the
+    /// `Object[]` holding the objects its `ldc`s resolved (string literals, method handles),
+    /// which a heap dump writes as the class's `<resolved_references>` static, as HotSpot's
+    /// `DumperSupport::dump_static_fields` does. 0 when there is none, it could not be read,
+    /// or for an array class.
+    pub resolved_references: u64,
 }
 
 /// The loaded classes, by `Klass*`, and what the read skipped.
@@ -213,6 +220,7 @@ pub fn read(
     let next_link = vm.offset("Klass", "_next_link")?;
     let super_at = vm.offset("Klass", "_super")?;
     let lh_at = vm.offset("Klass", "_layout_helper")?;
+    let refs = ResolvedReferences::new(vm);
     let mut table = ClassTable::default();
     let mut cld = rd(
         vm.static_address("ClassLoaderDataGraph", "_head")?,
@@ -259,9 +267,20 @@ pub fn read(
                 break;
             }
             {
-                match class(mem, java, &mut table, k, loader, super_at, lh_at) {
+                match class(
+                    mem,
+                    java,
+                    &mut table,
+                    k,
+                    loader,
+                    (super_at, lh_at),
+                    refs.as_ref(),
+                ) {
                     Ok(Some(mut c)) => {
                         c.mirror = recolour(c.mirror);
+                        if c.resolved_references != 0 {
+                            c.resolved_references = recolour(c.resolved_references);
+                        }
                         if !mirrors.insert(c.mirror) {
                             // Two classes cannot share a mirror: a damaged class is left out.
                             table.unreadable(
@@ -285,6 +304,43 @@ pub fn read(
     Ok(table)
 }
 
+/// Where a class's resolved references are: `InstanceKlass::_constants` → `ConstantPool::_cache`
+/// → `ConstantPoolCache::_resolved_references` (an `OopHandle`: the address of a slot in
+/// OopStorage holding the array's oop, coloured under generational ZGC). JDK 8 keeps a JNI
+/// handle in `ConstantPool::_resolved_references` instead; its classes are not read here.
+struct ResolvedReferences {
+    constants: u64,
+    cache: u64,
+    handle: u64,
+    layout: crate::vm::Layout,
+}
+
+impl ResolvedReferences {
+    fn new(vm: &VmModel) -> Option<Self> {
+        Some(ResolvedReferences {
+            constants: vm.offset("InstanceKlass", "_constants").ok()?,
+            cache: vm.offset("ConstantPool", "_cache").ok()?,
+            handle: vm
+                .offset("ConstantPoolCache", "_resolved_references")
+                .ok()?,
+            layout: vm.layout,
+        })
+    }
+
+    /// The array's address, or 0 (none, or a pointer on the way unreadable: a dump leaves the
+    /// static out rather than failing the class).
+    fn read(&self, mem: &dyn ReadMemory, klass: u64) -> u64 {
+        let word = |a: u64| mem.read_u64(a).ok().filter(|&w| w != 0);
+        (|| {
+            let cp = word(klass.checked_add(self.constants)?)?;
+            let cache = word(cp.checked_add(self.cache)?)?;
+            let slot = word(cache.checked_add(self.handle)?)?;
+            Some(self.layout.heap_oop(word(slot)?))
+        })()
+        .unwrap_or(0)
+    }
+}
+
 /// One class, or `None` when it has no mirror.
 fn class(
     mem: &dyn ReadMemory,
@@ -292,8 +348,8 @@ fn class(
     table: &mut ClassTable,
     klass: u64,
     loader: u64,
-    super_at: u64,
-    lh_at: u64,
+    (super_at, lh_at): (u64, u64),
+    refs: Option<&ResolvedReferences>,
 ) -> Result<Option<ClassInfo>, Error> {
     let mirror = java.mirror_of(klass)?;
     if mirror == 0 {
@@ -357,6 +413,10 @@ fn class(
             }
         }
     };
+    let resolved_references = match (&kind, refs) {
+        (ClassKind::Instance { .. }, Some(r)) => r.read(mem, klass),
+        _ => 0,
+    };
     Ok(Some(ClassInfo {
         klass,
         name,
@@ -364,5 +424,6 @@ fn class(
         super_klass,
         loader,
         kind,
+        resolved_references,
     }))
 }

@@ -9,6 +9,9 @@
 //!   loaded (kept by a CDS archive), dumped as instances;
 //! * an instance's values: its class's declared non-static fields, then its superclass's, up to
 //!   `java.lang.Object`; the VM's injected fields are not Java fields and are left out;
+//! * a class's statics: its declared static fields, then, as HotSpot adds it, a
+//!   `<resolved_references>` static holding its constant pool's resolved references array (the
+//!   string literals and method handles its code resolved; [`super::classes::ClassInfo`]);
 //! * roots: `STICKY_CLASS` for the boot loader's instance classes, `THREAD_OBJ` for each
 //!   `JavaThread`'s `java.lang.Thread`, with a stack trace of its frames (`FRAME` records, from
 //!   the thread walk), `JAVA_FRAME` for the objects those frames hold (monitors, receivers).
@@ -1055,6 +1058,7 @@ pub fn dump(
             field_names.insert(c.klass, (f, s));
         }
     }
+    let resolved_references_name = names.id(sink, "<resolved_references>").map_err(out)?;
     for (i, (c, name)) in table.classes.iter().zip(&class_names).enumerate() {
         sink.load_class(i as u32 + 1, c.mirror, 1, *name)
             .map_err(out)?;
@@ -1207,6 +1211,15 @@ pub fn dump(
                         name: *name,
                         ty: f.ty,
                         value,
+                    });
+                }
+                // HotSpot writes the constant pool's resolved references as one more static,
+                // so that the array (and the string literals only it holds) is reachable.
+                if c.resolved_references != 0 {
+                    sv.push(StaticField {
+                        name: resolved_references_name,
+                        ty: BasicType::Object,
+                        value: dumper.check.check(mem, c.resolved_references),
                     });
                 }
                 ClassDump {
