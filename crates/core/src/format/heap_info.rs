@@ -97,6 +97,21 @@ pub fn write_heap_info(out: &mut dyn Write, info: &HeapInfo) -> io::Result<()> {
                 serial_space(out, s, i0, modern)?;
             }
         }
+        CollectorUsage::ConcMarkSweep { young, old } => {
+            generation(out, "par new generation", 20, young)?;
+            for s in &young.spaces {
+                serial_space(out, s, i0, modern)?;
+            }
+            writeln!(
+                out,
+                "{i0}concurrent mark-sweep generation total {}K, used {}K [{}, {}, {})",
+                old.capacity / K,
+                old.used / K,
+                Ptr(old.low_boundary),
+                Ptr(old.high),
+                Ptr(old.high_boundary)
+            )?;
+        }
         CollectorUsage::Parallel { young, old } => {
             generation(out, "PSYoungGen", 15, young)?;
             for s in &young.spaces {

@@ -83,6 +83,25 @@ impl GenerationUsage {
     }
 }
 
+/// CMS's old generation (`ConcurrentMarkSweepGeneration`): a free-list space whose used
+/// bytes are its capacity less its free lists (`CompactibleFreeListSpace::used`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FreeListGeneration {
+    /// The start of the reservation (`Generation::_virtual_space`'s `_low_boundary`).
+    pub low_boundary: u64,
+    /// The end of what is committed (`_high`).
+    pub high: u64,
+    /// The end of the reservation (`_high_boundary`).
+    pub high_boundary: u64,
+    /// The space's `end - bottom`, bytes.
+    pub capacity: u64,
+    /// `capacity` less the free chunks: the indexed free lists (`_indexedFreeList[i]`, each
+    /// `_count` chunks of `i` words), the dictionary of larger chunks
+    /// (`AFLBinaryTreeDictionary::_total_size`, words) and the linear allocation block
+    /// (`_smallLinearAllocBlock._word_size`), bytes.
+    pub used: u64,
+}
+
 /// The collector's part of the summary.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "collector")]
@@ -93,6 +112,14 @@ pub enum CollectorUsage {
         young: GenerationUsage,
         /// The tenured generation (one space).
         old: GenerationUsage,
+    },
+    /// `-XX:+UseConcMarkSweepGC` (JDK 9 to 13): `par new generation` and `concurrent
+    /// mark-sweep generation`.
+    ConcMarkSweep {
+        /// The young generation (ParNew: eden, from, to).
+        young: GenerationUsage,
+        /// The old generation: its reservation and commit, with no space line.
+        old: FreeListGeneration,
     },
     /// `-XX:+UseParallelGC`: `PSYoungGen` and `ParOldGen`.
     Parallel {
@@ -187,8 +214,7 @@ pub struct HeapInfo {
 /// run-time address (for Metaspace; `None` everywhere leaves Metaspace out).
 ///
 /// # Errors
-/// [`Error::Unsupported`] for a collector not summarized yet (generational ZGC, JDK 8 to 13's
-/// CMS); [`Error::Vm`] when an entry is missing or a bound is
+/// [`Error::Unsupported`] for JDK 8's CMS (JDK 8's jcmd has no `GC.heap_info`); [`Error::Vm`] when an entry is missing or a bound is
 /// implausible; [`Error::Memory`].
 pub fn heap_info(
     vm: &VmModel,
@@ -226,7 +252,12 @@ pub fn heap_info(
                 space: self::space(mem, space, "space", contiguous_bounds(vm)?)?,
             }
         }
-        Some(Collector::ConcMarkSweep) => return Err(unsupported("a heap summary of CMS")),
+        Some(Collector::ConcMarkSweep) if vm.major >= 9 => cms(vm, mem, heap)?,
+        Some(Collector::ConcMarkSweep) => {
+            return Err(unsupported(
+                "a heap summary of JDK 8 (its jcmd has no GC.heap_info)",
+            ));
+        }
         None => {
             return Err(unsupported(
                 "a heap summary of a heap whose collector the flags do not name",
@@ -344,28 +375,140 @@ fn reserved(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<(u64, u64),
     Ok((start, end))
 }
 
+/// A `Generation`'s `_virtual_space` (`memory/virtualspace.hpp`): `_low_boundary`, `_high`,
+/// `_high_boundary`, checked to be in order.
+fn virtual_space(vm: &VmModel, mem: &dyn ReadMemory, g: u64) -> Result<(u64, u64, u64), Error> {
+    let at = g.wrapping_add(vm.offset("Generation", "_virtual_space")?);
+    let word = |field: &str| -> Result<u64, Error> {
+        rd(
+            mem,
+            at.wrapping_add(vm.offset("VirtualSpace", field)?),
+            "Generation::_virtual_space",
+        )
+    };
+    let out = (
+        word("_low_boundary")?,
+        word("_high")?,
+        word("_high_boundary")?,
+    );
+    ordered("generation", out.0, out.1)?;
+    ordered("generation", out.1, out.2)?;
+    Ok(out)
+}
+
+/// CMS (`gc/cms/concurrentMarkSweepGeneration.cpp`, `compactibleFreeListSpace.cpp`): ParNew's
+/// young generation as Serial's, and the old generation's free-list space
+/// (`ConcurrentMarkSweepGeneration::_cmsSpace`), its used bytes its capacity less its free
+/// chunks, as the Serviceability Agent's `CompactibleFreeListSpace.free` sums them.
+fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
+    let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
+    let bounds = contiguous_bounds(vm)?;
+    let spaces = young_spaces(vm, mem, "DefNewGeneration", young, bounds)?;
+    let (low_boundary, high, high_boundary) = virtual_space(vm, mem, young)?;
+    let young = GenerationUsage {
+        low_boundary,
+        high,
+        high_boundary,
+        spaces,
+    };
+    let space = rd(
+        mem,
+        old.wrapping_add(vm.offset("ConcurrentMarkSweepGeneration", "_cmsSpace")?),
+        "ConcurrentMarkSweepGeneration::_cmsSpace",
+    )?;
+    let bottom = rd(
+        mem,
+        space.wrapping_add(vm.offset("Space", "_bottom")?),
+        "CompactibleFreeListSpace::_bottom",
+    )?;
+    let end = rd(
+        mem,
+        space.wrapping_add(vm.offset("Space", "_end")?),
+        "CompactibleFreeListSpace::_end",
+    )?;
+    ordered("CompactibleFreeListSpace", bottom, end)?;
+    let capacity = end - bottom;
+    let ty = "CompactibleFreeListSpace";
+    // The indexed lists: `IndexSetSize` (257) `AdaptiveFreeList<FreeChunk>`s, list i holding
+    // chunks of i words (`compactibleFreeListSpace.hpp`; the SA's `IndexSetSize`).
+    const INDEX_SET_SIZE: u64 = 257;
+    let list_type = "AdaptiveFreeList<FreeChunk>";
+    let stride = vm.size_of(list_type)?;
+    if !(16..=1024).contains(&stride) {
+        return Err(VmError::Implausible {
+            what: format!("sizeof({list_type})").into(),
+            detail: format!("{stride} bytes"),
+        }
+        .into());
+    }
+    let lists = space.wrapping_add(vm.offset(ty, "_indexedFreeList[0]")?);
+    let count_at = vm.offset(list_type, "_count")?;
+    let mut free_words = 0u64;
+    for i in 0..INDEX_SET_SIZE {
+        let count = rd(
+            mem,
+            lists.wrapping_add(i * stride + count_at),
+            "AdaptiveFreeList<FreeChunk>::_count",
+        )? as i64;
+        if count < 0 {
+            return Err(VmError::Implausible {
+                what: format!("free list {i}'s _count").into(),
+                detail: format!("{count}"),
+            }
+            .into());
+        }
+        free_words = free_words.saturating_add(i.saturating_mul(count as u64));
+    }
+    let dictionary = rd(
+        mem,
+        space.wrapping_add(vm.offset(ty, "_dictionary")?),
+        "CompactibleFreeListSpace::_dictionary",
+    )?;
+    if dictionary != 0 {
+        free_words = free_words.saturating_add(rd(
+            mem,
+            dictionary.wrapping_add(vm.offset("AFLBinaryTreeDictionary", "_total_size")?),
+            "AFLBinaryTreeDictionary::_total_size",
+        )?);
+    }
+    let lab = space.wrapping_add(vm.offset(ty, "_smallLinearAllocBlock")?);
+    free_words = free_words.saturating_add(rd(
+        mem,
+        lab.wrapping_add(vm.offset("LinearAllocBlock", "_word_size")?),
+        "LinearAllocBlock::_word_size",
+    )?);
+    let free = free_words.saturating_mul(8);
+    if free > capacity {
+        return Err(VmError::Implausible {
+            what: "CMS's free lists".into(),
+            detail: format!("{free} bytes free in a space of {capacity}"),
+        }
+        .into());
+    }
+    let (low_boundary, high, high_boundary) = virtual_space(vm, mem, old)?;
+    Ok(CollectorUsage::ConcMarkSweep {
+        young,
+        old: FreeListGeneration {
+            low_boundary,
+            high,
+            high_boundary,
+            capacity,
+            used: capacity - free,
+        },
+    })
+}
+
 fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
     let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
     let bounds = contiguous_bounds(vm)?;
-    let vs = vm.offset("Generation", "_virtual_space")?;
     let generation = |g: u64, spaces| -> Result<GenerationUsage, Error> {
-        let at = g.wrapping_add(vs);
-        let word = |field: &str| -> Result<u64, Error> {
-            rd(
-                mem,
-                at.wrapping_add(vm.offset("VirtualSpace", field)?),
-                "Generation::_virtual_space",
-            )
-        };
-        let out = GenerationUsage {
-            low_boundary: word("_low_boundary")?,
-            high: word("_high")?,
-            high_boundary: word("_high_boundary")?,
+        let (low_boundary, high, high_boundary) = virtual_space(vm, mem, g)?;
+        Ok(GenerationUsage {
+            low_boundary,
+            high,
+            high_boundary,
             spaces,
-        };
-        ordered("generation", out.low_boundary, out.high)?;
-        ordered("generation", out.high, out.high_boundary)?;
-        Ok(out)
+        })
     };
     let young_spaces = young_spaces(vm, mem, "DefNewGeneration", young, bounds)?;
     let the = rd(
