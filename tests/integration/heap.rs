@@ -504,13 +504,13 @@ fn jdk25_heap_info_serial_parallel_g1() {
     heap_info_live(25, &["-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"], "G1");
 }
 
-/// JDK 11: the collectors' lines equal jcmd's; the Metaspace lines (JDK 11's metaspace is not
+/// JDK 11 (Serial, Parallel, G1): the collectors' lines equal jcmd's; the Metaspace lines (JDK 11's metaspace is not
 /// read yet) are left out with a warning.
 #[test]
 #[ignore = "requires root, JDK 11 (scripts/test.sh)"]
-fn jdk11_heap_info_serial_and_parallel_without_metaspace() {
+fn jdk11_heap_info_serial_parallel_g1_without_metaspace() {
     let home = jdk(11);
-    for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC"] {
+    for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC", "-XX:+UseG1GC"] {
         let jvm = start(&home, &[gc]);
         let before = jcmd_heap_info(&home, jvm.pid);
         let out = crate::support::inspect(&["heap", &jvm.pid.to_string()]);

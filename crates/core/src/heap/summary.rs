@@ -15,8 +15,8 @@
 //!   `ImmutableSpace::_bottom/_end`).
 //! * G1 (`gc/g1/g1CollectedHeap.cpp`): `CollectedHeap::_reserved`, the committed regions (JDK 11:
 //!   `HeapRegionManager::_num_committed`; later the regions whose memory is committed: readable live, `PF_W` in a core), used as
-//!   the sum of the regions' `top - bottom` (what `used()` gives under the `Heap_lock`), young
-//!   and survivor regions counted by their `_type._tag`.
+//!   the sum of the regions' `top - bottom` (what `used()` gives under the `Heap_lock`; JDK 11
+//!   prints `_summary_bytes_used`), young and survivor regions counted by their `_type._tag`.
 //! * ZGC, single generation (`gc/z/zPageAllocator.cpp`, JDK 21: `gc/x/`):
 //!   `ZCollectedHeap::_heap` → `ZHeap::_page_allocator` → `ZPageAllocator::_used`, `_capacity`,
 //!   `_max_capacity`.
@@ -657,6 +657,15 @@ fn g1(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, E
         if k == survivor {
             survivors += 1;
         }
+    }
+    // JDK 11 prints `used_unlocked()`: `_summary_bytes_used`, which leaves out the mutator's
+    // current allocation region; from JDK 17 (12 to 16 are not tested) the regions' sum.
+    if vm.major <= 11 {
+        used = rd(
+            mem,
+            heap.wrapping_add(vm.offset("G1CollectedHeap", "_summary_bytes_used")?),
+            "G1CollectedHeap::_summary_bytes_used",
+        )?;
     }
     Ok(CollectorUsage::G1 {
         reserved_start,
