@@ -40,10 +40,12 @@ pub struct ThreadsArgs {
     /// listed.
     #[arg(short = 'l', long)]
     locks: bool,
-    /// Which threads to hold for the walk: `all` (every thread, for the whole walk), or
-    /// `running` (Linux): every thread walked with the JVM running, and only those that ran
-    /// during the walk held, each walked again; a parked thread is never held.
-    #[arg(long, value_enum, default_value = "all")]
+    /// Which threads to hold for the walk: `running` (Linux): every thread walked with the JVM
+    /// running, and only those that ran during the walk held, each walked again; a parked
+    /// thread is never held (every thread is, if a collection ran meanwhile, under ZGC and
+    /// Shenandoah, with --locks, and on Windows: -v says why); or `all`: every thread, for the
+    /// whole walk.
+    #[arg(long, value_enum, default_value = "running")]
     hold_threads: HoldThreads,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]

@@ -563,8 +563,9 @@ fn a_dump_beside_a_second_dump_loop_and_two_forced_streams_waits_its_turn() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Holding only the threads that run (`--hold-threads running`): every thread walked with the JVM
-// running, the threads that ran during the walk held and walked again.
+// Holding only the threads that run (`--hold-threads running`, the default, which every other
+// test here runs too): every thread walked with the JVM running, the threads that ran during
+// the walk held and walked again.
 
 /// The frame and lock comparisons with jcmd, holding only the threads that run; with
 /// `allocate`, a thread allocating without end beside them, so that the collector's concurrent
@@ -584,6 +585,24 @@ fn compare_holding_running(java_home: &Path, flags: &[&str], allocate: bool) {
 #[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn jdk17_holding_only_running_threads_matches_jcmd() {
     compare_holding_running(&jdk17(), &[], false);
+}
+
+/// G1 with a thread allocating without end: young collections run during the dumps, and a
+/// dump whose unheld walk saw one begin holds every thread instead (`-v` says which).
+#[test]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
+fn jdk17_g1_allocating_holding_only_running_threads_matches_jcmd() {
+    compare_holding_running(&jdk17(), &["-XX:+UseG1GC"], true);
+}
+
+/// `--hold-threads all`: every thread held for the whole walk, as before it was the default.
+#[test]
+#[ignore = "requires JDK 17 (scripts/test.sh)"]
+fn jdk17_holding_every_thread_matches_jcmd() {
+    let jvm = start_target(&jdk17(), &[]);
+    let jcmd = |pid| jcmd_threads(&jdk17(), pid);
+    compare_with_args(jvm.pid, &["--hold-threads", "all"], &jcmd);
+    compare_locks_with_args(jvm.pid, &["--hold-threads", "all"], &jcmd);
 }
 
 #[test]

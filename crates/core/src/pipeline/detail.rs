@@ -179,6 +179,9 @@ pub enum Detail {
         /// Threads in the dump.
         threads: usize,
     },
+    /// Holding only the running threads was given up for this dump, and every thread held:
+    /// why.
+    HeldAll(&'static str),
     /// A fact of a heap walk (`inspect histo -v`, `inspect heapdump -v`): the spaces, objects,
     /// reads and time.
     Heap(String),
@@ -240,6 +243,7 @@ impl fmt::Display for Detail {
                 f,
                 "held only the threads that ran: {held} of {threads} threads"
             ),
+            Detail::HeldAll(why) => write!(f, "held every thread: {why}"),
             Detail::Module(m) => write!(f, "{m}"),
             Detail::Symbols(s) => write!(f, "symbols: {s}"),
             Detail::Variables { start, capacity } => write!(

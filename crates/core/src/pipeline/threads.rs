@@ -41,11 +41,13 @@ pub struct ThreadsOptions {
     /// How long to wait for another tracer's hold to end (another `inspect` reading the JVM)
     /// before giving [`Error::AlreadyTraced`] (`--wait`), as for `-F`.
     pub wait: Duration,
-    /// Hold only the threads that run (`--hold running`, Linux): every thread is walked with
-    /// the JVM running, and those that provably did not run during the walk
-    /// ([`TaskStat::quiet_until`](crate::TaskStat::quiet_until)) are kept; the others are held, each for a
-    /// second walk, with the lock facts read while they are held. Elsewhere, or with `stop`
-    /// false, as without it.
+    /// Hold only the threads that run (`--hold-threads running`, the default; Linux): every
+    /// thread is walked with the JVM running, and those that provably did not run during the
+    /// walk ([`TaskStat::quiet_until`](crate::TaskStat::quiet_until)) are kept; the others are
+    /// held, each for a second walk, with the lock facts read while they are held. Every thread
+    /// is held instead (a [`Detail::HeldAll`] says why) when a collection ran during the
+    /// unheld walk, under ZGC and Shenandoah (which move objects while the JVM runs), with
+    /// `ownable_synchronizers`, and on Windows; with `stop` false, nothing is held.
     pub hold_running: bool,
     /// Also walk the heap for every owned ownable synchronizer (`--locks`, as `jcmd
     /// Thread.print -l`: [`crate::heap::ownable`]), with every thread held and outside any
@@ -60,7 +62,7 @@ impl Default for ThreadsOptions {
             stop_timeout: super::DEFAULT_STOP_TIMEOUT,
             virtual_threads: false,
             wait: Duration::from_secs(5),
-            hold_running: false,
+            hold_running: true,
             ownable_synchronizers: false,
         }
     }
@@ -101,13 +103,26 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
         jvm.vm.layout.collector,
         Some(crate::vm::Collector::Z | crate::vm::Collector::Shenandoah)
     );
-    // The heap walk of `--locks` needs every thread held.
-    if opts.stop && opts.hold_running && !relocates_concurrently && !opts.ownable_synchronizers {
-        return running_held_walk(jvm, process, opts);
+    // The heap walk of `--locks` needs every thread held; so does an OS that holds a process
+    // only as a whole (Windows' debug attach).
+    let mut held_all_because = None;
+    if opts.stop
+        && opts.hold_running
+        && !relocates_concurrently
+        && !opts.ownable_synchronizers
+        && process::holds_single_threads().is_ok()
+    {
+        match running_held_walk(jvm, process, opts)? {
+            Ok(dump) => return Ok(dump),
+            Err(why) => held_all_because = Some(why),
+        }
     }
     let vm = &jvm.vm;
     let pid = process.pid();
     let mut details = vec![jvm.path_detail()];
+    if let Some(why) = held_all_because {
+        details.push(Detail::HeldAll(why));
+    }
     // The JVM knows its threads by its own pid namespace's ids (a container's): the host's
     // ids the stop and /proc use are mapped from them.
     let host_tids = process::namespace_tids(pid);
@@ -179,15 +194,26 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
 /// that ran (or whose stat could not be read) held together (`process::stop_threads`), walked
 /// again with their registers, and the lock facts of the whole dump read while they are held.
 /// Linux: elsewhere [`Error::Unsupported`] (`process::holds_single_threads`).
+///
+/// Under the collectors this runs under (Serial, Parallel, G1, CMS) objects move only in a
+/// stop-the-world collection, which a parked thread does not hold up: so the collections so
+/// far and the collection flag ([`collections`]) are read before the unheld walk and after
+/// the dump is read, and a dump that began inside a collection or saw one begin is not kept:
+/// `Ok(Err(why))`, and the caller holds every thread instead.
 fn running_held_walk(
     jvm: &Jvm,
     process: &crate::process::Process,
     opts: &ThreadsOptions,
-) -> Result<ThreadDump, Error> {
+) -> Result<Result<ThreadDump, &'static str>, Error> {
     use crate::process::{self, TaskStat};
     use std::collections::HashMap;
-    process::holds_single_threads()?;
     let vm = &jvm.vm;
+    let counter = || collections(vm, jvm.memory());
+    let began = match counter() {
+        Some((total, false)) => (total, false),
+        Some(_) => return Ok(Err("the JVM was inside a stop-the-world collection")),
+        None => return Ok(Err("the collection counter could not be read")),
+    };
     let pid = process.pid();
     let mut details = vec![jvm.path_detail()];
     let host_tids = process::namespace_tids(pid);
@@ -205,6 +231,11 @@ fn running_held_walk(
     let (list, addresses) = dump::thread_list(vm, &paged)?;
     let mut threads = dump::walk_at(vm, &paged, &|_| None, &addresses)?;
     let after = stats();
+    if counter() != Some(began) {
+        return Ok(Err(
+            "a collection ran during the unheld walk (objects may have moved)",
+        ));
+    }
     let os_tid = |t: &dump::DumpThread| {
         t.vm.os_tid
             .and_then(|id| crate::pid::Pid::try_from(id).ok())
@@ -250,6 +281,13 @@ fn running_held_walk(
         let paged = Paged::new(jvm.memory());
         dump.read_virtual_threads(vm, &paged);
     }
+    // The lock facts and the virtual threads were read after the walk, the JVM not held
+    // throughout: they stand only if still no collection began.
+    if counter() != Some(began) {
+        return Ok(Err(
+            "a collection began while the dump was read (objects may have moved)",
+        ));
+    }
     let normal = (process::OS_PRIORITY_IS_NICE && !vm.os_thread_priorities).then_some(0);
     dump.set_task_stats(&|tid| after.get(&host(tid)).copied(), normal);
     let walk_time = walk_began.elapsed();
@@ -263,11 +301,28 @@ fn running_held_walk(
     if let Some(r) = report {
         super::record_stop(r, opts.stop_timeout, &mut details, &mut warnings);
     }
-    Ok(ThreadDump {
+    Ok(Ok(ThreadDump {
         dump,
         details,
         warnings,
-    })
+    }))
+}
+
+/// The collections so far and whether one runs: `CollectedHeap::_total_collections` (an
+/// `unsigned int`, incremented as each collection begins; `gc/shared/collectedHeap.hpp`) and
+/// the stop-the-world flag ([`crate::heap::spaces::stw_collection_flag`]). `None` when either
+/// is not exported or cannot be read.
+fn collections(
+    vm: &crate::vm::VmModel,
+    mem: &dyn crate::memory::ReadMemory,
+) -> Option<(u32, bool)> {
+    let heap = crate::heap::spaces::collected_heap(vm, mem).ok()?;
+    let total = mem
+        .read_u32(heap.wrapping_add(vm.offset("CollectedHeap", "_total_collections").ok()?))
+        .ok()?;
+    let flag = crate::heap::spaces::stw_collection_flag(vm, mem)?;
+    let active = crate::heap::spaces::stw_collection_active(mem, flag).ok()?;
+    Some((total, active))
 }
 
 /// A thread dump of a JVM saved in a file (an ELF core, a minidump), walked with each running
