@@ -70,6 +70,7 @@ fn assert_answers(jvm: &Jvm) {
     let out = inspect_ok(&["-F", &pid, "sun.rt.javaCommand"]);
     assert!(out.contains("Target"), "{out}");
     let jcmd = Command::new(jvm.java_home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid, "VM.uptime"])
         .output()
         .expect("running jcmd");

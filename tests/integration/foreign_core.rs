@@ -135,8 +135,20 @@ fn aarch64_kernel_cores_read_on_x86_64() {
             x86_stdout,
             "{name}: the aarch64 and x86_64 builds differ"
         );
-        let ours = counters(&x86_stdout);
+        let mut ours = counters(&x86_stdout);
         let jcmd2 = counters(&read(&dir.join(format!("{name}.jcmd2"))));
+        // The SIGCONT that lets the SIGABRT in (scripts/aarch64/cores.sh) lets the JVM's threads
+        // run for the moment before the core is written: the monitor deflation thread may move
+        // its counters (`sun.rt._sync_*`: seen `_sync_Deflations` 0 in the held JVM's second
+        // read, 2 in the core) then. Those are compared by name only.
+        for (counter, value) in ours.iter_mut() {
+            if counter.starts_with("sun.rt._sync_")
+                && let Some(reference) = jcmd2.get(counter)
+                && value.parse::<u64>().is_ok()
+            {
+                *value = reference.clone();
+            }
+        }
         let compared = assert_matches_reference(&ours, &counters(&jcmd1), &jcmd2);
         assert!(compared > 100, "{name}: only {compared} compared");
         assert!(
@@ -547,6 +559,7 @@ fn x86_64_thread_dump_core_read_by_the_aarch64_build() {
     let jvm = crate::support::jcmd::start_target(&home, &[]);
     let jcmd = |pid: i32| {
         let out = Command::new(home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
             .args([&pid.to_string(), "Thread.print", "-l"])
             .output()
             .expect("running jcmd");

@@ -255,7 +255,9 @@ fn jvm_with_secrets() -> (Jvm, String) {
         );
     }
     let props = output_within(
-        std::process::Command::new(java_home.join("bin/jcmd")).args([&pid, "VM.system_properties"]),
+        std::process::Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid, "VM.system_properties"]),
         COMMAND_LIMIT,
         Some(jvm.pid),
     );

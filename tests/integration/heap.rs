@@ -16,6 +16,7 @@ use crate::support::{Jvm, assert_left_alone, gcore, inspect_ok, jdk, scratch_dir
 
 pub(crate) fn jcmd_histogram(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid.to_string(), "GC.class_histogram", "-all"])
         .output()
         .expect("running jcmd");
@@ -42,6 +43,7 @@ pub(crate) fn start_with(java_home: &Path, flags: &[&str], count: u64) -> Jvm {
     let jvm = Jvm::spawn(cmd, java_home);
     // The first attach starts the Attach Listener: let it happen before the first histogram.
     let _ = Command::new(java_home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&jvm.pid.to_string(), "VM.version"])
         .output();
     jvm
@@ -332,6 +334,7 @@ fn jdk17_serial_gcore() {
 /// `jcmd <pid> GC.heap_info` without its `<pid>:` line.
 fn jcmd_heap_info(java_home: &Path, pid: i32) -> String {
     let out = Command::new(java_home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid.to_string(), "GC.heap_info"])
         .output()
         .expect("running jcmd");

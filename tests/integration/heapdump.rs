@@ -23,6 +23,7 @@ fn jcmd_dump(jvm: &Jvm, dir: &Path, major: u32) -> PathBuf {
     let file = dir.join(format!("jcmd-{major}.hprof"));
     run_ok(
         Command::new(jvm.java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
             .arg(jvm.pid.to_string())
             .args(["GC.heap_dump", "-all"])
             .arg(&file),

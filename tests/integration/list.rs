@@ -80,7 +80,9 @@ fn jps_l() -> Vec<(i32, String)> {
 /// `java.vm.version` as the JVM itself reports it (`jcmd <pid> VM.system_properties`).
 fn vm_version_by_jcmd(pid: i32) -> String {
     let out = run_ok(
-        Command::new(jdk17().join("bin/jcmd")).args([&pid.to_string(), "VM.system_properties"]),
+        Command::new(jdk17().join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid.to_string(), "VM.system_properties"]),
     );
     String::from_utf8_lossy(&out.stdout)
         .lines()

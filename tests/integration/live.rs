@@ -34,6 +34,7 @@ fn output_is_byte_identical_to_jcmd_for_constants() {
     let pid = jvm.pid.to_string();
     let ours = inspect_ok(&["-F", &pid, "java.property", "sun.rt.javaCommand"]);
     let out = std::process::Command::new(jvm.java_home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid, "PerfCounter.print"])
         .output()
         .unwrap();

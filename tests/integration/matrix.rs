@@ -98,6 +98,7 @@ fn perf_disable_shared_mem_forced_matches_agent_dump(major: u32) {
     let pid = jvm.pid.to_string();
     // jcmd (jvmstat) cannot see this JVM: that is why it is a shape of its own.
     let jcmd = Command::new(home.join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid, "PerfCounter.print"])
         .output()
         .unwrap();
@@ -128,6 +129,7 @@ fn disable_attach_mechanism_both_paths_match_jcmd() {
     // still serves as the reference here; the attach API itself is refused.
     let jvm = both_paths_match_jcmd(&jdk17(), &["-XX:+DisableAttachMechanism"]);
     let out = Command::new(jdk17().join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&jvm.pid.to_string(), "VM.version"])
         .output()
         .unwrap();
@@ -584,6 +586,7 @@ fn jvm_in_a_user_namespace_with_a_uid_the_host_does_not_know() {
     let jvm = start_in_user_namespace(&["--map-user=12345", "--map-group=12345"], None);
     let pid = jvm.pid.to_string();
     let jcmd = Command::new(jdk17().join("bin/jcmd"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args([&pid, "PerfCounter.print"])
         .output()
         .unwrap();

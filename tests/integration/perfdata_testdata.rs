@@ -47,6 +47,7 @@ fn entries(s: &Snapshot) -> Vec<&Counter> {
 /// jcmd `PerfCounter.print` prints it.
 fn jstat_snap(path: &Path) -> String {
     let out = Command::new(crate::support::jdk17().join("bin/jstat"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .arg("-J-Djstat.showUnsupported=true")
         .arg("-snap")
         .arg(format!("file://{}", path.canonicalize().unwrap().display()))

@@ -54,7 +54,11 @@ fn regions() -> Vec<PathBuf> {
 
 /// `jstat -options` of JDK 17, without the dashes.
 fn jstat_options() -> Vec<String> {
-    let out = run_ok(Command::new(jdk17().join("bin/jstat")).arg("-options"));
+    let out = run_ok(
+        Command::new(jdk17().join("bin/jstat"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .arg("-options"),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     text.lines()
         .map(|l| l.trim_start_matches('-').to_owned())
@@ -74,6 +78,7 @@ fn options() -> Vec<String> {
 fn jstat_file(args: &[&str], path: &Path, after: &[&str]) -> String {
     let out = run_ok(
         Command::new(jdk17().join("bin/jstat"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
             .args(args)
             .arg(format!("file://{}", path.canonicalize().unwrap().display()))
             .args(after),
@@ -101,7 +106,11 @@ fn on_two_threads<T: Sync>(items: &[T], f: impl Fn(&T) + Sync) {
 #[test]
 #[ignore = "requires JDK 17 (scripts/test.sh)"]
 fn options_listing_is_jstats() {
-    let out = run_ok(Command::new(jdk17().join("bin/jstat")).arg("-options"));
+    let out = run_ok(
+        Command::new(jdk17().join("bin/jstat"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .arg("-options"),
+    );
     assert_eq!(inspect_ok(&["stat", "-options"]).as_bytes(), out.stdout);
     assert_eq!(jstat_options().len(), 12);
 }

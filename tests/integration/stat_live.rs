@@ -30,6 +30,7 @@ fn churn_jvm(extra: &[&str]) -> Jvm {
 fn jstat(args: &[&str], target: &str) -> String {
     let out = run_ok(
         Command::new(jdk17().join("bin/jstat"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
             .args(args)
             .args((!target.is_empty()).then_some(target)),
     );
@@ -100,6 +101,7 @@ fn perf_disable_shared_mem_jvm_matches_jstat_on_its_own_dump() {
     let pid = jvm.pid.to_string();
     // jstat cannot see this JVM at all.
     let out = Command::new(jdk17().join("bin/jstat"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args(["-gcutil", &pid])
         .output()
         .unwrap();
@@ -129,7 +131,11 @@ fn interval_count_and_timestamp_on_a_live_jvm() {
     let jvm = churn_jvm(&[]);
     let pid = jvm.pid.to_string();
     let uptime = || {
-        let out = run_ok(Command::new(jdk17().join("bin/jcmd")).args([&pid, "VM.uptime"]));
+        let out = run_ok(
+            Command::new(jdk17().join("bin/jcmd"))
+                .arg(crate::support::TOOL_NO_PERFDATA)
+                .args([&pid, "VM.uptime"]),
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         // "<pid>:\n12.345 s"
         text.lines()

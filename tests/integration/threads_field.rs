@@ -29,7 +29,9 @@ const JCMD_LIMIT: Duration = Duration::from_secs(10);
 /// why there is none (on a timeout, what jcmd and the JVM were doing).
 fn jcmd_bounded(java_home: &Path, pid: i32, limit: Duration) -> Result<String, String> {
     let run = try_output_within(
-        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print", "-l"]),
+        Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid.to_string(), "Thread.print", "-l"]),
         &[],
         limit,
         Some(pid),

@@ -427,6 +427,7 @@ fn allocating_jvm_sorts_first_and_its_rates_agree_with_jstat() {
     // jstat samples every second from before top starts until after it ends; each line's
     // arrival time (epoch ms) places it on top's clock (jstat's System.out flushes each line).
     let mut jstat = Command::new(jdk17().join("bin/jstat"))
+        .arg(crate::support::TOOL_NO_PERFDATA)
         .args(["-gc", "-t", &alloc.pid.to_string(), "1000", "30"])
         .stdout(Stdio::piped())
         .spawn()

@@ -147,6 +147,7 @@ fn dump_to_file(java_home: &Path, pid: i32, dir: &Path, label: &str) -> String {
     let file = dir.join(format!("{label}.txt"));
     let out = output_within(
         Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
             .arg(pid.to_string())
             .arg("Thread.dump_to_file")
             .arg("-overwrite")

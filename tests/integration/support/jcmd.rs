@@ -92,7 +92,9 @@ pub fn parse(text: &str) -> BTreeMap<String, Thread> {
 
 pub fn jcmd_threads(java_home: &Path, pid: i32) -> String {
     let out = output_within(
-        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print", "-l"]),
+        Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid.to_string(), "Thread.print", "-l"]),
         COMMAND_LIMIT,
         Some(pid),
     );

@@ -213,10 +213,19 @@ pub fn counters(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The first argument of every reference tool the tests run (jcmd, jstat, jinfo, jmap): the
+/// tool's own JVM keeps no hsperfdata file. Else a stale file of its pid that another process
+/// still locks (a JVM of another pid namespace, or a child that inherited the lock) makes that
+/// JVM print a `[warning][perf,memops] Cannot use file ...` line into the tool's stdout, the
+/// reference the test compares with (seen once in a full run).
+pub const TOOL_NO_PERFDATA: &str = "-J-XX:-UsePerfData";
+
 /// `jcmd <pid> PerfCounter.print` of the given JDK, parsed.
 pub fn jcmd_counters(java_home: &Path, pid: i32) -> BTreeMap<String, String> {
     let out = output_within(
-        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "PerfCounter.print"]),
+        Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid.to_string(), "PerfCounter.print"]),
         COMMAND_LIMIT,
         Some(pid),
     );

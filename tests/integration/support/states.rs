@@ -46,7 +46,9 @@ pub fn jcmd_states(text: &str) -> BTreeMap<(String, u64), Seen> {
 
 pub fn jcmd_of(java_home: &Path, pid: i32) -> String {
     let out = super::output_within(
-        Command::new(java_home.join("bin/jcmd")).args([&pid.to_string(), "Thread.print"]),
+        Command::new(java_home.join("bin/jcmd"))
+            .arg(crate::support::TOOL_NO_PERFDATA)
+            .args([&pid.to_string(), "Thread.print"]),
         super::COMMAND_LIMIT,
         Some(pid),
     );
