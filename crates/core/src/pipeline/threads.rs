@@ -191,7 +191,8 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
 
 /// The live dump holding only the threads that run ([`ThreadsOptions::hold_running`]): each
 /// thread's `TaskStat` read, every thread walked unheld, the `TaskStat`s read again; the threads
-/// that ran (or whose stat could not be read) held together (`process::stop_threads`), walked
+/// that ran (or whose stat could not be read, or that are in Java code with no frame anchor, so
+/// that their walk needs their registers) held together (`process::stop_threads`), walked
 /// again with their registers, and the lock facts of the whole dump read while they are held.
 /// Linux: elsewhere [`Error::Unsupported`] (`process::holds_single_threads`).
 ///
@@ -241,14 +242,23 @@ fn running_held_walk(
             .and_then(|id| crate::pid::Pid::try_from(id).ok())
             .map(host)
     };
+    // Held too: a thread in Java code with no frame anchor, whose walk needs its registers
+    // even if it did not run (descheduled, or the whole JVM SIGSTOPped).
+    let needs_registers = |t: &dump::DumpThread| {
+        t.vm.anchor.sp == 0
+            && t.vm
+                .vm_state_name
+                .is_some_and(|s| s.starts_with("_thread_in_Java"))
+    };
     let moved: Vec<usize> = threads
         .iter()
         .enumerate()
         .filter(|(_, t)| {
-            !os_tid(t).is_some_and(|tid| match (before.get(&tid), after.get(&tid)) {
-                (Some(b), Some(a)) => b.quiet_until(a),
-                _ => false,
-            })
+            needs_registers(t)
+                || !os_tid(t).is_some_and(|tid| match (before.get(&tid), after.get(&tid)) {
+                    (Some(b), Some(a)) => b.quiet_until(a),
+                    _ => false,
+                })
         })
         .map(|(i, _)| i)
         .collect();
