@@ -358,13 +358,13 @@ fn heap_info_live(major: u32, flags: &[&str], collector: &str) {
         ours == before || ours == after,
         "inspect heap:\n{ours}\njcmd GC.heap_info before:\n{before}\nafter:\n{after}"
     );
-    let json: serde_json::Value = serde_json::from_str(&inspect_ok(&[
-        "heap",
-        "--format",
-        "json",
-        &jvm.pid.to_string(),
-    ]))
-    .unwrap();
+    assert_json_names(jvm.pid, collector, major);
+}
+
+/// `inspect heap --format json` names the collector and the JDK.
+fn assert_json_names(pid: i32, collector: &str, major: u32) {
+    let json: serde_json::Value =
+        serde_json::from_str(&inspect_ok(&["heap", "--format", "json", &pid.to_string()])).unwrap();
     assert_eq!(json["heap"]["collector"], collector, "{json}");
     assert_eq!(json["jdk"], major, "{json}");
 }
@@ -445,14 +445,7 @@ fn heap_info_live_left_out(major: u32, flags: &[&str], collector: &str, left_out
         }
         break;
     }
-    let json: serde_json::Value = serde_json::from_str(&inspect_ok(&[
-        "heap",
-        "--format",
-        "json",
-        &jvm.pid.to_string(),
-    ]))
-    .unwrap();
-    assert_eq!(json["heap"]["collector"], collector, "{json}");
+    assert_json_names(jvm.pid, collector, major);
 }
 
 const EPSILON: [&str; 3] = [

@@ -248,14 +248,13 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, E
     Ok(out)
 }
 
-/// CMS (JDK 8 to 13): ParNew's young generation (a `DefNewGeneration`: eden, from) as
-/// Serial's, then the old generation's `CompactibleFreeListSpace`
-/// (`ConcurrentMarkSweepGeneration::_cmsSpace`) from its `_bottom` to its `_end`, objects and
-/// free chunks interleaved ([`SpaceKind::FreeList`]), as the Serviceability Agent's
-/// `CompactibleFreeListSpace.getLiveRegions` walks it.
-fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
-    let (young, old) = serial_generations(vm, mem, heap)?;
-    let mut out = young_spaces(vm, mem, young)?;
+/// CMS's old generation's space (`ConcurrentMarkSweepGeneration::_cmsSpace`, a
+/// `CompactibleFreeListSpace`): its address, `_bottom` and `_end`.
+pub(crate) fn cms_space(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    old: u64,
+) -> Result<(u64, u64, u64), Error> {
     let space = rd(
         mem,
         old.wrapping_add(vm.offset("ConcurrentMarkSweepGeneration", "_cmsSpace")?),
@@ -271,6 +270,18 @@ fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Erro
         space.wrapping_add(vm.offset("Space", "_end")?),
         "CompactibleFreeListSpace::_end",
     )?;
+    Ok((space, bottom, end))
+}
+
+/// CMS (JDK 8 to 13): ParNew's young generation (a `DefNewGeneration`: eden, from) as
+/// Serial's, then the old generation's `CompactibleFreeListSpace`
+/// (`ConcurrentMarkSweepGeneration::_cmsSpace`) from its `_bottom` to its `_end`, objects and
+/// free chunks interleaved ([`SpaceKind::FreeList`]), as the Serviceability Agent's
+/// `CompactibleFreeListSpace.getLiveRegions` walks it.
+fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let (young, old) = serial_generations(vm, mem, heap)?;
+    let mut out = young_spaces(vm, mem, young)?;
+    let (_, bottom, end) = cms_space(vm, mem, old)?;
     let in_mark = if vm.layout.compressed_oops {
         let shift = |name: &str| -> Result<u32, Error> {
             // An int constant, or (JDK 8's) a long one.

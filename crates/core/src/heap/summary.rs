@@ -411,21 +411,7 @@ fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, 
         high_boundary,
         spaces,
     };
-    let space = rd(
-        mem,
-        old.wrapping_add(vm.offset("ConcurrentMarkSweepGeneration", "_cmsSpace")?),
-        "ConcurrentMarkSweepGeneration::_cmsSpace",
-    )?;
-    let bottom = rd(
-        mem,
-        space.wrapping_add(vm.offset("Space", "_bottom")?),
-        "CompactibleFreeListSpace::_bottom",
-    )?;
-    let end = rd(
-        mem,
-        space.wrapping_add(vm.offset("Space", "_end")?),
-        "CompactibleFreeListSpace::_end",
-    )?;
+    let (space, bottom, end) = super::spaces::cms_space(vm, mem, old)?;
     ordered("CompactibleFreeListSpace", bottom, end)?;
     let capacity = end - bottom;
     let ty = "CompactibleFreeListSpace";
