@@ -518,38 +518,98 @@ fn g1_untyped(mem: &dyn ReadMemory, table: &G1Table) -> Result<Vec<Space>, Error
     Ok(out)
 }
 
-/// Shenandoah (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
-/// `ShenandoahHeap::_regions[0.._num_regions)`, each region's `_bottom`, `_top` and `_state`.
-/// Empty and trash regions hold nothing; a humongous start's one object runs on into its
-/// continuations (which are skipped); a collection-set region is walked stepping over its
-/// forwarded objects, as the Serviceability Agent's `ShenandoahHeapRegion.getLiveRegions`
-/// does.
-fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
-    let count = rd(
-        mem,
-        heap.wrapping_add(vm.offset("ShenandoahHeap", "_num_regions")?),
-        "ShenandoahHeap::_num_regions",
-    )?;
-    if count > MAX_REGIONS {
-        return Err(VmError::Bound {
-            what: "ShenandoahHeap::_num_regions".into(),
-            count,
-            max: MAX_REGIONS,
+/// Shenandoah's region table as the walk and the summary read it
+/// (`gc/shenandoah/shenandoahHeap.hpp`, `shenandoahHeapRegion.hpp`):
+/// `ShenandoahHeap::_regions[0.._num_regions)`, the `ShenandoahHeapRegion*` of each region, and
+/// where a region keeps its `_bottom`, `_top` and `_state`.
+pub(crate) struct ShenandoahTable {
+    /// One pointer a region, by region number (0: none).
+    pub regions: Vec<u64>,
+    /// Offset of `_bottom`.
+    pub bottom: u64,
+    /// Offset of `_top`.
+    pub top: u64,
+    /// Offset of `_state` (a `RegionState`, 4 bytes).
+    state: u64,
+}
+
+impl ShenandoahTable {
+    /// Reads the table (`_num_regions` pointers from `_regions`).
+    ///
+    /// # Errors
+    /// [`Error::Vm`] for a missing entry or more than [`MAX_REGIONS`] regions;
+    /// [`Error::Memory`].
+    pub(crate) fn read(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Self, Error> {
+        let count = rd(
+            mem,
+            heap.wrapping_add(vm.offset("ShenandoahHeap", "_num_regions")?),
+            "ShenandoahHeap::_num_regions",
+        )?;
+        if count > MAX_REGIONS {
+            return Err(VmError::Bound {
+                what: "ShenandoahHeap::_num_regions".into(),
+                count,
+                max: MAX_REGIONS,
+            }
+            .into());
         }
-        .into());
+        let table = rd(
+            mem,
+            heap.wrapping_add(vm.offset("ShenandoahHeap", "_regions")?),
+            "ShenandoahHeap::_regions",
+        )?;
+        let regions = mem
+            .read_pointers(table, count as usize, MAX_REGIONS as usize)
+            .map_err(|e| Error::memory("ShenandoahHeap::_regions", e))?;
+        Ok(ShenandoahTable {
+            regions,
+            bottom: vm.offset("ShenandoahHeapRegion", "_bottom")?,
+            top: vm.offset("ShenandoahHeapRegion", "_top")?,
+            state: vm.offset("ShenandoahHeapRegion", "_state")?,
+        })
     }
-    let table = rd(
-        mem,
-        heap.wrapping_add(vm.offset("ShenandoahHeap", "_regions")?),
-        "ShenandoahHeap::_regions",
-    )?;
-    let regions = mem
-        .read_pointers(table, count as usize, MAX_REGIONS as usize)
-        .map_err(|e| Error::memory("ShenandoahHeap::_regions", e))?;
-    let bottom = vm.offset("ShenandoahHeapRegion", "_bottom")?;
-    let top = vm.offset("ShenandoahHeapRegion", "_top")?;
-    let state = vm.offset("ShenandoahHeapRegion", "_state")?;
-    let constant = |name: &str| vm.int(&format!("ShenandoahHeapRegion::{name}"));
+
+    /// A `ShenandoahHeapRegion::RegionState` constant (`_regular`, `_trash`, ...).
+    ///
+    /// # Errors
+    /// [`Error::Vm`] when vmStructs does not export it.
+    pub(crate) fn constant(vm: &VmModel, name: &str) -> Result<i64, Error> {
+        vm.int(&format!("ShenandoahHeapRegion::{name}"))
+    }
+
+    /// The state of region `r` (a pointer of [`Self::regions`]).
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub(crate) fn state_of(&self, mem: &dyn ReadMemory, r: u64) -> Result<i64, Error> {
+        mem.read_u32(r.wrapping_add(self.state))
+            .map(i64::from)
+            .map_err(|e| Error::memory("ShenandoahHeapRegion::_state", e))
+    }
+
+    /// Region `r`'s `_bottom` and `_top`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`].
+    pub(crate) fn bounds(&self, mem: &dyn ReadMemory, r: u64) -> Result<(u64, u64), Error> {
+        Ok((
+            rd(
+                mem,
+                r.wrapping_add(self.bottom),
+                "ShenandoahHeapRegion::_bottom",
+            )?,
+            rd(mem, r.wrapping_add(self.top), "ShenandoahHeapRegion::_top")?,
+        ))
+    }
+}
+
+/// Shenandoah's spaces: each region of [`ShenandoahTable`] by its state. Empty and trash
+/// regions hold nothing; a humongous start's one object runs on into its continuations (which
+/// are skipped); a collection-set region is walked stepping over its forwarded objects, as the
+/// Serviceability Agent's `ShenandoahHeapRegion.getLiveRegions` does.
+fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space>, Error> {
+    let table = ShenandoahTable::read(vm, mem, heap)?;
+    let constant = |name: &str| ShenandoahTable::constant(vm, name);
     let regular = [constant("_regular")?, constant("_pinned")?];
     let humongous = [
         constant("_humongous_start")?,
@@ -557,14 +617,11 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space
     ];
     let cset = [constant("_cset")?, constant("_pinned_cset")?];
     let mut out = Vec::new();
-    for (i, r) in regions.into_iter().enumerate() {
+    for (i, &r) in table.regions.iter().enumerate() {
         if r == 0 {
             continue;
         }
-        let s = i64::from(
-            mem.read_u32(r.wrapping_add(state))
-                .map_err(|e| Error::memory("ShenandoahHeapRegion::_state", e))?,
-        );
+        let s = table.state_of(mem, r)?;
         let kind = if regular.contains(&s) {
             SpaceKind::Contiguous
         } else if humongous.contains(&s) {
@@ -574,10 +631,11 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Vec<Space
         } else {
             continue;
         };
+        let (bottom, top) = table.bounds(mem, r)?;
         out.push(Space {
             name: format!("region {i}"),
-            bottom: rd(mem, r.wrapping_add(bottom), "ShenandoahHeapRegion::_bottom")?,
-            top: rd(mem, r.wrapping_add(top), "ShenandoahHeapRegion::_top")?,
+            bottom,
+            top,
             kind,
         });
     }

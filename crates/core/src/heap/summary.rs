@@ -396,6 +396,22 @@ fn virtual_space(vm: &VmModel, mem: &dyn ReadMemory, g: u64) -> Result<(u64, u64
     Ok(out)
 }
 
+/// A `Generation` (Serial's, ParNew's, CMS's) with its `_virtual_space` and `spaces`.
+fn generation(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    g: u64,
+    spaces: Vec<SpaceUsage>,
+) -> Result<GenerationUsage, Error> {
+    let (low_boundary, high, high_boundary) = virtual_space(vm, mem, g)?;
+    Ok(GenerationUsage {
+        low_boundary,
+        high,
+        high_boundary,
+        spaces,
+    })
+}
+
 /// CMS (`gc/cms/concurrentMarkSweepGeneration.cpp`, `compactibleFreeListSpace.cpp`): ParNew's
 /// young generation as Serial's, and the old generation's free-list space
 /// (`ConcurrentMarkSweepGeneration::_cmsSpace`), its used bytes its capacity less its free
@@ -404,13 +420,7 @@ fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, 
     let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
     let bounds = contiguous_bounds(vm)?;
     let spaces = young_spaces(vm, mem, "DefNewGeneration", young, bounds)?;
-    let (low_boundary, high, high_boundary) = virtual_space(vm, mem, young)?;
-    let young = GenerationUsage {
-        low_boundary,
-        high,
-        high_boundary,
-        spaces,
-    };
+    let young = generation(vm, mem, young, spaces)?;
     let (space, bottom, end) = super::spaces::cms_space(vm, mem, old)?;
     ordered("CompactibleFreeListSpace", bottom, end)?;
     let capacity = end - bottom;
@@ -487,15 +497,6 @@ fn cms(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, 
 fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsage, Error> {
     let (young, old) = super::spaces::serial_generations(vm, mem, heap)?;
     let bounds = contiguous_bounds(vm)?;
-    let generation = |g: u64, spaces| -> Result<GenerationUsage, Error> {
-        let (low_boundary, high, high_boundary) = virtual_space(vm, mem, g)?;
-        Ok(GenerationUsage {
-            low_boundary,
-            high,
-            high_boundary,
-            spaces,
-        })
-    };
     let young_spaces = young_spaces(vm, mem, "DefNewGeneration", young, bounds)?;
     let the = rd(
         mem,
@@ -516,8 +517,8 @@ fn serial(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<CollectorUsag
         )?);
     }
     Ok(CollectorUsage::Serial {
-        young: generation(young, young_spaces)?,
-        old: generation(old, vec![tenured])?,
+        young: generation(vm, mem, young, young_spaces)?,
+        old: generation(vm, mem, old, vec![tenured])?,
     })
 }
 
@@ -712,7 +713,7 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Collector
             "ShenandoahFreeSet::_total_global_used",
         )?
     } else {
-        shenandoah_regions_used(vm, mem, heap, regions)?
+        shenandoah_regions_used(vm, mem, heap)?
     };
     for (what, v) in [("_committed", committed), ("used", used)] {
         if v > max_capacity {
@@ -756,42 +757,21 @@ fn shenandoah(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<Collector
 
 /// JDK 25 exports no used counter: the sum of `top - bottom` of every region that is neither
 /// empty nor trash (`ShenandoahHeapRegion::used()`, which `ShenandoahHeap::used()` accounts).
-fn shenandoah_regions_used(
-    vm: &VmModel,
-    mem: &dyn ReadMemory,
-    heap: u64,
-    count: u64,
-) -> Result<u64, Error> {
-    let table = rd(
-        mem,
-        heap.wrapping_add(vm.offset("ShenandoahHeap", "_regions")?),
-        "ShenandoahHeap::_regions",
-    )?;
-    let regions = mem
-        .read_pointers(table, count as usize, super::spaces::MAX_REGIONS as usize)
-        .map_err(|e| Error::memory("ShenandoahHeap::_regions", e))?;
-    let (bottom, top, state) = (
-        vm.offset("ShenandoahHeapRegion", "_bottom")?,
-        vm.offset("ShenandoahHeapRegion", "_top")?,
-        vm.offset("ShenandoahHeapRegion", "_state")?,
-    );
-    let constant = |name: &str| vm.int(&format!("ShenandoahHeapRegion::{name}"));
+fn shenandoah_regions_used(vm: &VmModel, mem: &dyn ReadMemory, heap: u64) -> Result<u64, Error> {
+    let table = super::spaces::ShenandoahTable::read(vm, mem, heap)?;
+    let constant = |name: &str| super::spaces::ShenandoahTable::constant(vm, name);
     let empty = [
         constant("_empty_uncommitted")?,
         constant("_empty_committed")?,
         constant("_trash")?,
     ];
     let mut used = 0u64;
-    for r in regions.into_iter().filter(|&r| r != 0) {
-        let s = mem
-            .read_u32(r.wrapping_add(state))
-            .map_err(|e| Error::memory("ShenandoahHeapRegion::_state", e))?;
-        if empty.contains(&i64::from(s)) {
+    for &r in table.regions.iter().filter(|&&r| r != 0) {
+        if empty.contains(&table.state_of(mem, r)?) {
             continue;
         }
-        let b = rd(mem, r.wrapping_add(bottom), "ShenandoahHeapRegion::_bottom")?;
-        let t = rd(mem, r.wrapping_add(top), "ShenandoahHeapRegion::_top")?;
-        used = used.saturating_add(t.saturating_sub(b));
+        let (bottom, top) = table.bounds(mem, r)?;
+        used = used.saturating_add(top.saturating_sub(bottom));
     }
     Ok(used)
 }

@@ -194,7 +194,7 @@ fn held_walk(jvm: &Jvm, opts: &ThreadsOptions) -> Result<ThreadDump, Error> {
 /// that ran (or whose stat could not be read, or that are in Java code with no frame anchor, so
 /// that their walk needs their registers) held together (`process::stop_threads`), walked
 /// again with their registers, and the lock facts of the whole dump read while they are held.
-/// Linux: elsewhere [`Error::Unsupported`] (`process::holds_single_threads`).
+/// Linux: the caller asks `process::holds_single_threads` first.
 ///
 /// Under the collectors this runs under (Serial, Parallel, G1, CMS) objects move only in a
 /// stop-the-world collection, which a parked thread does not hold up: so the collections so
