@@ -59,7 +59,8 @@ pub struct RecordArgs {
     /// How long to record (`30s`, `2m`); Ctrl-C ends early and still writes the file.
     #[arg(long, default_value = "10s", value_parser = parse_span)]
     duration: Duration,
-    /// Samples a second.
+    /// Samples a second, on average (each interval is drawn at random from half to one and a half
+    /// of `1/rate`, so a periodic workload is not sampled at one phase).
     #[arg(long, default_value_t = 49, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rate: u32,
     /// The file to write (never overwritten).
@@ -215,6 +216,10 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let mut active: Vec<i32> = Vec::new();
     let mut last_stats = sampler.task_stats()?;
     let mut refreshed = Instant::now() - Duration::from_secs(2);
+    // Each interval is drawn uniformly from half to one and a half periods (the mean rate stays
+    // `--rate`): on a fixed grid, a thread's progress between samples (a period less the hold)
+    // can lock onto a periodic workload's round and sample one phase of it over and over.
+    let mut due = began;
     let mut k: u32 = 0;
     let (mut held_total, mut hold_max) = (0usize, Duration::ZERO);
     while began.elapsed() < args.duration && !stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -259,7 +264,7 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(e).context(format!("a sample of process {pid}")),
         }
         k += 1;
-        let due = began + period * k;
+        due += period.mul_f64(0.5 + fastrand::f64());
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
