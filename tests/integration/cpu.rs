@@ -12,20 +12,24 @@ use std::process::{Command, Stdio};
 
 use crate::support::{Jvm, inspect, inspect_ok, jdk, scratch_dir, test_classes};
 
+/// HotTarget's flags before `-cp`: `work` kept out of line, so a() and b() are 3:1 whatever the
+/// JIT did to them.
+pub const HOT_TARGET_FLAGS: &[&str] = &[
+    "-Xmx64m",
+    "-XX:CompileCommand=quiet",
+    "-XX:CompileCommand=dontinline,HotTarget::work",
+];
+
 fn start(major: u32) -> Jvm {
     let home = jdk(major);
     let mut cmd = Command::new(home.join("bin/java"));
-    cmd.args([
-        "-Xmx64m",
-        "-XX:CompileCommand=quiet",
-        "-XX:CompileCommand=dontinline,HotTarget::work",
-        "-cp",
-    ])
-    .arg(test_classes())
-    .args(["HotTarget", "500"])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit());
+    cmd.args(HOT_TARGET_FLAGS)
+        .arg("-cp")
+        .arg(test_classes())
+        .args(["HotTarget", "500"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
     Jvm::spawn(cmd, &home)
 }
 
@@ -56,7 +60,11 @@ fn cpu_ms(pid: i32, tid: i32) -> f64 {
 }
 
 fn hot(major: u32) {
-    let jvm = start(major);
+    hot_on(&start(major), &format!("JDK {major}"));
+}
+
+/// `inspect hot` on a running HotTarget (`what`: the JDK's name in messages).
+pub fn hot_on(jvm: &Jvm, what: &str) {
     let pid = jvm.pid;
     let ids = tids(pid, &["burner", "looper"]);
     let began = std::time::Instant::now();
@@ -68,6 +76,11 @@ fn hot(major: u32) {
         "-v",
         "--interval",
         "2s",
+        // Grouped as Elasticsearch groups them, ten snapshots of which the first is the only
+        // one in b() (0.25 × 0.75⁹: one run in fifty) form one group of the three frames every
+        // stack shares, naming neither a() nor b(); of twenty, one run in a thousand.
+        "--snapshots",
+        "20",
         &pid.to_string(),
     ]);
     let after: HashMap<&String, f64> = ids.iter().map(|(n, t)| (n, cpu_ms(pid, *t))).collect();
@@ -85,7 +98,7 @@ fn hot(major: u32) {
         .collect();
     assert!(
         top.contains(&"burner") && top.contains(&"looper"),
-        "JDK {major}: the busiest threads are {top:?}: {hot:#}"
+        "{what}: the busiest threads are {top:?}: {hot:#}"
     );
     for t in &threads[..2] {
         let name = t["name"].as_str().unwrap();
@@ -93,7 +106,7 @@ fn hot(major: u32) {
         let proc_share = (after[&name.to_string()] - before[&name.to_string()]) * 100.0 / wall_ms;
         assert!(
             (ours - proc_share).abs() <= 10.0,
-            "JDK {major}: {name}: inspect says {ours:.1}%, /proc {proc_share:.1}% around it"
+            "{what}: {name}: inspect says {ours:.1}%, /proc {proc_share:.1}% around it"
         );
         let frames: Vec<&str> = t["groups"]
             .as_array()
@@ -111,7 +124,7 @@ fn hot(major: u32) {
             expected
                 .iter()
                 .any(|e| frames.iter().any(|f| f.starts_with(e))),
-            "JDK {major}: {name}'s snapshots: {frames:?}"
+            "{what}: {name}'s snapshots: {frames:?}"
         );
     }
     // The parked threads never walked, never held: only threads that ran are.
@@ -123,12 +136,16 @@ fn hot(major: u32) {
             .and_then(|r| r.split(' ').next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{line}"));
-        assert!(walked < 50, "JDK {major}: parked threads walked: {line}");
+        assert!(walked < 50, "{what}: parked threads walked: {line}");
     }
 }
 
 fn record(major: u32) {
-    let jvm = start(major);
+    record_on(&start(major), &format!("JDK {major}"));
+}
+
+/// `inspect record` on a running HotTarget (`what`: the JDK's name in messages).
+pub fn record_on(jvm: &Jvm, what: &str) {
     let pid = jvm.pid.to_string();
     let dir = scratch_dir("record");
     let collapsed = dir.path().join("stacks.txt");
@@ -164,7 +181,7 @@ fn record(major: u32) {
     );
     assert!(
         a + b >= 300,
-        "JDK {major}: too few burner samples ({a} + {b}):\n{text}"
+        "{what}: too few burner samples ({a} + {b}):\n{text}"
     );
     // A share of n samples scatters by sqrt(p(1-p)/n) (2.2 points at 49 a second for 8 s: ±5
     // failed one run in fifty); at 199 a second (about 1,500 samples) 5 points are 4.6 of those,
@@ -173,12 +190,12 @@ fn record(major: u32) {
     let bound = (4.5 * (0.75 * 0.25 / (a + b) as f64).sqrt() * 100.0).max(5.0);
     assert!(
         (share - 75.0).abs() <= bound,
-        "JDK {major}: a() has {share:.1}% of a()+b() ({a}/{b}), not 75 ± {bound:.1}:\n{text}"
+        "{what}: a() has {share:.1}% of a()+b() ({a}/{b}), not 75 ± {bound:.1}:\n{text}"
     );
     let (in_loop, looper) = (count("looper", "HotTarget.counted"), count("looper", ""));
     assert!(
         looper >= 50 && in_loop * 10 >= looper * 9,
-        "JDK {major}: the counted loop in {in_loop} of looper's {looper} samples:\n{text}"
+        "{what}: the counted loop in {in_loop} of looper's {looper} samples:\n{text}"
     );
     assert!(
         !text.contains("parked-"),
@@ -278,4 +295,28 @@ fn jdk17_record_splits_a_and_b_and_sees_the_counted_loop() {
 #[ignore = "requires root, JDK 25 (scripts/test.sh)"]
 fn jdk25_record_splits_a_and_b_and_sees_the_counted_loop() {
     record(25);
+}
+
+#[test]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
+fn jdk11_hot_threads_rank_the_busy_threads_with_their_cpu_and_methods() {
+    hot(11);
+}
+
+#[test]
+#[ignore = "requires root, JDK 25 (scripts/test.sh)"]
+fn jdk25_hot_threads_rank_the_busy_threads_with_their_cpu_and_methods() {
+    hot(25);
+}
+
+#[test]
+#[ignore = "requires root, JDK 11 (scripts/test.sh)"]
+fn jdk11_record_splits_a_and_b_and_sees_the_counted_loop() {
+    record(11);
+}
+
+#[test]
+#[ignore = "requires root, JDK 21 (scripts/test.sh)"]
+fn jdk21_record_splits_a_and_b_and_sees_the_counted_loop() {
+    record(21);
 }

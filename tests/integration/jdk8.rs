@@ -7,7 +7,8 @@
 //! `-XX:+PerfDisableSharedMem` JVM against the region it saves at exit, the saved JDK 8 jstat
 //! outputs of testdata/stat/jdk8-golden/ against JDK 8's jstat, serve's page with JVMs of
 //! JDK 8, 11, 17, 21 and 25 at once against promtool, and `inspect threads` against JDK 8's
-//! `jcmd Thread.print -l` (Parallel, G1, CMS; `-Xint`).
+//! `jcmd Thread.print -l` (Parallel, G1, CMS; `-Xint`), and `inspect hot` and `record` on
+//! HotTarget as `cpu::` checks them on later JDKs.
 //!
 //! Needs root, the JDK 8 root (scripts/jdk8-root.sh, called by scripts/setup-test-deps.sh), the
 //! JDK 11/21/25 runtimes, JDK 17 and promtool: every test is ignored in plain `cargo test`.
@@ -79,7 +80,8 @@ fn classes8() -> &'static Path {
                 .arg(src.join("Target.java"))
                 .arg(src.join("Churn.java"))
                 .arg(src.join("ThreadsTarget.java"))
-                .arg(src.join("HeapTarget.java")),
+                .arg(src.join("HeapTarget.java"))
+                .arg(src.join("HotTarget.java")),
         );
         out
     })
@@ -770,4 +772,27 @@ fn histogram_matches_jmap(flags: &[&str]) {
     let ours = inspect_ok(&["histo", &pid]);
     let after = jmap();
     crate::support::histo::compare_as(&before, &ours, &after, false);
+}
+
+/// HotTarget (tests/java/HotTarget.java) on JDK 8 inside the root, with C2 (its counted loop).
+fn hot_target8() -> Jvm {
+    let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));
+    cmd.args(crate::cpu::HOT_TARGET_FLAGS)
+        .args(["-cp", "/proc/self/fd/3", "HotTarget", "500"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    Jvm::spawn(cmd, Path::new(JAVA_HOME8))
+}
+
+#[test]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
+fn jdk8_hot_threads_rank_the_busy_threads_with_their_cpu_and_methods() {
+    crate::cpu::hot_on(&hot_target8(), "JDK 8");
+}
+
+#[test]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
+fn jdk8_record_splits_a_and_b_and_sees_the_counted_loop() {
+    crate::cpu::record_on(&hot_target8(), "JDK 8");
 }
