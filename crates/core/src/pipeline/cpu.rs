@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::pid::Pid;
 use crate::process::{self, TaskStat};
 use crate::threads::dump::{self, DumpThread};
+use crate::threads::frames::WalkCaches;
 use crate::threads::list::ThreadLayout;
 use crate::vm::java::JavaReader;
 use crate::vm::paged::Paged;
@@ -46,9 +47,10 @@ struct Tracked {
 pub struct SampleCost {
     /// Threads walked (held or not).
     pub walked: usize,
-    /// Threads held (ptrace) for their walk.
+    /// Threads held (ptrace) for their walk, each alone.
     pub held: usize,
-    /// The hold, from the first interrupt to the last release; zero when none was held.
+    /// The longest hold of one thread, from its interrupt to its release; zero when none was
+    /// held.
     pub hold: Duration,
 }
 
@@ -60,6 +62,26 @@ pub struct ThreadSampler {
     threads: Vec<Tracked>,
     /// Host ids by the JVM's own (a container's pid namespace).
     host_tids: HashMap<Pid, Pid>,
+    /// What the last sample's walks learnt of the code and the methods (see [`KeptCaches`]).
+    caches: std::cell::RefCell<Option<KeptCaches>>,
+}
+
+/// How long a sampler keeps its walks' caches of code and method data: an nmethod or a class
+/// freed (a collection's unloading, JDK ≤ 19's sweeper) and its space reused within that time
+/// could name another method in a sample until then.
+const CACHE_AGE: Duration = Duration::from_secs(1);
+
+/// At most this many entries are kept from one sample to the next.
+const MAX_CACHED: usize = 200_000;
+
+/// A sample's [`WalkCaches`], kept for the next while they cannot describe freed memory: no
+/// collection has begun since (`CollectedHeap::_total_collections` unchanged; HotSpot frees
+/// nmethods and classes in collections from JDK 20, and unloads classes only in them) and they
+/// are younger than [`CACHE_AGE`].
+struct KeptCaches {
+    caches: WalkCaches,
+    since: Instant,
+    collections: u32,
 }
 
 impl ThreadSampler {
@@ -78,6 +100,7 @@ impl ThreadSampler {
             layout,
             threads: Vec::new(),
             host_tids: process::namespace_tids(pid),
+            caches: std::cell::RefCell::new(None),
         };
         sampler.refresh()?;
         Ok(sampler)
@@ -216,41 +239,63 @@ impl ThreadSampler {
         self.held_stacks(&running)
     }
 
+    /// Holds each of `threads` alone, one after another, for its walk: a thread is stopped only
+    /// while its own registers, `JavaThread` and stack are read, never while another thread is
+    /// walked. The code and method data the walks read (what does not change while the code
+    /// runs) is read once for all of them (one page cache, one [`dump::ThreadWalk`]).
     fn held_stacks(&self, threads: &[&Tracked]) -> Result<(Vec<StackSample>, SampleCost), Error> {
-        let tids: Vec<Pid> = threads.iter().map(|t| t.tid).collect();
-        let addresses: Vec<u64> = threads.iter().map(|t| t.address).collect();
-        let began = Instant::now();
-        let stopped = super::live::stop_threads_when_free(
-            self.process(),
-            &tids,
-            SAMPLE_STOP_TIMEOUT,
-            SAMPLE_WAIT,
-        )?;
         let paged = Paged::new(self.jvm.memory());
-        let host = &self.host_tids;
-        let walked = dump::walk_at(
-            &self.jvm.vm,
-            &paged,
-            &|tid| stopped.registers(host.get(&tid).copied().unwrap_or(tid)),
-            &addresses,
+        let collections = super::threads::collections(&self.jvm.vm, &paged).map(|(total, _)| total);
+        let kept = self.caches.take().filter(|k| {
+            Some(k.collections) == collections
+                && k.since.elapsed() < CACHE_AGE
+                && k.caches.len() < MAX_CACHED
+        });
+        let (caches, since) = kept.map_or_else(
+            || (WalkCaches::default(), Instant::now()),
+            |k| (k.caches, k.since),
         );
-        let late = stopped.not_stopped();
-        let report = stopped.release();
-        let hold = report.stopped_for.min(began.elapsed());
-        let walked = walked?;
-        let out = threads
-            .iter()
-            .zip(walked)
-            .filter_map(|(t, w)| sample_of(t, w, !late.contains(&t.tid)))
-            .collect();
-        Ok((
-            out,
-            SampleCost {
-                walked: threads.len(),
-                held: threads.len() - late.len(),
-                hold,
-            },
-        ))
+        let mut walk = dump::ThreadWalk::with_kept(&self.jvm.vm, &paged, caches)?.frames_only();
+        let host = &self.host_tids;
+        let mut out = Vec::with_capacity(threads.len());
+        let mut cost = SampleCost {
+            walked: threads.len(),
+            ..SampleCost::default()
+        };
+        for t in threads {
+            let began = Instant::now();
+            let stopped = match super::live::stop_threads_when_free(
+                self.process(),
+                &[t.tid],
+                SAMPLE_STOP_TIMEOUT,
+                SAMPLE_WAIT,
+            ) {
+                Ok(s) => s,
+                // The thread ended since the list was read: no sample of it.
+                Err(Error::NoSuchProcess(_)) if process::task_stat(self.pid(), t.tid).is_none() => {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let walked = walk.thread(t.address, &|tid| {
+                stopped.registers(host.get(&tid).copied().unwrap_or(tid))
+            });
+            let held = stopped.not_stopped().is_empty();
+            let report = stopped.release();
+            if held {
+                cost.held += 1;
+                cost.hold = cost.hold.max(report.stopped_for.min(began.elapsed()));
+            }
+            out.extend(sample_of(t, walked, held));
+        }
+        if let Some(collections) = collections {
+            self.caches.replace(Some(KeptCaches {
+                caches: walk.into_caches(),
+                since,
+                collections,
+            }));
+        }
+        Ok((out, cost))
     }
 }
 

@@ -322,7 +322,7 @@ fn running_held_walk(
 /// `unsigned int`, incremented as each collection begins; `gc/shared/collectedHeap.hpp`) and
 /// the stop-the-world flag ([`crate::heap::spaces::stw_collection_flag`]). `None` when either
 /// is not exported or cannot be read.
-fn collections(
+pub(super) fn collections(
     vm: &crate::vm::VmModel,
     mem: &dyn crate::memory::ReadMemory,
 ) -> Option<(u32, bool)> {

@@ -239,16 +239,86 @@ pub fn walk_at(
     registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
     addresses: &[u64],
 ) -> Result<Vec<DumpThread>, Error> {
-    let layout = ThreadLayout::new(vm)?;
-    let mut walker = Walker::new(vm, mem);
-    let java = JavaReader::new(vm, mem);
-    let lock_reader = LockReader::new(vm, mem);
-    let mut threads = Vec::with_capacity(addresses.len());
-    for &address in addresses {
-        let vm_thread = match layout.thread(mem, address) {
+    let mut walk = ThreadWalk::new(vm, mem)?;
+    Ok(addresses
+        .iter()
+        .map(|&address| walk.thread(address, registers))
+        .collect())
+}
+
+/// The readers [`walk_at`] walks threads with, made once and used for one thread after another
+/// (their caches shared): a sampler that holds one thread at a time walks each while it holds
+/// it, the shared code and method data read once for all.
+pub struct ThreadWalk<'v, 'm> {
+    mem: &'m Paged<'m>,
+    layout: ThreadLayout,
+    walker: Result<Walker<'m>, Error>,
+    java: Result<JavaReader<'m>, Error>,
+    lock_reader: Result<LockReader<'m>, Error>,
+    frames_only: bool,
+    _vm: std::marker::PhantomData<&'v VmModel>,
+}
+
+impl<'v, 'm> ThreadWalk<'v, 'm> {
+    /// The readers over `mem`, a page cache over the target.
+    ///
+    /// # Errors
+    /// When the thread layout is not in the VM's tables (a reader that cannot be made is
+    /// named in each thread's notes instead).
+    pub fn new(vm: &'v VmModel, mem: &'m Paged<'m>) -> Result<Self, Error> {
+        Self::with_kept(vm, mem, super::frames::WalkCaches::default())
+    }
+
+    /// As [`ThreadWalk::new`], with what an earlier walk of the same target learnt of the code
+    /// and the methods (`caches`, from [`ThreadWalk::into_caches`]; see
+    /// [`super::frames::WalkCaches`] for when they may be kept).
+    ///
+    /// # Errors
+    /// As [`ThreadWalk::new`].
+    pub fn with_kept(
+        vm: &'v VmModel,
+        mem: &'m Paged<'m>,
+        caches: super::frames::WalkCaches,
+    ) -> Result<Self, Error> {
+        Ok(ThreadWalk {
+            mem,
+            layout: ThreadLayout::new(vm)?,
+            walker: Walker::with_kept(vm, mem, caches),
+            java: JavaReader::new(vm, mem),
+            lock_reader: LockReader::new(vm, mem),
+            frames_only: false,
+            _vm: std::marker::PhantomData,
+        })
+    }
+
+    /// What the walks learnt of the code and the methods, for a later walk of the same target.
+    pub fn into_caches(self) -> super::frames::WalkCaches {
+        self.walker.map(Walker::into_caches).unwrap_or_default()
+    }
+
+    /// Walks only what a sample needs: the `JavaThread`'s own fields and the frames, not the
+    /// `java.lang.Thread` (its identity, a mounted virtual thread) nor the locks, which are
+    /// heap and monitor reads a sampler that knows its threads by id has no use for.
+    pub fn frames_only(mut self) -> Self {
+        self.frames_only = true;
+        self
+    }
+
+    /// Walks the thread whose `JavaThread` is at `address` (held, or the whole target stopped)
+    /// as [`walk_at`] does. Its `JavaThread`'s pages are read afresh: the page cache may hold them
+    /// from an earlier thread's walk (two `JavaThread`s can share a page), and a thread that ran
+    /// since has changed them. A thread that cannot be read is kept with a note.
+    pub fn thread(
+        &mut self,
+        address: u64,
+        registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
+    ) -> DumpThread {
+        let mem = self.mem;
+        mem.forget(address, self.layout.size());
+        let vm_thread = match self.layout.thread(mem, address) {
             Ok(t) => t,
             Err(e) => {
-                threads.push(DumpThread {
+                return DumpThread {
                     vm: VmThread {
                         address,
                         os_tid: None,
@@ -268,13 +338,13 @@ pub fn walk_at(
                     cpu_ms: None,
                     os_prio: None,
                     locks: ThreadLocks::default(),
-                });
-                continue;
+                };
             }
         };
         let mut notes = Vec::new();
         let mut from_registers = None;
-        let identity = match &java {
+        let identity = match &self.java {
+            _ if self.frames_only => None,
             Ok(j) if vm_thread.thread_obj != 0 => match j.identity(vm_thread.thread_obj) {
                 Ok(i) => Some(i),
                 Err(e) => {
@@ -296,7 +366,8 @@ pub fn walk_at(
         };
         // A virtual thread mounted on this carrier: its id (a different `Thread.tid` from the
         // carrier's; the oops alone may differ only in a collector's colour bits).
-        let mounted = match (&java, vm_thread.mounted_vthread) {
+        let mounted = match (&self.java, vm_thread.mounted_vthread) {
+            _ if self.frames_only => None,
             (_, 0) => None,
             (Ok(j), v) => match j.thread_id(v) {
                 Ok(tid) if identity.as_ref().is_some_and(|i| i.tid == tid) => None,
@@ -311,7 +382,7 @@ pub fn walk_at(
             },
             (Err(_), _) => None,
         };
-        let frames = match &mut walker {
+        let frames = match &mut self.walker {
             Ok(w) => match walk_start(&vm_thread, registers) {
                 Ok(start) => {
                     let sp = match start {
@@ -339,16 +410,21 @@ pub fn walk_at(
                 Vec::new()
             }
         };
-        let locks = match &lock_reader {
+        let locks = match &self.lock_reader {
+            _ if self.frames_only => ThreadLocks::default(),
             Ok(l) => l
-                .thread(java.as_ref().ok(), vm_thread.address, vm_thread.thread_obj)
+                .thread(
+                    self.java.as_ref().ok(),
+                    vm_thread.address,
+                    vm_thread.thread_obj,
+                )
                 .unwrap_or_else(|e| {
                     notes.push(format!("locks: {}", crate::error::with_causes(&e)));
                     ThreadLocks::default()
                 }),
             Err(_) => ThreadLocks::default(),
         };
-        threads.push(DumpThread {
+        DumpThread {
             vm: vm_thread,
             java: identity,
             frames,
@@ -361,9 +437,8 @@ pub fn walk_at(
             cpu_ms: None,
             os_prio: None,
             locks,
-        });
+        }
     }
-    Ok(threads)
 }
 
 impl Dump {

@@ -422,7 +422,6 @@ pub struct Walker<'a> {
     /// JDK 23+ nmethod debug info layout, when the tables have it.
     immutable: Option<ImmutableLayout>,
     scopes_format: DebugInfoFormat,
-    nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
     call_stub_return: u64,
     call_wrapper_offset: i64,
     wrapper_anchor: u64,
@@ -467,11 +466,38 @@ pub struct Walker<'a> {
     relative_monitor_top: bool,
     /// `Location::Type` numbering with `vector` (JDK 16+).
     vector_locations: bool,
+    caches: WalkCaches,
+}
+
+/// What walks learn of the code cache and the methods, by address: code blobs, nmethods'
+/// debug info, `Method`s, line number tables (by `ConstMethod*`), `Symbol`s. Read once per
+/// stopped target; a sampler keeps them from one sample to the next ([`Walker::with_kept`])
+/// for as long as nothing can have freed what they describe.
+#[derive(Default)]
+pub struct WalkCaches {
+    /// The code heaps and `StubRoutines::_call_stub_return_address`.
+    code: Option<(Vec<Heap>, u64)>,
+    nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
     methods: HashMap<u64, Option<MethodInfo>>,
-    /// Decoded line number tables by `ConstMethod*`.
     lines: HashMap<u64, Option<Rc<LineNumberTable>>>,
     blobs: HashMap<u64, Option<Blob>>,
     symbols: HashMap<u64, Option<String>>,
+}
+
+impl WalkCaches {
+    /// How many entries they hold, all kinds together.
+    pub fn len(&self) -> usize {
+        self.nmethods.len()
+            + self.methods.len()
+            + self.lines.len()
+            + self.blobs.len()
+            + self.symbols.len()
+    }
+
+    /// Whether they hold nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 fn rd(mem: &dyn ReadMemory, addr: u64) -> Option<u64> {
@@ -493,67 +519,91 @@ impl<'a> Walker<'a> {
     /// [`Error::Vm`] naming a missing entry; [`Error::Memory`] when the code cache's
     /// descriptors cannot be read.
     pub fn new(vm: &VmModel, mem: &'a dyn ReadMemory) -> Result<Self, Error> {
-        let memory = vm.offset("CodeHeap", "_memory")?;
-        let segmap = vm.offset("CodeHeap", "_segmap")?;
-        let log2 = vm.offset("CodeHeap", "_log2_segment_size")?;
-        let low_b = vm.offset("VirtualSpace", "_low_boundary")?;
-        let high_b = vm.offset("VirtualSpace", "_high_boundary")?;
-        // JDK 9+ (segmented code cache): `CodeCache::_heaps`; JDK 8: the one `CodeCache::_heap`.
-        let heap_pointers: Vec<u64> = match vm.static_address("CodeCache", "_heaps") {
-            Ok(heaps_var) => {
-                let (len_off, _) = vm
-                    .offset_any("GrowableArrayBase", &["_len"])
-                    .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
-                let data_off = vm.offset("GrowableArray<int>", "_data")?;
-                let array = mem
-                    .read_u64(heaps_var)
-                    .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
-                let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
-                if len > MAX_HEAPS {
-                    return Err(VmError::Bound {
-                        what: "CodeCache::_heaps' length".into(),
-                        count: len,
-                        max: MAX_HEAPS,
+        Self::with_kept(vm, mem, WalkCaches::default())
+    }
+
+    /// As [`Walker::new`], with what an earlier walker of the same target learnt (`caches`,
+    /// from [`Walker::into_caches`]): the code heaps' bounds and the call stub's return address
+    /// (fixed once the VM runs) are not read again.
+    ///
+    /// # Errors
+    /// As [`Walker::new`].
+    pub fn with_kept(
+        vm: &VmModel,
+        mem: &'a dyn ReadMemory,
+        mut caches: WalkCaches,
+    ) -> Result<Self, Error> {
+        let kept = caches.code.take();
+        let (heaps, call_stub_return) = match kept {
+            Some(code) => code,
+            None => {
+                let memory = vm.offset("CodeHeap", "_memory")?;
+                let segmap = vm.offset("CodeHeap", "_segmap")?;
+                let log2 = vm.offset("CodeHeap", "_log2_segment_size")?;
+                let low_b = vm.offset("VirtualSpace", "_low_boundary")?;
+                let high_b = vm.offset("VirtualSpace", "_high_boundary")?;
+                // JDK 9+ (segmented code cache): `CodeCache::_heaps`; JDK 8: the one `CodeCache::_heap`.
+                let heap_pointers: Vec<u64> = match vm.static_address("CodeCache", "_heaps") {
+                    Ok(heaps_var) => {
+                        let (len_off, _) = vm
+                            .offset_any("GrowableArrayBase", &["_len"])
+                            .or_else(|_| vm.offset_any("GenericGrowableArray", &["_len"]))?;
+                        let data_off = vm.offset("GrowableArray<int>", "_data")?;
+                        let array = mem
+                            .read_u64(heaps_var)
+                            .map_err(|e| Error::memory("CodeCache::_heaps", e))?;
+                        let len = u64::from(rd32(mem, array + len_off).unwrap_or(0));
+                        if len > MAX_HEAPS {
+                            return Err(VmError::Bound {
+                                what: "CodeCache::_heaps' length".into(),
+                                count: len,
+                                max: MAX_HEAPS,
+                            }
+                            .into());
+                        }
+                        let data = mem
+                            .read_u64(array + data_off)
+                            .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
+                        mem.read_pointers(data, len as usize, MAX_HEAPS as usize)
+                            .map_err(|e| Error::memory("the CodeHeap*s", e))?
+                    }
+                    Err(e) => match vm.static_address("CodeCache", "_heap") {
+                        Ok(heap_var) => vec![
+                            mem.read_u64(heap_var)
+                                .map_err(|e| Error::memory("CodeCache::_heap", e))?,
+                        ],
+                        Err(_) => return Err(e),
+                    },
+                };
+                let mut heaps = Vec::new();
+                for heap in heap_pointers {
+                    let r = |o: u64| {
+                        mem.read_u64(heap + o)
+                            .map_err(|e| Error::memory("a CodeHeap", e))
+                    };
+                    heaps.push(Heap {
+                        low: r(memory + low_b)?,
+                        high: r(memory + high_b)?,
+                        segmap: r(segmap + low_b)?,
+                        log2: rd32(mem, heap + log2).unwrap_or(0),
+                    });
+                }
+                if heaps
+                    .iter()
+                    .any(|h| h.log2 == 0 || h.log2 > 16 || h.high <= h.low)
+                {
+                    return Err(VmError::Implausible {
+                        what: "code heaps".into(),
+                        detail: format!("{heaps:?}"),
                     }
                     .into());
                 }
-                let data = mem
-                    .read_u64(array + data_off)
-                    .map_err(|e| Error::memory("CodeCache::_heaps->_data", e))?;
-                mem.read_pointers(data, len as usize, MAX_HEAPS as usize)
-                    .map_err(|e| Error::memory("the CodeHeap*s", e))?
+                let call_stub_return = mem
+                    .read_u64(vm.static_address("StubRoutines", "_call_stub_return_address")?)
+                    .map_err(|e| Error::memory("StubRoutines::_call_stub_return_address", e))?;
+                (heaps, call_stub_return)
             }
-            Err(e) => match vm.static_address("CodeCache", "_heap") {
-                Ok(heap_var) => vec![
-                    mem.read_u64(heap_var)
-                        .map_err(|e| Error::memory("CodeCache::_heap", e))?,
-                ],
-                Err(_) => return Err(e),
-            },
         };
-        let mut heaps = Vec::new();
-        for heap in heap_pointers {
-            let r = |o: u64| {
-                mem.read_u64(heap + o)
-                    .map_err(|e| Error::memory("a CodeHeap", e))
-            };
-            heaps.push(Heap {
-                low: r(memory + low_b)?,
-                high: r(memory + high_b)?,
-                segmap: r(segmap + low_b)?,
-                log2: rd32(mem, heap + log2).unwrap_or(0),
-            });
-        }
-        if heaps
-            .iter()
-            .any(|h| h.log2 == 0 || h.log2 > 16 || h.high <= h.low)
-        {
-            return Err(VmError::Implausible {
-                what: "code heaps".into(),
-                detail: format!("{heaps:?}"),
-            }
-            .into());
-        }
         let cm_flags = vm
             .offset("ConstMethod", "_flags._flags")
             .or_else(|_| vm.offset("ConstMethod", "_flags"))?;
@@ -561,9 +611,6 @@ impl<'a> Walker<'a> {
             .int_opt("ConstMethodFlags::_misc_has_linenumber_table")
             .or_else(|| vm.int_opt("ConstMethod::_has_linenumber_table"))
             .unwrap_or(1) as u32;
-        let call_stub_return = mem
-            .read_u64(vm.static_address("StubRoutines", "_call_stub_return_address")?)
-            .map_err(|e| Error::memory("StubRoutines::_call_stub_return_address", e))?;
         Ok(Walker {
             mem,
             heaps,
@@ -642,7 +689,6 @@ impl<'a> Walker<'a> {
                 })
             })(),
             scopes_format: DebugInfoFormat::for_jdk(vm.major),
-            nmethods: HashMap::new(),
             call_stub_return,
             call_wrapper_offset: match (
                 vm.int_opt("frame::entry_frame_call_wrapper_offset"),
@@ -692,11 +738,14 @@ impl<'a> Walker<'a> {
             relative_locals: vm.major >= 21,
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
-            methods: HashMap::new(),
-            lines: HashMap::new(),
-            blobs: HashMap::new(),
-            symbols: HashMap::new(),
+            caches,
         })
+    }
+
+    /// What this walker learnt, for a later walker of the same target.
+    pub fn into_caches(mut self) -> WalkCaches {
+        self.caches.code = Some((self.heaps, self.call_stub_return));
+        self.caches
     }
 
     /// Whether `pc` is in the code cache.
@@ -726,7 +775,7 @@ impl<'a> Walker<'a> {
             }
         }
         let address = heap.low + (seg << heap.log2) + self.heap_block;
-        if let Some(b) = self.blobs.get(&address) {
+        if let Some(b) = self.caches.blobs.get(&address) {
             return *b;
         }
         let blob = (|| {
@@ -748,13 +797,13 @@ impl<'a> Walker<'a> {
                 frame_size,
             })
         })();
-        self.blobs.insert(address, blob);
+        self.caches.blobs.insert(address, blob);
         blob
     }
 
     /// A `Symbol`'s text (`oops/symbol.hpp`: `_length` u16, `_body` bytes, modified UTF-8).
     fn symbol(&mut self, sym: u64) -> Option<String> {
-        if let Some(s) = self.symbols.get(&sym) {
+        if let Some(s) = self.caches.symbols.get(&sym) {
             return s.clone();
         }
         let s = (|| {
@@ -765,7 +814,7 @@ impl<'a> Walker<'a> {
                 .ok()?;
             Some(String::from_utf8_lossy(&body).into_owned())
         })();
-        self.symbols.insert(sym, s.clone());
+        self.caches.symbols.insert(sym, s.clone());
         s
     }
 
@@ -776,7 +825,7 @@ impl<'a> Walker<'a> {
     }
 
     fn method(&mut self, method: u64) -> Option<MethodInfo> {
-        if let Some(m) = self.methods.get(&method) {
+        if let Some(m) = self.caches.methods.get(&method) {
             return m.clone();
         }
         let info = (|| {
@@ -825,7 +874,7 @@ impl<'a> Walker<'a> {
                 has_lines: cm_flags & self.cm_has_lines != 0,
             })
         })();
-        self.methods.insert(method, info.clone());
+        self.caches.methods.insert(method, info.clone());
         info
     }
 
@@ -835,7 +884,7 @@ impl<'a> Walker<'a> {
         if !m.has_lines || m.native {
             return None;
         }
-        let table = match self.lines.get(&m.const_method) {
+        let table = match self.caches.lines.get(&m.const_method) {
             Some(t) => t.clone(),
             None => {
                 let at = m.const_method + self.cm_size + m.code_size;
@@ -849,7 +898,7 @@ impl<'a> Walker<'a> {
                 let t = LineNumberTable::decode(&buf[..n], self.line_variant, 65_536)
                     .ok()
                     .map(Rc::new);
-                self.lines.insert(m.const_method, t.clone());
+                self.caches.lines.insert(m.const_method, t.clone());
                 t
             }
         };
@@ -902,7 +951,7 @@ impl<'a> Walker<'a> {
 
     /// The debug information of the nmethod at `nm` (JDK 9–22 layout).
     fn nmethod(&mut self, nm: u64) -> Option<Rc<NmethodInfo>> {
-        if let Some(n) = self.nmethods.get(&nm) {
+        if let Some(n) = self.caches.nmethods.get(&nm) {
             return n.clone();
         }
         let info = (|| {
@@ -950,7 +999,7 @@ impl<'a> Walker<'a> {
                 orig_pc_offset: d.orig_pc_offset.and_then(int),
             }))
         })();
-        self.nmethods.insert(nm, info.clone());
+        self.caches.nmethods.insert(nm, info.clone());
         info
     }
 

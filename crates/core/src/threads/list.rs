@@ -46,6 +46,8 @@ pub struct ThreadLayout {
     vm_states: Vec<(i64, &'static str)>,
     /// How the target lays out oops (OopHandles hold coloured pointers under generational ZGC).
     oops: crate::vm::Layout,
+    /// `sizeof(JavaThread)` (its type's size in vmStructs, else past the last field read).
+    size: u64,
 }
 
 /// How the Java threads are listed.
@@ -209,7 +211,42 @@ impl ThreadLayout {
                 .or_else(|_| vm.offset("JavaThread", "_stack_size"))?,
             vm_states,
             oops: vm.layout,
-        })
+            size: 0,
+        }
+        .sized(vm))
+    }
+
+    /// Sets `size`: the `JavaThread` type's size, else the end of the last field read; at most
+    /// 64 KiB.
+    fn sized(mut self, vm: &VmModel) -> Self {
+        let last = [
+            self.thread_obj,
+            self.vthread.unwrap_or(0),
+            self.thread_state,
+            self.anchor
+                + self
+                    .last_java_sp
+                    .max(self.last_java_pc)
+                    .max(self.last_java_fp),
+            self.osthread,
+            self.stack_base,
+            self.stack_size,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+            + 8;
+        self.size = vm
+            .size_of("JavaThread")
+            .unwrap_or(last)
+            .max(last)
+            .min(64 * 1024);
+        self
+    }
+
+    /// The bytes of a `JavaThread` the layout reads: `sizeof(JavaThread)` (at most 64 KiB).
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
     /// The `JavaThread*`s of `ThreadsSMRSupport::_java_thread_list`, in list order (the order

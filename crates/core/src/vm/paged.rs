@@ -71,6 +71,25 @@ impl<'a> Paged<'a> {
         }
     }
 
+    /// Drops the cached pages that hold any byte of `[from, from + len)`: the next read of them
+    /// goes to the target again (what a thread that ran since may have changed).
+    pub fn forget(&self, from: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let mask = self.page - 1;
+        let last = from.saturating_add(len - 1) & !mask;
+        let mut pages = self.pages.borrow_mut();
+        let mut page = from & !mask;
+        while page <= last {
+            pages.remove(&page);
+            match page.checked_add(self.page) {
+                Some(next) => page = next,
+                None => break,
+            }
+        }
+    }
+
     /// Copies what page `base` holds from `off` into `out` (as much as fits), reading the page
     /// first if it is not cached; `None` when the page cannot be read whole.
     fn copy_from_page(&self, base: u64, off: usize, out: &mut [u8]) -> Option<usize> {
@@ -174,5 +193,26 @@ mod tests {
         p.focus(&[(0x13f00, 0x14100), (0x20000, 0x20000 + (2 << 20)), (5, 1)]);
         assert_eq!(p.read_u8(0x13f01).unwrap(), 1);
         assert!(p.read_u8(0x14000).is_err());
+    }
+
+    #[test]
+    fn forgotten_pages_are_read_again_and_only_those() {
+        let t = target();
+        let p = Paged::new(&t);
+        for page in 0..4u64 {
+            p.read_u8(0x10000 + page * 0x1000).unwrap();
+        }
+        assert_eq!(p.reads(), 4);
+        // A range from the end of the first page into the second: both dropped, no others.
+        p.forget(0x10ff8, 0x10);
+        for page in 0..4u64 {
+            p.read_u8(0x10000 + page * 0x1000).unwrap();
+        }
+        assert_eq!(p.reads(), 6);
+        // Nothing, and a range at the top of the address space, are no-ops without a panic.
+        p.forget(0x12000, 0);
+        p.forget(u64::MAX - 8, 100);
+        p.read_u8(0x12000).unwrap();
+        assert_eq!(p.reads(), 6);
     }
 }
