@@ -216,6 +216,12 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let mut active: Vec<i32> = Vec::new();
     let mut last_stats = sampler.task_stats()?;
     let mut refreshed = Instant::now() - Duration::from_secs(2);
+    // The OS threads when the Java thread list was last read, and when: the list (every
+    // `JavaThread` and its `java.lang.Thread`'s name, most of what `inspect` reads) is read again
+    // when a thread started or ended, else every `LIST_AGE` (a thread renamed meanwhile keeps
+    // its old name until then).
+    const LIST_AGE: Duration = Duration::from_secs(10);
+    let mut listed: (std::collections::HashSet<i32>, Instant) = (Default::default(), began);
     // Each interval is drawn uniformly from half to one and a half periods (the mean rate stays
     // `--rate`): on a fixed grid, a thread's progress between samples (a period less the hold)
     // can lock onto a periodic workload's round and sample one phase of it over and over.
@@ -224,14 +230,18 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let (mut held_total, mut hold_max) = (0usize, Duration::ZERO);
     while began.elapsed() < args.duration && !stop.load(std::sync::atomic::Ordering::SeqCst) {
         if refreshed.elapsed() >= Duration::from_secs(1) {
-            // The list read races with threads starting and ending: a failed read keeps the
-            // last list, unless the JVM is gone (then what was recorded is written).
-            if sampler.refresh().is_err() && hsinspect::process_usage(pid).is_err() {
-                break;
+            let now = sampler.task_stats().unwrap_or_default();
+            let tasks: std::collections::HashSet<i32> = now.keys().copied().collect();
+            if tasks != listed.0 || listed.1.elapsed() >= LIST_AGE {
+                // The list read races with threads starting and ending: a failed read keeps
+                // the last list, unless the JVM is gone (then what was recorded is written).
+                if sampler.refresh().is_err() && hsinspect::process_usage(pid).is_err() {
+                    break;
+                }
+                listed = (tasks, Instant::now());
             }
             let java: std::collections::HashSet<i32> =
                 sampler.java_threads().into_iter().map(|(t, _)| t).collect();
-            let now = sampler.task_stats().unwrap_or_default();
             active = now
                 .iter()
                 .filter(|(tid, s)| {

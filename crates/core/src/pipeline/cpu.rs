@@ -64,6 +64,8 @@ pub struct ThreadSampler {
     host_tids: HashMap<Pid, Pid>,
     /// What the last sample's walks learnt of the code and the methods (see [`KeptCaches`]).
     caches: std::cell::RefCell<Option<KeptCaches>>,
+    /// The running threads are picked by their state letters, read from files kept open.
+    states: process::TaskStates,
 }
 
 /// How long a sampler keeps its walks' caches of code and method data: an nmethod or a class
@@ -101,6 +103,7 @@ impl ThreadSampler {
             threads: Vec::new(),
             host_tids: process::namespace_tids(pid),
             caches: std::cell::RefCell::new(None),
+            states: process::TaskStates::new(pid),
         };
         sampler.refresh()?;
         Ok(sampler)
@@ -226,12 +229,13 @@ impl ThreadSampler {
     /// # Errors
     /// As [`ThreadSampler::stacks`].
     pub fn running_stacks(&self, tids: &[Pid]) -> Result<(Vec<StackSample>, SampleCost), Error> {
-        let pid = self.pid();
+        // The files of threads no longer asked about are closed.
+        self.states.keep_only(tids);
         let running: Vec<&Tracked> = self
             .threads
             .iter()
             .filter(|t| tids.contains(&t.tid))
-            .filter(|t| process::task_stat(pid, t.tid).is_some_and(|s| s.state == b'R'))
+            .filter(|t| self.states.state(t.tid) == Some(b'R'))
             .collect();
         if running.is_empty() {
             return Ok((Vec::new(), SampleCost::default()));

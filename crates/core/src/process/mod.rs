@@ -43,6 +43,8 @@ pub(crate) mod os;
 /// the OS's priorities (Linux: `os::get_native_priority` gives 0 otherwise); Windows'
 /// `GetThreadPriority` is printed always.
 pub(crate) use os::OS_PRIORITY_IS_NICE;
+/// Threads' state letters read again and again (Linux: each `stat` file kept open).
+pub(crate) use os::TaskStates;
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
 pub(crate) use os::namespace_tids;

@@ -389,6 +389,51 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
     Some(stat)
 }
 
+/// The state letters of some threads of one process, read again and again: each thread's
+/// `/proc/<pid>/task/<tid>/stat` is opened once and re-read from offset 0 (`pread`: `proc`
+/// generates the text afresh at each read from the start), so a sampler's look at its running
+/// threads costs one read a thread, not an open, a read and a close. An open file stays with
+/// the thread it was opened for: a thread that ended reads as gone even when its id is reused.
+pub struct TaskStates {
+    pid: Pid,
+    files: std::cell::RefCell<std::collections::HashMap<Pid, std::fs::File>>,
+}
+
+impl TaskStates {
+    /// No file open yet.
+    pub fn new(pid: Pid) -> Self {
+        TaskStates {
+            pid,
+            files: std::cell::RefCell::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// Thread `tid`'s state letter (`R`, `S`, ...); `None` when it is gone (its file closed).
+    pub fn state(&self, tid: Pid) -> Option<u8> {
+        use std::os::unix::fs::FileExt;
+        let mut files = self.files.borrow_mut();
+        if !files.contains_key(&tid) {
+            let f = std::fs::File::open(format!("/proc/{}/task/{tid}/stat", self.pid)).ok()?;
+            files.insert(tid, f);
+        }
+        let mut buf = [0u8; 1024];
+        let state = files
+            .get(&tid)
+            .and_then(|f| f.read_at(&mut buf, 0).ok())
+            .and_then(|n| super::TaskStat::parse(&buf[..n], tick_ms()))
+            .map(|s| s.state);
+        if state.is_none() {
+            files.remove(&tid);
+        }
+        state
+    }
+
+    /// Closes the files of every thread not in `tids`.
+    pub fn keep_only(&self, tids: &[Pid]) {
+        self.files.borrow_mut().retain(|t, _| tids.contains(t));
+    }
+}
+
 /// The first and third fields of a `/proc/<pid>/task/<tid>/schedstat` line (`fs/proc/base.c`
 /// `proc_pid_schedstat`: run time, wait time, timeslices): the thread's CPU time in nanoseconds
 /// and how many times it was put on a CPU.
@@ -564,5 +609,43 @@ mod schedstat_tests {
             ..asleep
         };
         assert!(!unknown.quiet_until(&unknown));
+    }
+}
+
+#[cfg(test)]
+mod task_states_tests {
+    /// A thread's file read again gives its state now: this thread runs, a sleeping thread
+    /// sleeps, and after it ended its kept file reads as gone.
+    #[test]
+    fn kept_stat_files_read_each_threads_state_now() {
+        let me = std::process::id() as crate::pid::Pid;
+        let states = super::TaskStates::new(me);
+        let tid = nix::unistd::gettid().as_raw();
+        assert_eq!(states.state(tid), Some(b'R'));
+        assert_eq!(
+            states.state(tid),
+            Some(b'R'),
+            "read again from its kept file"
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let sleeper = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            let _ = wait.recv();
+        });
+        let other = rx.recv().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while states.state(other) != Some(b'S') {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the thread never slept"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        go.send(()).unwrap();
+        sleeper.join().unwrap();
+        assert_eq!(states.state(other), None, "an ended thread's kept file");
+        states.keep_only(&[tid]);
+        assert_eq!(states.state(tid), Some(b'R'));
     }
 }

@@ -206,10 +206,20 @@ fn stop_some(
                     });
                 }
             }
-            let stat = super::task_stat(pid, tid);
+            // A whole-process stop keeps each thread's `stat` (a dump's `cpu=`) and interrupts
+            // the threads that run last.
+            let (running, stat) = match only {
+                None => {
+                    let stat = super::task_stat(pid, tid);
+                    (stat.is_some_and(|s| s.state == b'R'), stat)
+                }
+                // Only threads that run are held alone (a sampler's running threads, a dump's
+                // threads that ran): taken as running without a read of their own.
+                Some(_) => (true, None),
+            };
             held.threads.push(Held {
                 tid,
-                running: stat.is_some_and(|s| s.state == b'R'),
+                running,
                 stat,
                 stopped: false,
                 reinject: None,
@@ -389,7 +399,8 @@ impl Stopped {
     }
 
     /// Thread `tid`'s `stat` as read when it was seized (before its interrupt): its CPU time and
-    /// nice value at the stop. `None` for a thread not held or not readable.
+    /// nice value at the stop. `None` for a thread not held or not readable, and after a stop of
+    /// some threads only ([`stop_threads`], which reads nothing of them).
     pub fn task_stat(&self, tid: Pid) -> Option<TaskStat> {
         self.threads.iter().find(|h| h.tid == tid)?.stat
     }
