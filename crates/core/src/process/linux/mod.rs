@@ -412,14 +412,16 @@ impl TaskStates {
     pub fn state(&self, tid: Pid) -> Option<u8> {
         use std::os::unix::fs::FileExt;
         let mut files = self.files.borrow_mut();
-        if !files.contains_key(&tid) {
-            let f = std::fs::File::open(format!("/proc/{}/task/{tid}/stat", self.pid)).ok()?;
-            files.insert(tid, f);
-        }
+        let file = match files.entry(tid) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(std::fs::File::open(format!("/proc/{}/task/{tid}/stat", self.pid)).ok()?)
+            }
+        };
         let mut buf = [0u8; 1024];
-        let state = files
-            .get(&tid)
-            .and_then(|f| f.read_at(&mut buf, 0).ok())
+        let state = file
+            .read_at(&mut buf, 0)
+            .ok()
             .and_then(|n| super::TaskStat::parse(&buf[..n], tick_ms()))
             .map(|s| s.state);
         if state.is_none() {
