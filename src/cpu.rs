@@ -214,7 +214,6 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     // The threads that used CPU in the last second: only they are looked at per sample, so an
     // idle thread costs one read a second, not one a sample.
     let mut active: Vec<i32> = Vec::new();
-    let mut last_stats = sampler.task_stats()?;
     let mut refreshed = Instant::now() - Duration::from_secs(2);
     // The OS threads when the Java thread list was last read, and when: the list (every
     // `JavaThread` and its `java.lang.Thread`'s name, most of what `inspect` reads) is read again
@@ -230,8 +229,8 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let (mut held_total, mut hold_max) = (0usize, Duration::ZERO);
     while began.elapsed() < args.duration && !stop.load(std::sync::atomic::Ordering::SeqCst) {
         if refreshed.elapsed() >= Duration::from_secs(1) {
-            let now = sampler.task_stats().unwrap_or_default();
-            let tasks: std::collections::HashSet<i32> = now.keys().copied().collect();
+            let tasks: std::collections::HashSet<i32> =
+                sampler.tasks().unwrap_or_default().into_iter().collect();
             if tasks != listed.0 || listed.1.elapsed() >= LIST_AGE {
                 // The list read races with threads starting and ending: a failed read keeps
                 // the last list, unless the JVM is gone (then what was recorded is written).
@@ -240,18 +239,7 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
                 }
                 listed = (tasks, Instant::now());
             }
-            let java: std::collections::HashSet<i32> =
-                sampler.java_threads().into_iter().map(|(t, _)| t).collect();
-            active = now
-                .iter()
-                .filter(|(tid, s)| {
-                    java.contains(tid)
-                        && (s.state == b'R'
-                            || last_stats.get(tid).is_none_or(|b| b.cpu_ms != s.cpu_ms))
-                })
-                .map(|(tid, _)| *tid)
-                .collect();
-            last_stats = now;
+            active = sampler.busy_java_threads();
             refreshed = Instant::now();
         }
         match sampler.running_stacks(&active) {

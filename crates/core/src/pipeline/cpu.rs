@@ -64,8 +64,11 @@ pub struct ThreadSampler {
     host_tids: HashMap<Pid, Pid>,
     /// What the last sample's walks learnt of the code and the methods (see [`KeptCaches`]).
     caches: std::cell::RefCell<Option<KeptCaches>>,
-    /// The running threads are picked by their state letters, read from files kept open.
+    /// The running threads are picked by their state letters, and the busy ones by their run
+    /// times, read from files kept open.
     states: process::TaskStates,
+    /// Each Java thread's run time (ns) at the last [`ThreadSampler::busy_java_threads`].
+    run_times: std::cell::RefCell<HashMap<Pid, u64>>,
 }
 
 /// How long a sampler keeps its walks' caches of code and method data: an nmethod or a class
@@ -104,6 +107,7 @@ impl ThreadSampler {
             host_tids: process::namespace_tids(pid),
             caches: std::cell::RefCell::new(None),
             states: process::TaskStates::new(pid),
+            run_times: std::cell::RefCell::new(HashMap::new()),
         };
         sampler.refresh()?;
         Ok(sampler)
@@ -151,6 +155,9 @@ impl ThreadSampler {
             });
         }
         self.threads = threads;
+        // The files of threads that ended are closed.
+        let tids: Vec<Pid> = self.threads.iter().map(|t| t.tid).collect();
+        self.states.keep_only(&tids);
         self.process().check_same()
     }
 
@@ -160,6 +167,39 @@ impl ThreadSampler {
             .iter()
             .map(|t| (t.tid, t.name.clone()))
             .collect()
+    }
+
+    /// The process's threads (Java or not) now, by host id (`/proc/<pid>/task`).
+    ///
+    /// # Errors
+    /// [`Error::NoSuchProcess`] when the process is gone.
+    pub fn tasks(&self) -> Result<Vec<Pid>, Error> {
+        process::list_tasks(self.pid())
+    }
+
+    /// The Java threads whose CPU time (`schedstat`'s run time, read from files kept open)
+    /// moved since the previous call, and those seen for the first time that run (`R`) now, in
+    /// list order. What a recorder looks at per sample: a thread that did not run for a second
+    /// costs one read a second.
+    pub fn busy_java_threads(&self) -> Vec<Pid> {
+        let mut last = self.run_times.borrow_mut();
+        let mut now = HashMap::with_capacity(self.threads.len());
+        let mut busy = Vec::new();
+        for t in &self.threads {
+            let Some(ns) = self.states.run_time_ns(t.tid) else {
+                continue;
+            };
+            let moved = match last.get(&t.tid) {
+                Some(&before) => before != ns,
+                None => self.states.state(t.tid) == Some(b'R'),
+            };
+            if moved {
+                busy.push(t.tid);
+            }
+            now.insert(t.tid, ns);
+        }
+        *last = now;
+        busy
     }
 
     /// Every thread of the process (Java or not) with its [`TaskStat`](crate::TaskStat) now.
@@ -229,8 +269,6 @@ impl ThreadSampler {
     /// # Errors
     /// As [`ThreadSampler::stacks`].
     pub fn running_stacks(&self, tids: &[Pid]) -> Result<(Vec<StackSample>, SampleCost), Error> {
-        // The files of threads no longer asked about are closed.
-        self.states.keep_only(tids);
         let running: Vec<&Tracked> = self
             .threads
             .iter()

@@ -570,6 +570,11 @@ impl TaskStates {
         task_state(self.pid, tid)
     }
 
+    /// Thread `tid`'s CPU time in nanoseconds (user plus kernel), read afresh.
+    pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
+        task_stat(self.pid, tid).map(|s| (s.cpu_ms * 1e6) as u64)
+    }
+
     /// Nothing is kept open.
     pub fn keep_only(&self, _tids: &[Pid]) {}
 }

@@ -389,17 +389,30 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
     Some(stat)
 }
 
-/// The state letters of some threads of one process, read again and again: each thread's
-/// `/proc/<pid>/task/<tid>/stat` is opened once and re-read from offset 0 (`pread`: `proc`
-/// generates the text afresh at each read from the start), so a sampler's look at its running
-/// threads costs one read a thread, not an open, a read and a close. An open file stays with
-/// the thread it was opened for: a thread that ended reads as gone even when its id is reused.
+/// The state letters and run times of some threads of one process, read again and again: each
+/// thread's `/proc/<pid>/task/<tid>/stat` and `schedstat` are opened once and re-read from
+/// offset 0 (`pread`: `proc` generates the text afresh at each read from the start), so a
+/// sampler's look at its threads costs one read a thread, not an open, a read and a close. An
+/// open file stays with the thread it was opened for: a thread that ended reads as gone even
+/// when its id is reused. At most [`TaskStates::MAX_KEPT`] files are kept open (a JVM of
+/// thousands of threads must not use up the reader's descriptors); past that a read opens and
+/// closes its file.
 pub struct TaskStates {
     pid: Pid,
-    files: std::cell::RefCell<std::collections::HashMap<Pid, std::fs::File>>,
+    files: std::cell::RefCell<std::collections::HashMap<(Pid, TaskFile), std::fs::File>>,
+}
+
+/// Which file of a thread [`TaskStates`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum TaskFile {
+    Stat,
+    Schedstat,
 }
 
 impl TaskStates {
+    /// The most files kept open at once.
+    pub const MAX_KEPT: usize = 256;
+
     /// No file open yet.
     pub fn new(pid: Pid) -> Self {
         TaskStates {
@@ -408,31 +421,51 @@ impl TaskStates {
         }
     }
 
-    /// Thread `tid`'s state letter (`R`, `S`, ...); `None` when it is gone (its file closed).
-    pub fn state(&self, tid: Pid) -> Option<u8> {
+    /// Reads thread `tid`'s file `which` from its start into `buf` (opened the first time, kept
+    /// while there is room); the bytes read, `None` when the thread is gone (its file closed).
+    fn read(&self, tid: Pid, which: TaskFile, buf: &mut [u8]) -> Option<usize> {
         use std::os::unix::fs::FileExt;
         let mut files = self.files.borrow_mut();
-        let file = match files.entry(tid) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(std::fs::File::open(format!("/proc/{}/task/{tid}/stat", self.pid)).ok()?)
+        let key = (tid, which);
+        if let Some(f) = files.get(&key) {
+            match f.read_at(buf, 0) {
+                Ok(n) if n > 0 => return Some(n),
+                _ => {
+                    files.remove(&key);
+                    return None;
+                }
             }
-        };
-        let mut buf = [0u8; 1024];
-        let state = file
-            .read_at(&mut buf, 0)
-            .ok()
-            .and_then(|n| super::TaskStat::parse(&buf[..n], tick_ms()))
-            .map(|s| s.state);
-        if state.is_none() {
-            files.remove(&tid);
         }
-        state
+        let name = match which {
+            TaskFile::Stat => "stat",
+            TaskFile::Schedstat => "schedstat",
+        };
+        let f = std::fs::File::open(format!("/proc/{}/task/{tid}/{name}", self.pid)).ok()?;
+        let n = f.read_at(buf, 0).ok().filter(|&n| n > 0)?;
+        if files.len() < Self::MAX_KEPT {
+            files.insert(key, f);
+        }
+        Some(n)
+    }
+
+    /// Thread `tid`'s state letter (`R`, `S`, ...); `None` when it is gone.
+    pub fn state(&self, tid: Pid) -> Option<u8> {
+        let mut buf = [0u8; 1024];
+        let n = self.read(tid, TaskFile::Stat, &mut buf)?;
+        super::TaskStat::parse(&buf[..n], tick_ms()).map(|s| s.state)
+    }
+
+    /// Thread `tid`'s CPU time in nanoseconds (`schedstat`'s run time); `None` when it is
+    /// gone or the kernel keeps no schedstat.
+    pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
+        let mut buf = [0u8; 128];
+        let n = self.read(tid, TaskFile::Schedstat, &mut buf)?;
+        schedstat(&buf[..n]).map(|(ns, _)| ns)
     }
 
     /// Closes the files of every thread not in `tids`.
     pub fn keep_only(&self, tids: &[Pid]) {
-        self.files.borrow_mut().retain(|t, _| tids.contains(t));
+        self.files.borrow_mut().retain(|(t, _), _| tids.contains(t));
     }
 }
 
@@ -647,6 +680,7 @@ mod task_states_tests {
         go.send(()).unwrap();
         sleeper.join().unwrap();
         assert_eq!(states.state(other), None, "an ended thread's kept file");
+        assert_eq!(states.run_time_ns(other), None);
         states.keep_only(&[tid]);
         assert_eq!(states.state(tid), Some(b'R'));
     }
