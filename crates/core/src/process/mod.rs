@@ -20,6 +20,7 @@
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
 //! | `task_stat(pid, tid)` (Linux, Windows) | one thread's [`TaskStat`] (state, CPU time, nice; Windows: `GetThreadTimes`, `GetThreadPriority`); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
+//! | `TaskStates::new(pid)` → `state(tid)`, `run_time_ns(tid)` | threads' state letters and run times read again and again, as a sampler reads them (Linux: each `stat` and `schedstat` kept open, at most 256; elsewhere `task_stat` afresh) |
 //! | `holds_single_threads()`, `stop_threads(&Process, tids, timeout)` → `Stopped` (`not_stopped`) | hold only some threads (Linux: ptrace, each thread alone); `Unsupported` elsewhere |
 //! | `list_tasks(pid)`, `thread_name(pid, tid)` | a process's threads and a thread's OS name (Linux: `/proc/<pid>/task`, `comm`; `Unsupported` and `None` elsewhere) |
 //!
@@ -43,8 +44,37 @@ pub(crate) mod os;
 /// the OS's priorities (Linux: `os::get_native_priority` gives 0 otherwise); Windows'
 /// `GetThreadPriority` is printed always.
 pub(crate) use os::OS_PRIORITY_IS_NICE;
-/// Threads' state letters read again and again (Linux: each `stat` file kept open).
+/// Threads' state letters and run times read again and again (Linux: each file kept open).
+#[cfg(all(feature = "live", target_os = "linux"))]
 pub(crate) use os::TaskStates;
+
+/// The state letters and run times of some threads of one process: where files are not kept
+/// open (not Linux), each read is [`task_stat`]'s afresh.
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+pub(crate) struct TaskStates {
+    pid: Pid,
+}
+
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+impl TaskStates {
+    /// For process `pid`.
+    pub(crate) fn new(pid: Pid) -> Self {
+        TaskStates { pid }
+    }
+
+    /// Thread `tid`'s state letter.
+    pub(crate) fn state(&self, tid: Pid) -> Option<u8> {
+        task_stat(self.pid, tid).map(|s| s.state)
+    }
+
+    /// Thread `tid`'s CPU time in nanoseconds.
+    pub(crate) fn run_time_ns(&self, tid: Pid) -> Option<u64> {
+        task_stat(self.pid, tid).map(|s| (s.cpu_ms * 1e6) as u64)
+    }
+
+    /// Nothing is kept open.
+    pub(crate) fn keep_only(&self, _tids: &[Pid]) {}
+}
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
 pub(crate) use os::namespace_tids;

@@ -88,37 +88,6 @@ pub fn namespace_tids(_pid: Pid) -> std::collections::HashMap<Pid, Pid> {
     std::collections::HashMap::new()
 }
 
-/// The state letters of some threads of one process: here each read opens the thread afresh (only
-/// Linux keeps the files open).
-pub struct TaskStates {
-    pid: Pid,
-}
-
-impl TaskStates {
-    /// For process `pid`.
-    pub fn new(pid: Pid) -> Self {
-        TaskStates { pid }
-    }
-
-    /// Thread `tid`'s state letter, read afresh.
-    pub fn state(&self, tid: Pid) -> Option<u8> {
-        task_state(self.pid, tid)
-    }
-
-    /// Thread `tid`'s CPU time in nanoseconds (user plus kernel), read afresh.
-    pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
-        task_stat(self.pid, tid).map(|s| (s.cpu_ms * 1e6) as u64)
-    }
-
-    /// Nothing is kept open.
-    pub fn keep_only(&self, _tids: &[Pid]) {}
-}
-
-/// No live process: no threads.
-fn task_state(_pid: Pid, _tid: Pid) -> Option<u8> {
-    None
-}
-
 /// No live process: no threads.
 pub fn task_stat(_pid: Pid, _tid: Pid) -> Option<super::TaskStat> {
     None

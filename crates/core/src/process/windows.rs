@@ -553,37 +553,6 @@ impl Drop for Stopped {
     }
 }
 
-/// The state letters of some threads of one process: here each read is a fresh one (only
-/// Linux keeps the files open).
-pub struct TaskStates {
-    pid: Pid,
-}
-
-impl TaskStates {
-    /// For process `pid`.
-    pub fn new(pid: Pid) -> Self {
-        TaskStates { pid }
-    }
-
-    /// Thread `tid`'s state letter, read afresh.
-    pub fn state(&self, tid: Pid) -> Option<u8> {
-        task_state(self.pid, tid)
-    }
-
-    /// Thread `tid`'s CPU time in nanoseconds (user plus kernel), read afresh.
-    pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
-        task_stat(self.pid, tid).map(|s| (s.cpu_ms * 1e6) as u64)
-    }
-
-    /// Nothing is kept open.
-    pub fn keep_only(&self, _tids: &[Pid]) {}
-}
-
-/// Thread `tid`'s [`TaskStat::state`] (`b'T'`, as [`task_stat`] gives it).
-fn task_state(pid: Pid, tid: Pid) -> Option<u8> {
-    task_stat(pid, tid).map(|s| s.state)
-}
-
 /// What jcmd.exe prints of thread `tid` of process `pid` as `cpu=` and `os_prio=`, as HotSpot
 /// reads them on Windows (`os_windows.cpp`: `os::thread_cpu_time` is `GetThreadTimes`' kernel
 /// plus user time, `os::get_native_priority` is `GetThreadPriority`), from a handle opened with
