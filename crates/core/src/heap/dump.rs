@@ -488,6 +488,8 @@ struct Dumper<'a, S: HeapDumpSink + ?Sized> {
     piece: Vec<u8>,
     /// What a reference may refer to.
     check: RefCheck,
+    /// The loaded classes' mirrors: each is written as its CLASS_DUMP only.
+    mirror_ids: KlassMap<()>,
     /// How objects are laid out (the header, for the second pass).
     layout: ObjectLayout,
     stats: DumpStats,
@@ -555,6 +557,12 @@ impl<S: HeapDumpSink + ?Sized> Dumper<'_, S> {
     fn plan(&mut self, at: u64, class: usize, body: &[u8]) -> Result<Plan, Skip> {
         let mirror_klass_at = self.mirror_klass_at;
         let table = self.table;
+        // The object at a loaded class's mirror is that class's CLASS_DUMP, whatever its header
+        // or its `_klass` field say now (a damaged core can make it look like another object):
+        // never written a second time as an instance or an array.
+        if self.mirror_ids.contains_key(&at) {
+            return Ok(Plan::Mirror);
+        }
         match self.shape(class) {
             Shape::Instance { need, mirrors, .. } => {
                 if *mirrors {
@@ -1148,6 +1156,7 @@ pub fn dump(
         ids: Vec::new(),
         piece: Vec::new(),
         check: RefCheck::new(&spaces, &tlabs),
+        mirror_ids: table.classes.iter().map(|c| (c.mirror, ())).collect(),
         layout,
         stats,
         failed: None,
