@@ -314,11 +314,12 @@ impl ThreadSampler {
             ) {
                 Ok(s) => s,
                 // The thread ended since the list was read: no sample of it.
-                Err(Error::NoSuchProcess(_)) if process::task_stat(self.pid(), t.tid).is_none() => {
-                    continue;
-                }
+                Err(Error::NoSuchProcess(_)) if self.states.state(t.tid).is_none() => continue,
                 Err(e) => return Err(e),
             };
+            // Its `JavaThread`'s pages are read afresh: the cache may hold them from an earlier
+            // thread's walk (two `JavaThread`s can share a page), and this thread ran since.
+            paged.forget(t.address, self.layout.size());
             let walked = walk.thread(t.address, &|tid| {
                 stopped.registers(host.get(&tid).copied().unwrap_or(tid))
             });

@@ -249,23 +249,22 @@ pub fn walk_at(
 /// The readers [`walk_at`] walks threads with, made once and used for one thread after another
 /// (their caches shared): a sampler that holds one thread at a time walks each while it holds
 /// it, the shared code and method data read once for all.
-pub struct ThreadWalk<'v, 'm> {
+pub struct ThreadWalk<'m> {
     mem: &'m Paged<'m>,
     layout: ThreadLayout,
     walker: Result<Walker<'m>, Error>,
     java: Result<JavaReader<'m>, Error>,
     lock_reader: Result<LockReader<'m>, Error>,
     frames_only: bool,
-    _vm: std::marker::PhantomData<&'v VmModel>,
 }
 
-impl<'v, 'm> ThreadWalk<'v, 'm> {
+impl<'m> ThreadWalk<'m> {
     /// The readers over `mem`, a page cache over the target.
     ///
     /// # Errors
     /// When the thread layout is not in the VM's tables (a reader that cannot be made is
     /// named in each thread's notes instead).
-    pub fn new(vm: &'v VmModel, mem: &'m Paged<'m>) -> Result<Self, Error> {
+    pub fn new(vm: &VmModel, mem: &'m Paged<'m>) -> Result<Self, Error> {
         Self::with_kept(vm, mem, super::frames::WalkCaches::default())
     }
 
@@ -276,7 +275,7 @@ impl<'v, 'm> ThreadWalk<'v, 'm> {
     /// # Errors
     /// As [`ThreadWalk::new`].
     pub fn with_kept(
-        vm: &'v VmModel,
+        vm: &VmModel,
         mem: &'m Paged<'m>,
         caches: super::frames::WalkCaches,
     ) -> Result<Self, Error> {
@@ -287,7 +286,6 @@ impl<'v, 'm> ThreadWalk<'v, 'm> {
             java: JavaReader::new(vm, mem),
             lock_reader: LockReader::new(vm, mem),
             frames_only: false,
-            _vm: std::marker::PhantomData,
         })
     }
 
@@ -305,16 +303,15 @@ impl<'v, 'm> ThreadWalk<'v, 'm> {
     }
 
     /// Walks the thread whose `JavaThread` is at `address` (held, or the whole target stopped)
-    /// as [`walk_at`] does. Its `JavaThread`'s pages are read afresh: the page cache may hold them
-    /// from an earlier thread's walk (two `JavaThread`s can share a page), and a thread that ran
-    /// since has changed them. A thread that cannot be read is kept with a note.
+    /// as [`walk_at`] does, through the page cache as it is: a caller that let threads run
+    /// between two walks drops the pages they may have changed first (`Paged::forget`). A thread
+    /// that cannot be read is kept with a note.
     pub fn thread(
         &mut self,
         address: u64,
         registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
     ) -> DumpThread {
         let mem = self.mem;
-        mem.forget(address, self.layout.size());
         let vm_thread = match self.layout.thread(mem, address) {
             Ok(t) => t,
             Err(e) => {
