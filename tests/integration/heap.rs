@@ -238,7 +238,7 @@ fn jdk11_serial_parallel_and_g1_live() {
 /// and free chunks interleaved. Compacted by a full collection (HeapTarget's `System.gc()`), and
 /// swept by a concurrent cycle (`-XX:+ExplicitGCInvokesConcurrent`, every young survivor
 /// promoted: `-XX:MaxTenuringThreshold=0`), which leaves free chunks between the objects. The
-/// histogram, and the summary (`inspect heap`, its Metaspace lines aside) against jcmd's.
+/// histogram, and the summary (`inspect heap`) against jcmd's.
 #[test]
 #[ignore = "requires root, JDK 11 (scripts/test.sh)"]
 fn jdk11_cms_compacted_and_swept_live() {
@@ -369,14 +369,6 @@ fn assert_json_names(pid: i32, collector: &str, major: u32) {
     assert_eq!(json["jdk"], major, "{json}");
 }
 
-/// jcmd's `GC.heap_info` up to its Metaspace lines: the collector's part.
-fn collectors_lines(jcmd: &str) -> String {
-    jcmd.lines()
-        .take_while(|l| !l.starts_with(" Metaspace"))
-        .map(|l| format!("{l}\n"))
-        .collect()
-}
-
 /// jcmd's `GC.heap_info` without the lines `inspect heap` leaves out, and says so: Shenandoah's
 /// `Status:` and `Collection set:` (with its two map lines), JDK 25 ZGC's `Cache` and `size
 /// classes`. Their values are not exported by vmStructs.
@@ -407,14 +399,6 @@ fn without_left_out(jcmd: &str) -> String {
 fn heap_info_live_left_out(major: u32, flags: &[&str], collector: &str, left_out: &[&str]) {
     let home = jdk(major);
     let jvm = start(&home, flags);
-    // JDK 11's Metaspace is not read: its lines are left out, with a warning.
-    let metaspace_free = |t: &str| -> String {
-        if major < 16 {
-            collectors_lines(t)
-        } else {
-            t.to_string()
-        }
-    };
     // A bracket jcmd's own two reads moved across (CMS still sweeping, a collector's concurrent
     // cycle) is taken again, up to four times; a stable one must hold ours.
     for attempt in 1..=4 {
@@ -428,10 +412,7 @@ fn heap_info_live_left_out(major: u32, flags: &[&str], collector: &str, left_out
             "{collector}: inspect heap failed: {stderr}"
         );
         let ours = String::from_utf8(out.stdout).unwrap();
-        let (b, a) = (
-            metaspace_free(&without_left_out(&before)),
-            metaspace_free(&without_left_out(&after)),
-        );
+        let (b, a) = (without_left_out(&before), without_left_out(&after));
         if ours != b && ours != a && b != a && attempt < 4 {
             continue;
         }
@@ -440,8 +421,8 @@ fn heap_info_live_left_out(major: u32, flags: &[&str], collector: &str, left_out
             "{collector} on JDK {major}: inspect heap:\n{ours}\njcmd GC.heap_info before:\n{before}\nafter:\n{after}"
         );
         assert!(
-            major >= 16 || stderr.contains("Metaspace lines are left out"),
-            "{collector} on JDK {major}: no Metaspace warning: {stderr}"
+            !stderr.contains("Metaspace lines are left out"),
+            "{collector} on JDK {major}: Metaspace not read: {stderr}"
         );
         for line in left_out {
             assert!(
@@ -467,7 +448,7 @@ const EPSILON: [&str; 3] = [
 /// Shenandoah and Epsilon on JDK 11, 17, 21 and 25; generational ZGC on 21 and 25 (JDK 25's
 /// summary reads its per-NUMA partitions). Epsilon and JDK 21's generational ZGC are byte for
 /// byte; Shenandoah's status and collection-set map and JDK 25 ZGC's cache lines are left out
-/// with a warning (JDK 11: the Metaspace lines too).
+/// with a warning.
 #[test]
 #[ignore = "requires root, JDK 11, JDK 17, JDK 21, JDK 25 (scripts/test.sh)"]
 fn heap_info_shenandoah_epsilon_and_generational_zgc() {
@@ -510,47 +491,41 @@ fn jdk25_heap_info_serial_parallel_g1() {
     heap_info_live(25, &["-XX:+UseG1GC", "-XX:+UseCompactObjectHeaders"], "G1");
 }
 
-/// JDK 11 (Serial, Parallel, G1): the collectors' lines equal jcmd's; the Metaspace lines (JDK 11's metaspace is not
-/// read yet) are left out with a warning.
+/// JDK 11 (Serial, Parallel, G1; G1 also without compressed class pointers, so without a
+/// class space): byte for byte with jcmd's, JDK 11's Metaspace lines (used, capacity,
+/// committed, reserved) read through libjvm's `.symtab`.
 #[test]
 #[ignore = "requires root, JDK 11 (scripts/test.sh)"]
-fn jdk11_heap_info_serial_parallel_g1_without_metaspace() {
-    let home = jdk(11);
-    for gc in ["-XX:+UseSerialGC", "-XX:+UseParallelGC", "-XX:+UseG1GC"] {
-        let jvm = start(&home, &[gc]);
-        let before = jcmd_heap_info(&home, jvm.pid);
-        let out = crate::support::inspect(&["heap", &jvm.pid.to_string()]);
-        let after = jcmd_heap_info(&home, jvm.pid);
-        assert!(out.status.success());
-        let ours = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            ours == collectors_lines(&before) || ours == collectors_lines(&after),
-            "{gc}: inspect heap:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("Metaspace lines are left out"),
-            "no warning"
-        );
-    }
+fn jdk11_heap_info_serial_parallel_g1() {
+    heap_info_live(11, &["-XX:+UseSerialGC"], "Serial");
+    heap_info_live(11, &["-XX:+UseParallelGC"], "Parallel");
+    heap_info_live(11, &["-XX:+UseG1GC"], "G1");
+    heap_info_live(
+        11,
+        &["-XX:+UseG1GC", "-XX:-UseCompressedClassPointers"],
+        "G1",
+    );
 }
 
-/// A gcore of a JDK 21 G1 JVM, read after the JVM is gone, equals jcmd's `GC.heap_info`
-/// before or after the core was written.
+/// A gcore of a JDK 21 G1 JVM, and of a JDK 11 one (its older Metaspace lines), read after the
+/// JVM is gone, equals jcmd's `GC.heap_info` before or after the core was written.
 #[test]
-#[ignore = "requires root, gdb, JDK 21 (scripts/test.sh)"]
-fn jdk21_g1_heap_info_from_gcore() {
-    let home = jdk(21);
-    let dir = scratch_dir("heap-info-core");
-    let jvm = start(&home, &["-XX:+UseG1GC"]);
-    let before = jcmd_heap_info(&home, jvm.pid);
-    let core = gcore(jvm.pid, dir.path());
-    let after = jcmd_heap_info(&home, jvm.pid);
-    drop(jvm);
-    let ours = inspect_ok(&["heap", "--core", core.to_str().unwrap()]);
-    assert!(
-        ours == before || ours == after,
-        "inspect heap --core:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
-    );
+#[ignore = "requires root, gdb, JDK 11, JDK 21 (scripts/test.sh)"]
+fn jdk21_and_11_g1_heap_info_from_gcore() {
+    for major in [21, 11] {
+        let home = jdk(major);
+        let dir = scratch_dir("heap-info-core");
+        let jvm = start(&home, &["-XX:+UseG1GC"]);
+        let before = jcmd_heap_info(&home, jvm.pid);
+        let core = gcore(jvm.pid, dir.path());
+        let after = jcmd_heap_info(&home, jvm.pid);
+        drop(jvm);
+        let ours = inspect_ok(&["heap", "--core", core.to_str().unwrap()]);
+        assert!(
+            ours == before || ours == after,
+            "JDK {major}: inspect heap --core:\n{ours}\njcmd before:\n{before}\nafter:\n{after}"
+        );
+    }
 }
 
 /// A SIGSTOPped JVM (jcmd cannot answer it): `inspect histo` and `inspect heap` read it, it is

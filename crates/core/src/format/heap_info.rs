@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use crate::heap::summary::{CollectorUsage, GenerationUsage, HeapInfo, SpaceUsage};
+use crate::heap::summary::{CollectorUsage, GenerationUsage, HeapInfo, MetaspaceUsage, SpaceUsage};
 
 const K: u64 = 1024;
 
@@ -237,22 +237,26 @@ pub fn write_heap_info(out: &mut dyn Write, info: &HeapInfo) -> io::Result<()> {
             )?;
         }
     }
-    if let Some(m) = &info.metaspace {
-        writeln!(
-            out,
-            " Metaspace       used {}K, committed {}K, reserved {}K",
+    // JDK 11 to 15 print the capacity between used and committed.
+    let line = |m: &MetaspaceUsage| match m.capacity {
+        Some(c) => format!(
+            "used {}K, capacity {}K, committed {}K, reserved {}K",
+            m.used / K,
+            c / K,
+            m.committed / K,
+            m.reserved / K
+        ),
+        None => format!(
+            "used {}K, committed {}K, reserved {}K",
             m.used / K,
             m.committed / K,
             m.reserved / K
-        )?;
+        ),
+    };
+    if let Some(m) = &info.metaspace {
+        writeln!(out, " Metaspace       {}", line(m))?;
         if let Some(c) = &info.class_space {
-            writeln!(
-                out,
-                "  class space    used {}K, committed {}K, reserved {}K",
-                c.used / K,
-                c.committed / K,
-                c.reserved / K
-            )?;
+            writeln!(out, "  class space    {}", line(c))?;
         }
     }
     Ok(())

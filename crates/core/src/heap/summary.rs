@@ -24,6 +24,10 @@
 //!   `metaspaceContext.hpp`): not in vmStructs; read through libjvm's `.symtab`
 //!   (`metaspace::RunningCounters::_used_class_counter`, `_used_nonclass_counter`, and each
 //!   `MetaspaceContext`'s `VirtualSpaceList` reserved and committed word counters).
+//! * Metaspace, JDK 11 to 15 (`memory/metaspace.cpp`, `memory/metaspace/virtualSpaceList.hpp`):
+//!   likewise through `.symtab`: `MetaspaceUtils::_used_words[]` and `_capacity_words[]` (indexed
+//!   by `Metaspace::MetadataType`: class 0, non-class 1) and `Metaspace::_space_list` /
+//!   `_class_space_list`'s reserved and committed word counters.
 
 use crate::error::{Error, VmError};
 use crate::memory::ReadMemory;
@@ -187,6 +191,10 @@ pub enum CollectorUsage {
 pub struct MetaspaceUsage {
     /// Bytes handed out to class loaders.
     pub used: u64,
+    /// Bytes of the chunks the class loaders hold (JDK 11 to 15 print it; `None` from JDK 16,
+    /// whose metaspace no longer counts it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<u64>,
     /// Bytes committed.
     pub committed: u64,
     /// Bytes reserved.
@@ -264,16 +272,19 @@ pub fn heap_info(
             ));
         }
     };
-    let (metaspace, class_space) = if (16..25).contains(&vm.major) {
-        match metaspace(mem, local) {
+    let read = match vm.major {
+        11..=15 => metaspace_before_16(mem, local),
+        16..=24 => metaspace(mem, local),
+        _ => None,
+    };
+    let (metaspace, class_space) = {
+        match read {
             Some((all, class)) => (
                 Some(all),
                 class.filter(|_| vm.layout.compressed_class_pointers),
             ),
             None => (None, None),
         }
-    } else {
-        (None, None)
     };
     Ok(HeapInfo {
         jdk: vm.major,
@@ -870,6 +881,7 @@ fn metaspace(
     let class = match (used(METASPACE_SYMBOLS[1]), context(METASPACE_SYMBOLS[3])) {
         (Some(u), Some((r, c))) if u <= c => Some(MetaspaceUsage {
             used: u * 8,
+            capacity: None,
             committed: c * 8,
             reserved: r * 8,
         }),
@@ -880,12 +892,14 @@ fn metaspace(
     }
     let c = class.unwrap_or(MetaspaceUsage {
         used: 0,
+        capacity: None,
         committed: 0,
         reserved: 0,
     });
     Some((
         MetaspaceUsage {
             used: nonclass_used * 8 + c.used,
+            capacity: None,
             committed: nonclass_committed * 8 + c.committed,
             reserved: nonclass_reserved * 8 + c.reserved,
         },
@@ -893,10 +907,68 @@ fn metaspace(
     ))
 }
 
-/// The libjvm `.symtab` symbols [`heap_info`] asks its `local` resolver for.
-pub const METASPACE_SYMBOLS: [&str; 4] = [
+/// Metaspace through libjvm's local symbols (JDK 11 to 15's metaspace, `memory/metaspace.cpp`):
+/// `MetaspaceUtils::_used_words[2]` and `_capacity_words[2]` (words; index 0 the class space,
+/// 1 the rest: `Metaspace::MetadataType`), and the `VirtualSpaceList`s that
+/// `Metaspace::_space_list` and `_class_space_list` point at
+/// (`memory/metaspace/virtualSpaceList.hpp`: first node, current node, `_is_class` (a bool),
+/// then `_reserved_words` at +24 and `_committed_words` at +32). The class list is absent
+/// (null) without compressed class pointers. `None` when a symbol is missing, a list's
+/// `_is_class` is not the list's kind, or a figure is implausible (used above capacity above
+/// committed above reserved).
+fn metaspace_before_16(
+    mem: &dyn ReadMemory,
+    local: &dyn Fn(&str) -> Option<u64>,
+) -> Option<(MetaspaceUsage, Option<MetaspaceUsage>)> {
+    let word = |a: u64| mem.read_u64(a).ok();
+    let used = local(METASPACE_SYMBOLS[4])?;
+    let capacity = local(METASPACE_SYMBOLS[5])?;
+    // `kind` 0 is the class space (`Metaspace::ClassType`), 1 the rest.
+    let usage = |kind: u64, list_symbol: &str| -> Option<Option<MetaspaceUsage>> {
+        let list = word(local(list_symbol)?)?;
+        if list == 0 {
+            return Some(None);
+        }
+        let is_class = mem.read_u8(list.checked_add(16)?).ok()?;
+        let reserved = word(list.checked_add(24)?)?;
+        let committed = word(list.checked_add(32)?)?;
+        let used = word(used.checked_add(kind * 8)?)?;
+        let capacity = word(capacity.checked_add(kind * 8)?)?;
+        let plausible = u64::from(is_class) == 1 - kind
+            && used <= capacity
+            && capacity <= committed
+            && committed <= reserved
+            && reserved < 1 << 40;
+        plausible.then_some(Some(MetaspaceUsage {
+            used: used * 8,
+            capacity: Some(capacity * 8),
+            committed: committed * 8,
+            reserved: reserved * 8,
+        }))
+    };
+    let nonclass = usage(1, METASPACE_SYMBOLS[6])??;
+    let class = usage(0, METASPACE_SYMBOLS[7])?;
+    let sum = |f: fn(&MetaspaceUsage) -> u64| f(&nonclass) + class.as_ref().map_or(0, f);
+    Some((
+        MetaspaceUsage {
+            used: sum(|m| m.used),
+            capacity: Some(sum(|m| m.capacity.unwrap_or(0))),
+            committed: sum(|m| m.committed),
+            reserved: sum(|m| m.reserved),
+        },
+        class,
+    ))
+}
+
+/// The libjvm `.symtab` symbols [`heap_info`] asks its `local` resolver for: JDK 16 to 24's
+/// four, then JDK 11 to 15's four.
+pub const METASPACE_SYMBOLS: [&str; 8] = [
     "_ZN9metaspace15RunningCounters22_used_nonclass_counterE",
     "_ZN9metaspace15RunningCounters19_used_class_counterE",
     "_ZN9metaspace16MetaspaceContext23_nonclass_space_contextE",
     "_ZN9metaspace16MetaspaceContext20_class_space_contextE",
+    "_ZN14MetaspaceUtils11_used_wordsE",
+    "_ZN14MetaspaceUtils15_capacity_wordsE",
+    "_ZN9Metaspace11_space_listE",
+    "_ZN9Metaspace17_class_space_listE",
 ];

@@ -318,8 +318,8 @@ pub enum Warning {
     },
     /// Something the locator noticed.
     Note(Note),
-    /// The heap summary's Metaspace lines were left out: JDK 16 to 24 keep those figures
-    /// outside vmStructs (read through libjvm's `.symtab`), and JDK 8 to 15 are not read.
+    /// The heap summary's Metaspace lines were left out: JDK 11 to 24 keep those figures
+    /// outside vmStructs (read through libjvm's `.symtab`), and JDK 8 to 10's are not read.
     MetaspaceNotRead {
         /// The JDK feature release.
         jdk: u32,
@@ -386,10 +386,10 @@ impl fmt::Display for Warning {
             Warning::MetaspaceNotRead { jdk } => write!(
                 f,
                 "the Metaspace lines are left out: {}",
-                if (16..25).contains(jdk) {
-                    "JDK 16 to 24 keep them outside vmStructs, read through libjvm's .symtab, which this libjvm lacks or which does not match it"
+                if (11..25).contains(jdk) {
+                    "JDK 11 to 24 keep them outside vmStructs, read through libjvm's .symtab, which this libjvm lacks or which does not match it"
                 } else {
-                    "JDK 8 to 15's Metaspace is not read yet"
+                    "JDK 8 to 10's Metaspace is not read"
                 }
             ),
             Warning::ThreadsNotStopped { tids, timeout } => {
