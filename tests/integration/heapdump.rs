@@ -6,6 +6,7 @@
 //! heap to the mirrors of archived classes the VM has not loaded, which it writes no CLASS_DUMP
 //! for (hundreds of them in a HeapTarget JVM on JDK 17): both readers count them as dangling.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,8 +73,10 @@ fn jcmd_dump_passes_both_readers(major: u32) {
             Query::Static("HeapTarget", "strings"),
             Query::Static("HeapTarget", "<resolved_references>"),
             Query::RootsOf("java.lang.Thread"),
+            Query::RootsOf("HeapTarget$Local"),
         ],
     );
+    assert_frame_root(&vv, &format!("jcmd's dump of JDK {major}"));
     for kind in ["THREAD_OBJECT", "STICKY_CLASS", "JAVA_FRAME", "JNI_GLOBAL"] {
         assert!(
             vv.roots.get(kind).is_some_and(|&n| n > 0),
@@ -225,8 +228,10 @@ fn check_dump(file: &Path, jcmd: Option<(&str, &str)>, major: u32, what: &str) {
             Query::Static("HeapTarget", "big"),
             Query::Static("HeapTarget", "<resolved_references>"),
             Query::RootsOf("java.lang.Thread"),
+            Query::RootsOf("HeapTarget$Local"),
         ],
     );
+    assert_frame_root(&vv, what);
     // As HotSpot writes it: the constant pool's resolved references (HeapTarget's string
     // literals among them) as one more static of the class.
     assert!(
@@ -303,6 +308,25 @@ fn check_dump(file: &Path, jcmd: Option<(&str, &str)>, major: u32, what: &str) {
         vv.static_value("HeapTarget", "big"),
         Some(Value::Object { class, .. }) if class == "int[]"
     ));
+}
+
+/// HeapTarget's one `Local`, which only a local variable of its main thread's frame holds, is
+/// a `JAVA_FRAME` root (and so kept by MAT's default view, which drops unreachable objects).
+fn assert_frame_root(vv: &crate::support::hprof::HprofReport, what: &str) {
+    let local: Vec<_> = vv
+        .roots_of
+        .iter()
+        .filter(|((class, _), _)| class == "HeapTarget$Local")
+        .collect();
+    assert_eq!(
+        local.len(),
+        1,
+        "{what}: HeapTarget$Local instances: {local:?}"
+    );
+    assert!(
+        local[0].1.contains(&"JAVA_FRAME".to_string()),
+        "{what}: HeapTarget$Local, held by main's frame only, is no JAVA_FRAME root: {local:?}"
+    );
 }
 
 /// Every class whose instances jcmd counted the same `before` and `after` has that many in the
@@ -413,6 +437,84 @@ fn jdk11_and_21_live_dumps_pass_both_readers() {
 fn jdk25_compact_headers_and_shenandoah_dumps_pass_both_readers() {
     ours_live(25, &["-XX:+UseCompactObjectHeaders"]);
     ours_live(25, &["-XX:+UseShenandoahGC"]);
+}
+
+/// Every object jcmd's dump roots in a frame (`ROOT_JAVA_FRAME`) of a thread other than its
+/// own Attach Listener, ours roots in a frame of the same thread (threads matched by their
+/// `java.lang.Thread`'s id; HeapTarget allocates nothing, so no object moves between the two
+/// dumps). Ours scans the stacks conservatively, so it may root more: counted, not compared.
+fn frame_roots_cover_jcmds(major: u32, flags: &[&str]) {
+    let what = format!("JDK {major} {flags:?}");
+    let dir = scratch_dir("heapdump-frames");
+    let jvm = crate::heap::start(&jdk(major), flags);
+    let theirs_file = jcmd_dump(&jvm, dir.path(), major);
+    let ours_file = dir.path().join("ours.hprof");
+    inspect_ok(&[
+        "heapdump",
+        &jvm.pid.to_string(),
+        "-o",
+        ours_file.to_str().unwrap(),
+    ]);
+    drop(jvm);
+    let theirs = strict_check(&theirs_file);
+    let ours = strict_check(&ours_file);
+    let names = visualvm_check(&theirs_file, &[Query::Field("java.lang.Thread", "name")]);
+    let listener: BTreeSet<u64> = names
+        .fields
+        .iter()
+        .filter(|a| a.class == "java.lang.Thread" && a.value.as_str() == Some("Attach Listener"))
+        .map(|a| a.instance)
+        .collect();
+    let by_thread = |r: &crate::support::hprof::StrictReport| -> BTreeSet<(u64, u64)> {
+        r.frame_roots
+            .iter()
+            .filter_map(|&(object, serial)| Some((object, *r.thread_objects.get(&serial)?)))
+            .collect()
+    };
+    let (theirs_roots, ours_roots) = (by_thread(&theirs), by_thread(&ours));
+    let expected: BTreeSet<(u64, u64)> = theirs_roots
+        .iter()
+        .copied()
+        .filter(|(_, thread)| !listener.contains(thread))
+        .collect();
+    assert!(
+        expected.len() >= 3,
+        "{what}: jcmd's dump has only {} frame roots: {:?}",
+        expected.len(),
+        theirs.frame_roots
+    );
+    let missing: Vec<_> = expected.difference(&ours_roots).collect();
+    assert!(
+        missing.is_empty(),
+        "{what}: {} of jcmd's {} frame roots (object, thread) are no frame root of ours: {missing:x?}",
+        missing.len(),
+        expected.len()
+    );
+    eprintln!(
+        "{what}: jcmd {} frame roots ({} outside its Attach Listener), ours {}",
+        theirs_roots.len(),
+        expected.len(),
+        ours_roots.len()
+    );
+}
+
+/// [`frame_roots_cover_jcmds`] on JDK 11 (G1), 17 (G1, Parallel; without compressed oops),
+/// 21 (generational ZGC's coloured pointers) and 25 (compact object headers).
+#[test]
+#[ignore = "requires root, JDK 11, JDK 17, JDK 21, JDK 25 (scripts/test.sh)"]
+fn frame_roots_cover_jcmds_on_every_jdk() {
+    frame_roots_cover_jcmds(11, &["-Xshare:off", "-XX:+UseG1GC"]);
+    frame_roots_cover_jcmds(17, &["-Xshare:off", "-XX:+UseG1GC"]);
+    frame_roots_cover_jcmds(
+        17,
+        &[
+            "-Xshare:off",
+            "-XX:+UseParallelGC",
+            "-XX:-UseCompressedOops",
+        ],
+    );
+    frame_roots_cover_jcmds(21, &["-Xshare:off", "-XX:+UseZGC", "-XX:+ZGenerational"]);
+    frame_roots_cover_jcmds(25, &["-Xshare:off", "-XX:+UseCompactObjectHeaders"]);
 }
 
 /// From a gcore of a JDK 21 G1 JVM, and gzipped from a SIGSTOPped JDK 17 one (left stopped).

@@ -11,7 +11,8 @@ import java.util.function.IntSupplier;
 // READY and then allocates nothing until its standard input closes. With -Dheap.thrash=true it
 // thrashes instead: it fills its old generation to 80% with byte[1024] ballast and a thread
 // keeps replacing the ballast, so that the old generation fills again and again (back-to-back
-// full collections); READY comes once 20 more old collections have run. The known objects above
+// full collections); READY comes once 20 more old collections have run. One Local is held only
+// by a local variable of main (a JAVA_FRAME root in a heap dump). The known objects above
 // stay as they are.
 public class HeapTarget {
     static final class Node {
@@ -21,6 +22,16 @@ public class HeapTarget {
         Node(int value, Node next) {
             this.value = value;
             this.next = next;
+        }
+    }
+
+    // Held by main's frame only: allocated first (interpreted, before any loop is compiled),
+    // read after the wait so that it stays live.
+    static final class Local {
+        final int value;
+
+        Local(int value) {
+            this.value = value;
         }
     }
 
@@ -94,6 +105,7 @@ public class HeapTarget {
 
     public static void main(String[] args) throws Exception {
         int count = args.length > 0 ? Integer.parseInt(args[0]) : 20000;
+        Local local = new Local(count);
         Node n = null;
         for (int i = 0; i < count; i++) {
             n = new Node(i, n);
@@ -130,6 +142,9 @@ public class HeapTarget {
         System.out.flush();
         while (System.in.read() != -1) {
             // wait for EOF
+        }
+        if (local.value < 0) {
+            System.out.println(local.value);
         }
     }
 }

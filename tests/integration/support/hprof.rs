@@ -24,7 +24,7 @@
 //! * JDK 17 writes the LOAD_CLASS of some array classes twice (same id and name, two serials);
 //! * the 9 primitive types' mirrors (`int.class`, ...) are INSTANCE_DUMPs of `java.lang.Class`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -417,6 +417,10 @@ pub struct StrictReport {
     pub roots: BTreeMap<String, u64>,
     /// GC roots whose id is no object or class of the dump.
     pub unresolved_roots: u64,
+    /// The `ROOT_JAVA_FRAME`s: (object id, thread serial).
+    pub frame_roots: BTreeSet<(u64, u32)>,
+    /// The `ROOT_THREAD_OBJ`s: thread serial to its `java.lang.Thread`'s id.
+    pub thread_objects: BTreeMap<u32, u64>,
     /// Non-null instance fields and object array elements that are no object or class of the dump.
     pub dangling: u64,
     /// The same for classes' static fields.
@@ -830,12 +834,25 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
     let mut roots: Vec<u64> = vec![];
     let mut sub_records: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut root_kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut frame_roots = BTreeSet::new();
+    let mut thread_objects = BTreeMap::new();
     each_sub_record(&hprof, v, |sub, v| {
         let (name, root) = sub_record_name(sub);
         *sub_records.entry(name).or_default() += 1;
         if let Some((kind, id)) = root {
             *root_kinds.entry(kind).or_default() += 1;
             roots.push(id);
+        }
+        match sub {
+            SubRecord::GcRootJavaStackFrame(f) => {
+                frame_roots.insert((f.obj_id().id(), f.thread_serial().num()));
+            }
+            SubRecord::GcRootThreadObj(t) => {
+                if let Some(id) = t.thread_obj_id() {
+                    thread_objects.insert(t.thread_serial().num(), id.id());
+                }
+            }
+            _ => {}
         }
         let object = match sub {
             SubRecord::Class(c) => {
@@ -884,6 +901,8 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
         .into_iter()
         .map(|(k, n)| (k.to_string(), n))
         .collect();
+    r.frame_roots = frame_roots;
+    r.thread_objects = thread_objects;
     let class_name = |id: u64| -> Option<String> {
         load_class
             .get(&id)

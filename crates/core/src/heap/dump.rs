@@ -14,7 +14,12 @@
 //!   string literals and method handles its code resolved; [`super::classes::ClassInfo`]);
 //! * roots: `STICKY_CLASS` for the boot loader's instance classes, `THREAD_OBJ` for each
 //!   `JavaThread`'s `java.lang.Thread`, with a stack trace of its frames (`FRAME` records, from
-//!   the thread walk), `JAVA_FRAME` for the objects those frames hold (monitors, receivers).
+//!   the thread walk), `JAVA_FRAME` for the objects those frames hold: their monitors, and
+//!   every word of the thread's stack, from its top Java frame up to the stack's base, that is
+//!   the address (or, with compressed oops, a half that is the narrow oop) of an object the
+//!   dump writes (a conservative scan: the frames' oop maps are not read, so a dead slot that
+//!   still holds an object's address roots it too; the root's depth is the frame whose slots
+//!   hold the word).
 //!
 //! The heap is walked twice. The first walk (`inspect histo`'s, [`super::walk`]; the upper half
 //! of a large heap on a second thread) marks in a [`Starts`] map every object the dump will
@@ -83,7 +88,14 @@ pub struct StackThread {
     pub object: u64,
     /// The frames, top first.
     pub frames: Vec<StackFrame>,
+    /// `[low, high)`: the part of its stack that its Java frames use, from the top Java
+    /// frame's sp to the stack's base (`JavaThread::_stack_base`), at most
+    /// [`MAX_STACK_SCANNED`] bytes of it; scanned for `JAVA_FRAME` roots. Empty: not scanned.
+    pub stack: (u64, u64),
 }
+
+/// The most bytes of one thread's stack scanned for frame roots (from its top Java frame).
+pub const MAX_STACK_SCANNED: u64 = 8 << 20;
 
 /// A Java frame of a [`StackThread`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,6 +113,9 @@ pub struct StackFrame {
     /// Objects the frame refers to that it keeps alive: the monitors it holds or is entering,
     /// its receiver when read.
     pub objects: Vec<u64>,
+    /// The physical frame's stack pointer (0: not known): the frame's slots lie from here up
+    /// to the next frame's.
+    pub sp: u64,
 }
 
 /// A GC root of a heap dump.
@@ -180,6 +195,10 @@ pub struct DumpStats {
     pub primitive_arrays: u64,
     /// Roots written.
     pub roots: u64,
+    /// Of those, `JAVA_FRAME` roots found by scanning the threads' stacks.
+    pub stack_slot_roots: u64,
+    /// Bytes of the threads' stacks scanned for them.
+    pub stack_bytes_scanned: u64,
     /// Class mirrors met in the heap (dumped as their classes).
     pub mirrors: u64,
     /// Objects of classes not in the class loader data graph, left out.
@@ -218,6 +237,91 @@ pub struct DumpStats {
 }
 
 /// Decodes the references stored in objects into ids.
+/// The most bytes of a stack read at a time.
+const STACK_PIECE: usize = 64 << 10;
+
+/// Each distinct known frame sp, ascending, with the depth of the first (innermost) frame at
+/// it: what [`stack_roots`] gives a slot's depth from.
+fn frame_sps(frames: &[StackFrame]) -> Vec<(u64, u32)> {
+    let mut sps: Vec<(u64, u32)> = Vec::new();
+    for (depth, f) in frames.iter().enumerate() {
+        if f.sp != 0 && sps.last().is_none_or(|&(sp, _)| f.sp > sp) {
+            sps.push((f.sp, depth as u32));
+        }
+    }
+    sps
+}
+
+/// The objects a thread's stack refers to, each with the depth of the frame whose slots hold
+/// the reference, and the bytes scanned. `stack` is `[low, high)` and the frames' sps
+/// ([`frame_sps`]); each aligned word is taken as a full oop (as is, and decoded as the heap's
+/// references are: a ZGC colour taken off) and, with compressed oops, each of its halves as a
+/// narrow oop; a value counts when an object the dump writes starts there. An unreadable
+/// piece of the stack ends the scan.
+fn stack_roots(
+    mem: &dyn ReadMemory,
+    refs: Refs,
+    stack: &(u64, u64, Vec<(u64, u32)>),
+    starts: &Starts,
+    buf: &mut [u8],
+) -> (Vec<(u64, u32)>, u64) {
+    let (low, high, sps) = stack;
+    let (low, high) = (
+        *low & !7,
+        (*high).min(low.saturating_add(MAX_STACK_SCANNED)),
+    );
+    let mut found = Vec::new();
+    let mut at = low;
+    let mut scanned = 0u64;
+    let depth_at = |a: u64| {
+        let i = sps.partition_point(|&(sp, _)| sp <= a);
+        if i == 0 { 0 } else { sps[i - 1].1 }
+    };
+    let is_object = |v: u64| v != 0 && v & 7 == 0 && starts.contains(v);
+    while at < high {
+        let n = ((high - at) as usize).min(buf.len());
+        if mem.read_exact_at(at, &mut buf[..n]).is_err() {
+            break;
+        }
+        for (k, word) in buf[..n].chunks_exact(8).enumerate() {
+            let raw = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            if raw == 0 {
+                continue;
+            }
+            let slot = at + 8 * k as u64;
+            let mut hit = |v: u64| {
+                if is_object(v) {
+                    found.push((v, depth_at(slot)));
+                    true
+                } else {
+                    false
+                }
+            };
+            if hit(raw) {
+                continue;
+            }
+            if refs.layout.compressed_oops {
+                let lo = refs.decode(&word[..4]);
+                let hi = refs.decode(&word[4..]);
+                if (raw as u32) != 0 && hit(lo) {
+                    continue;
+                }
+                if (raw >> 32) != 0 {
+                    hit(hi);
+                }
+            } else {
+                let decoded = refs.decode(word);
+                if decoded != raw {
+                    hit(decoded);
+                }
+            }
+        }
+        scanned += n as u64;
+        at += n as u64;
+    }
+    (found, scanned)
+}
+
 #[derive(Clone, Copy)]
 struct Refs {
     layout: crate::vm::Layout,
@@ -1094,14 +1198,17 @@ pub fn dump(
             .map(|object| StackThread {
                 object,
                 frames: Vec::new(),
+                stack: (0, 0),
             })
             .collect();
         listed.iter().collect()
     } else {
         from_walk
     };
+    let mut dumped_stacks: Vec<(u64, u64, Vec<(u64, u32)>)> = Vec::new();
     for t in threads_dumped {
         let serial = thread_objs.len() as u32 + 1;
+        dumped_stacks.push((t.stack.0, t.stack.1, frame_sps(&t.frames)));
         let mut ids = Vec::with_capacity(t.frames.len());
         for (depth, f) in t.frames.iter().enumerate() {
             frame_id += 1;
@@ -1279,15 +1386,41 @@ pub fn dump(
             .map_err(out)?;
         dumper.stats.roots += 1;
     }
+    let mut rooted = std::collections::HashSet::new();
     for mut r in frame_roots {
-        if let Root::JavaFrame { id, .. } = &mut r {
+        if let Root::JavaFrame { id, thread, .. } = &mut r {
             *id = dumper.check.check(mem, *id);
-            if *id == 0 {
+            if *id == 0 || !rooted.insert((*thread, *id)) {
                 continue;
             }
         }
         dumper.sink.root(r).map_err(out)?;
         dumper.stats.roots += 1;
+    }
+    // The frames' slots, scanned: only against the map of starts (without it, any aligned
+    // word inside a space would pass).
+    if let Some(starts) = dumper.check.starts.clone() {
+        let mut buf = vec![0u8; STACK_PIECE];
+        for (i, t) in dumped_stacks.iter().enumerate() {
+            let serial = i as u32 + 1;
+            let (found, scanned) = stack_roots(mem, refs, t, &starts, &mut buf);
+            dumper.stats.stack_bytes_scanned += scanned;
+            for (id, depth) in found {
+                if !rooted.insert((serial, id)) {
+                    continue;
+                }
+                dumper
+                    .sink
+                    .root(Root::JavaFrame {
+                        id,
+                        thread: serial,
+                        depth,
+                    })
+                    .map_err(out)?;
+                dumper.stats.roots += 1;
+                dumper.stats.stack_slot_roots += 1;
+            }
+        }
     }
 
     // Pass two: the objects the first found, in address order, each read again (the target

@@ -271,6 +271,17 @@ fn stacks(
         .into_iter()
         .map(|t| StackThread {
             object: t.vm.thread_obj,
+            // From the top Java frame (a mounted virtual thread's sit above the carrier's own)
+            // to the stack's base.
+            stack: t
+                .frames
+                .iter()
+                .chain(t.virtual_thread.iter().flat_map(|v| &v.frames))
+                .map(|f| f.sp)
+                .filter(|&sp| sp != 0)
+                .min()
+                .filter(|&low| low < t.vm.stack.0)
+                .map_or((0, 0), |low| (low, t.vm.stack.0)),
             frames: t
                 .frames
                 .into_iter()
@@ -281,6 +292,7 @@ fn stacks(
                         (_, Some(l)) => l,
                         _ => -1,
                     },
+                    sp: f.sp,
                     method: f.method,
                     signature: f.signature.unwrap_or_default(),
                     file: f.file,
@@ -313,12 +325,14 @@ fn write_dump(
     let s = crate::heap::dump::dump(vm, mem, &stacks, sink)?;
     let took = began.elapsed();
     details.push(Detail::Heap(format!(
-        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to no object start written as null ({} of them inside a walked space); {}",
+        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots ({} of them frames' slots, from {} KiB of stacks scanned) in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to no object start written as null ({} of them inside a walked space); {}",
         s.classes,
         s.instances,
         s.object_arrays,
         s.primitive_arrays,
         s.roots,
+        s.stack_slot_roots,
+        s.stack_bytes_scanned / 1024,
         took.as_secs_f64() * 1e3,
         s.walk.objects,
         s.walk.bytes,

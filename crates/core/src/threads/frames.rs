@@ -137,6 +137,11 @@ pub struct Frame {
     /// Local 0 (the receiver) of the frame, for the top frame's `Object.wait` line.
     #[serde(skip)]
     pub receiver: Receiver,
+    /// The physical frame's stack pointer (a compiled frame's unextended sp; the scopes inlined
+    /// into one nmethod frame share it): the frame's slots lie from here up to the next frame's.
+    /// 0 when not known (a frame of a stack chunk, or the last frame of a walk that stopped).
+    #[serde(skip)]
+    pub sp: u64,
 }
 
 /// A monitor recorded in a frame (`MonitorInfo`, `runtime/vframe.hpp`).
@@ -927,6 +932,7 @@ impl<'a> Walker<'a> {
             locks: Vec::new(),
             monitors: Vec::new(),
             receiver: Receiver::Unread,
+            sp: 0,
         })
     }
 
@@ -1354,6 +1360,12 @@ impl<'a> Walker<'a> {
                 };
                 return (frames, Some(why));
             };
+            let first = frames.len();
+            let frame_sp = if blob.kind == BlobKind::Interpreter {
+                sp
+            } else {
+                unextended_sp
+            };
             match blob.kind {
                 BlobKind::Interpreter => {
                     if fp <= sp.saturating_sub(16)
@@ -1501,6 +1513,9 @@ impl<'a> Walker<'a> {
                     fp = link;
                     pc = ret;
                 }
+            }
+            for f in &mut frames[first..] {
+                f.sp = frame_sp;
             }
         }
         (frames, Some(format!("stopped after {MAX_FRAMES} frames")))
