@@ -240,6 +240,14 @@ pub struct DumpStats {
 /// The most bytes of a stack read at a time.
 const STACK_PIECE: usize = 64 << 10;
 
+/// A thread's stack as [`stack_roots`] scans it: `[low, high)` and the frames' sps
+/// ([`frame_sps`]).
+struct ScannedStack {
+    low: u64,
+    high: u64,
+    sps: Vec<(u64, u32)>,
+}
+
 /// Each distinct known frame sp, ascending, with the depth of the first (innermost) frame at
 /// it: what [`stack_roots`] gives a slot's depth from.
 fn frame_sps(frames: &[StackFrame]) -> Vec<(u64, u32)> {
@@ -253,8 +261,7 @@ fn frame_sps(frames: &[StackFrame]) -> Vec<(u64, u32)> {
 }
 
 /// The objects a thread's stack refers to, each with the depth of the frame whose slots hold
-/// the reference, and the bytes scanned. `stack` is `[low, high)` and the frames' sps
-/// ([`frame_sps`]); each aligned word is taken as a full oop (as is, and decoded as the heap's
+/// the reference, and the bytes scanned. Each aligned word is taken as a full oop (as is, and decoded as the heap's
 /// references are: a ZGC colour taken off) and, with compressed oops, each of its halves as a
 /// narrow oop; a value counts when an object the dump writes starts there. An unreadable
 /// piece of the stack ends the scan.
@@ -1205,10 +1212,14 @@ pub fn dump(
     } else {
         from_walk
     };
-    let mut dumped_stacks: Vec<(u64, u64, Vec<(u64, u32)>)> = Vec::new();
+    let mut dumped_stacks: Vec<ScannedStack> = Vec::new();
     for t in threads_dumped {
         let serial = thread_objs.len() as u32 + 1;
-        dumped_stacks.push((t.stack.0, t.stack.1, frame_sps(&t.frames)));
+        dumped_stacks.push(ScannedStack {
+            low: t.stack.0,
+            high: t.stack.1,
+            sps: frame_sps(&t.frames),
+        });
         let mut ids = Vec::with_capacity(t.frames.len());
         for (depth, f) in t.frames.iter().enumerate() {
             frame_id += 1;
