@@ -261,22 +261,20 @@ fn frame_sps(frames: &[StackFrame]) -> Vec<(u64, u32)> {
 }
 
 /// The objects a thread's stack refers to, each with the depth of the frame whose slots hold
-/// the reference, and the bytes scanned. Each aligned word is taken as a full oop (as is, and decoded as the heap's
-/// references are: a ZGC colour taken off) and, with compressed oops, each of its halves as a
-/// narrow oop; a value counts when an object the dump writes starts there. An unreadable
+/// the reference, and the bytes scanned. Each aligned word is taken as a full oop (as is, and
+/// decoded as the heap's references are: a ZGC colour taken off) and, with compressed oops,
+/// each of its halves as a narrow oop; a value counts when an object the dump writes starts there. An unreadable
 /// piece of the stack ends the scan.
 fn stack_roots(
     mem: &dyn ReadMemory,
     refs: Refs,
-    stack: &(u64, u64, Vec<(u64, u32)>),
+    stack: &ScannedStack,
     starts: &Starts,
     buf: &mut [u8],
 ) -> (Vec<(u64, u32)>, u64) {
-    let (low, high, sps) = stack;
-    let (low, high) = (
-        *low & !7,
-        (*high).min(low.saturating_add(MAX_STACK_SCANNED)),
-    );
+    let sps = &stack.sps;
+    let low = stack.low & !7;
+    let high = stack.high.min(low.saturating_add(MAX_STACK_SCANNED));
     let mut found = Vec::new();
     let mut at = low;
     let mut scanned = 0u64;
