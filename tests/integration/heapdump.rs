@@ -439,8 +439,9 @@ fn jdk25_compact_headers_and_shenandoah_dumps_pass_both_readers() {
     ours_live(25, &["-XX:+UseShenandoahGC"]);
 }
 
-/// Every object jcmd's dump roots in a frame (`ROOT_JAVA_FRAME`) of a thread other than its
-/// own Attach Listener, ours roots in a frame of the same thread (threads matched by their
+/// Every object jcmd's dump roots in a frame (`ROOT_JAVA_FRAME`) or a JNI local handle
+/// (`ROOT_JNI_LOCAL`) of a thread other than its own Attach Listener, ours roots so in the
+/// same thread, and every object it roots as a JNI global, ours does too (threads matched by their
 /// `java.lang.Thread`'s id; HeapTarget allocates nothing, so no object moves between the two
 /// dumps). Ours scans the stacks conservatively, so it may root more: counted, not compared.
 fn frame_roots_cover_jcmds(major: u32, flags: &[&str]) {
@@ -465,13 +466,50 @@ fn frame_roots_cover_jcmds(major: u32, flags: &[&str]) {
         .filter(|a| a.class == "java.lang.Thread" && a.value.as_str() == Some("Attach Listener"))
         .map(|a| a.instance)
         .collect();
-    let by_thread = |r: &crate::support::hprof::StrictReport| -> BTreeSet<(u64, u64)> {
-        r.frame_roots
+    let by_thread = |r: &crate::support::hprof::StrictReport,
+                     roots: &BTreeSet<(u64, u32)>|
+     -> BTreeSet<(u64, u64)> {
+        roots
             .iter()
             .filter_map(|&(object, serial)| Some((object, *r.thread_objects.get(&serial)?)))
             .collect()
     };
-    let (theirs_roots, ours_roots) = (by_thread(&theirs), by_thread(&ours));
+    let (theirs_roots, ours_roots) = (
+        by_thread(&theirs, &theirs.frame_roots),
+        by_thread(&ours, &ours.frame_roots),
+    );
+    // JNI local handles: main reads its standard input in a native method.
+    let (theirs_jni, ours_jni) = (
+        by_thread(&theirs, &theirs.jni_local_roots),
+        by_thread(&ours, &ours.jni_local_roots),
+    );
+    let expected_jni: BTreeSet<(u64, u64)> = theirs_jni
+        .iter()
+        .copied()
+        .filter(|(_, thread)| !listener.contains(thread))
+        .collect();
+    assert!(
+        !expected_jni.is_empty(),
+        "{what}: jcmd's dump has no JNI local root: {:?}",
+        theirs.jni_local_roots
+    );
+    // JNI global handles (and, from JDK 16, the VM's own global handles, which HotSpot's
+    // dumper writes as JNI globals too).
+    let missing_globals: Vec<_> = theirs
+        .jni_global_roots
+        .difference(&ours.jni_global_roots)
+        .collect();
+    assert!(
+        !theirs.jni_global_roots.is_empty() && missing_globals.is_empty(),
+        "{what}: {} of jcmd's {} JNI global roots are none of ours: {missing_globals:x?}",
+        missing_globals.len(),
+        theirs.jni_global_roots.len()
+    );
+    let missing_jni: Vec<_> = expected_jni.difference(&ours_jni).collect();
+    assert!(
+        missing_jni.is_empty(),
+        "{what}: jcmd's JNI local roots (object, thread) not among ours: {missing_jni:x?} (ours: {ours_jni:x?})"
+    );
     let expected: BTreeSet<(u64, u64)> = theirs_roots
         .iter()
         .copied()
@@ -491,10 +529,14 @@ fn frame_roots_cover_jcmds(major: u32, flags: &[&str]) {
         expected.len()
     );
     eprintln!(
-        "{what}: jcmd {} frame roots ({} outside its Attach Listener), ours {}",
+        "{what}: jcmd {} frame roots ({} outside its Attach Listener), ours {}; JNI locals: jcmd {}, ours {}; JNI globals: jcmd {}, ours {}",
         theirs_roots.len(),
         expected.len(),
-        ours_roots.len()
+        ours_roots.len(),
+        theirs_jni.len(),
+        ours_jni.len(),
+        theirs.jni_global_roots.len(),
+        ours.jni_global_roots.len()
     );
 }
 

@@ -419,6 +419,10 @@ pub struct StrictReport {
     pub unresolved_roots: u64,
     /// The `ROOT_JAVA_FRAME`s: (object id, thread serial).
     pub frame_roots: BTreeSet<(u64, u32)>,
+    /// The objects of the `ROOT_JNI_GLOBAL`s.
+    pub jni_global_roots: BTreeSet<u64>,
+    /// The `ROOT_JNI_LOCAL`s: (object id, thread serial).
+    pub jni_local_roots: BTreeSet<(u64, u32)>,
     /// The `ROOT_THREAD_OBJ`s: thread serial to its `java.lang.Thread`'s id.
     pub thread_objects: BTreeMap<u32, u64>,
     /// Non-null instance fields and object array elements that are no object or class of the dump.
@@ -835,6 +839,8 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
     let mut sub_records: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut root_kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut frame_roots = BTreeSet::new();
+    let mut jni_local_roots = BTreeSet::new();
+    let mut jni_global_roots = BTreeSet::new();
     let mut thread_objects = BTreeMap::new();
     each_sub_record(&hprof, v, |sub, v| {
         let (name, root) = sub_record_name(sub);
@@ -846,6 +852,12 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
         match sub {
             SubRecord::GcRootJavaStackFrame(f) => {
                 frame_roots.insert((f.obj_id().id(), f.thread_serial().num()));
+            }
+            SubRecord::GcRootJniGlobal(g) => {
+                jni_global_roots.insert(g.obj_id().id());
+            }
+            SubRecord::GcRootJniLocalRef(f) => {
+                jni_local_roots.insert((f.obj_id().id(), f.thread_serial().num()));
             }
             SubRecord::GcRootThreadObj(t) => {
                 if let Some(id) = t.thread_obj_id() {
@@ -902,6 +914,8 @@ fn parse_contents(bytes: &[u8], r: &mut StrictReport, v: &mut Violations) {
         .map(|(k, n)| (k.to_string(), n))
         .collect();
     r.frame_roots = frame_roots;
+    r.jni_local_roots = jni_local_roots;
+    r.jni_global_roots = jni_global_roots;
     r.thread_objects = thread_objects;
     let class_name = |id: u64| -> Option<String> {
         load_class

@@ -44,6 +44,8 @@ pub mod tag {
 pub mod sub {
     /// `HPROF_GC_ROOT_JNI_GLOBAL`: id object, id JNI global ref.
     pub const ROOT_JNI_GLOBAL: u8 = 0x01;
+    /// `HPROF_GC_ROOT_JNI_LOCAL`: id object, u4 thread serial, u4 frame depth.
+    pub const ROOT_JNI_LOCAL: u8 = 0x02;
     /// `HPROF_GC_ROOT_JAVA_FRAME`: id object, u4 thread serial, u4 frame depth.
     pub const ROOT_JAVA_FRAME: u8 = 0x03;
     /// `HPROF_GC_ROOT_STICKY_CLASS`: id class object.
@@ -415,6 +417,12 @@ impl<W: Write> HeapDumpSink for HprofWriter<W> {
             }
             Root::JavaFrame { id, thread, depth } => {
                 HprofWriter::root(self, sub::ROOT_JAVA_FRAME, id, &[thread, depth], None)
+            }
+            Root::JniGlobal { id, handle } => {
+                HprofWriter::root(self, sub::ROOT_JNI_GLOBAL, id, &[], Some(handle))
+            }
+            Root::JniLocal { id, thread, depth } => {
+                HprofWriter::root(self, sub::ROOT_JNI_LOCAL, id, &[thread, depth], None)
             }
         }
     }

@@ -92,6 +92,19 @@ pub struct StackThread {
     /// frame's sp to the stack's base (`JavaThread::_stack_base`), at most
     /// [`MAX_STACK_SCANNED`] bytes of it; scanned for `JAVA_FRAME` roots. Empty: not scanned.
     pub stack: (u64, u64),
+    /// Its `JavaThread*`, whose JNI local handles are `JNI_LOCAL` roots (0: not read).
+    pub java_thread: u64,
+}
+
+/// Global roots besides `JNIHandles::_global_handles`, written as `JNI_GLOBAL` roots as
+/// HotSpot's dumper writes them (found in libjvm's `.symtab` by the caller: not in vmStructs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobalRoots {
+    /// Addresses of `OopStorage*` variables (JDK 16+: `Universe::_vm_global`).
+    pub storages: Vec<u64>,
+    /// Addresses of words each holding an oop (JDK 11 to 15: `Universe`'s static oops, which
+    /// its `oops_do` visits).
+    pub oops: Vec<u64>,
 }
 
 /// The most bytes of one thread's stack scanned for frame roots (from its top Java frame).
@@ -131,6 +144,23 @@ pub enum Root {
         thread: u32,
         /// Its stack trace's serial.
         trace: u32,
+    },
+    /// An object a JNI global handle (or one of the VM's global handles, as HotSpot's dumper
+    /// writes those) refers to (`ROOT_JNI_GLOBAL`).
+    JniGlobal {
+        /// The object's id.
+        id: u64,
+        /// The handle's address (HotSpot writes it as the JNI global ref's id).
+        handle: u64,
+    },
+    /// An object a thread's JNI local handle refers to (`ROOT_JNI_LOCAL`).
+    JniLocal {
+        /// The object's id.
+        id: u64,
+        /// The thread's serial.
+        thread: u32,
+        /// The frame's depth (0: the top frame, as HotSpot writes a native top frame's).
+        depth: u32,
     },
     /// An object a Java frame refers to (`ROOT_JAVA_FRAME`).
     JavaFrame {
@@ -197,6 +227,10 @@ pub struct DumpStats {
     pub roots: u64,
     /// Of those, `JAVA_FRAME` roots found by scanning the threads' stacks.
     pub stack_slot_roots: u64,
+    /// Of those, `JNI_LOCAL` roots: the threads' JNI local handles.
+    pub jni_local_roots: u64,
+    /// Of those, `JNI_GLOBAL` roots: the JNI global handles.
+    pub jni_global_roots: u64,
     /// Bytes of the threads' stacks scanned for them.
     pub stack_bytes_scanned: u64,
     /// Class mirrors met in the heap (dumped as their classes).
@@ -246,6 +280,7 @@ struct ScannedStack {
     low: u64,
     high: u64,
     sps: Vec<(u64, u32)>,
+    java_thread: u64,
 }
 
 /// Each distinct known frame sp, ascending, with the depth of the first (innermost) frame at
@@ -258,6 +293,158 @@ fn frame_sps(frames: &[StackFrame]) -> Vec<(u64, u32)> {
         }
     }
     sps
+}
+
+/// Whether an object the dump writes starts at `v`.
+fn is_object(starts: &Starts, v: u64) -> bool {
+    v != 0 && v & 7 == 0 && starts.contains(v)
+}
+
+/// The references a word read from a stack or a handle may be: itself (a full oop), decoded as
+/// the heap's references are (a ZGC colour taken off) and, with compressed oops, each nonzero
+/// half as a narrow oop.
+fn candidates(refs: Refs, raw: u64) -> impl Iterator<Item = u64> {
+    let b = raw.to_le_bytes();
+    let (decoded, lo, hi) = if refs.layout.compressed_oops {
+        let lo = if raw as u32 != 0 {
+            refs.decode(&b[..4])
+        } else {
+            0
+        };
+        let hi = if raw >> 32 != 0 {
+            refs.decode(&b[4..])
+        } else {
+            0
+        };
+        (0, lo, hi)
+    } else {
+        let d = refs.decode(&b);
+        (if d != raw { d } else { 0 }, 0, 0)
+    };
+    [raw, decoded, lo, hi].into_iter().filter(|&v| v != 0)
+}
+
+/// A thread's JNI local handles (`runtime/jniHandles.hpp`): `Thread::_active_handles`, a
+/// chain of `JNIHandleBlock`s (`_next`), each with `_top` handles used of its `_handles`
+/// (`JNIHandleBlock::block_size_in_oops`, 32). `None` when vmStructs lacks one of them.
+struct JniHandles {
+    active: u64,
+    handles: u64,
+    top: u64,
+    next: u64,
+}
+
+/// The most `JNIHandleBlock`s followed from one thread (a damaged chain may loop).
+const MAX_HANDLE_BLOCKS: usize = 4096;
+
+/// The most handles one block holds (HotSpot's is 32).
+const MAX_BLOCK_HANDLES: u64 = 1024;
+
+impl JniHandles {
+    fn new(vm: &VmModel) -> Option<Self> {
+        Some(JniHandles {
+            // `Thread::_active_handles` (JDK 8 to 21), `JavaThread::` later.
+            active: vm
+                .offset("Thread", "_active_handles")
+                .or_else(|_| vm.offset("JavaThread", "_active_handles"))
+                .ok()?,
+            handles: vm.offset("JNIHandleBlock", "_handles").ok()?,
+            top: vm.offset("JNIHandleBlock", "_top").ok()?,
+            next: vm.offset("JNIHandleBlock", "_next").ok()?,
+        })
+    }
+
+    /// The non-null words the handles of `thread` (a `JavaThread*`; 0 gives none) hold, read
+    /// until a block is unreadable or implausible.
+    fn locals(&self, mem: &dyn ReadMemory, thread: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        if thread == 0 {
+            return out;
+        }
+        let Ok(mut block) = mem.read_u64(thread.wrapping_add(self.active)) else {
+            return out;
+        };
+        for _ in 0..MAX_HANDLE_BLOCKS {
+            if block == 0 {
+                break;
+            }
+            let Ok(top) = mem.read_u32(block.wrapping_add(self.top)) else {
+                break;
+            };
+            let top = u64::from(top);
+            if top > MAX_BLOCK_HANDLES {
+                break;
+            }
+            let mut buf = vec![0u8; top as usize * 8];
+            if mem
+                .read_exact_at(block.wrapping_add(self.handles), &mut buf)
+                .is_err()
+            {
+                break;
+            }
+            out.extend(
+                buf.chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .filter(|&w| w != 0),
+            );
+            match mem.read_u64(block.wrapping_add(self.next)) {
+                Ok(n) => block = n,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// The most blocks of an `OopStorage` read (64 handles each).
+const MAX_STORAGE_BLOCKS: u64 = 1 << 20;
+
+/// The handles of the `OopStorage` that the pointer at `at` points to (JNI's global handles,
+/// `JNIHandles::_global_handles`, JDK 11+; the VM's, `Universe::_vm_global`, JDK 16+), each
+/// as (its address, the word it holds). `OopStorage`'s own layout is not in vmStructs; what is
+/// read is from `gc/shared/oopStorage.inline.hpp`: its `ActiveArray` (`_size`,
+/// `_block_count`, then the `Block*`s at +24) and each `Block` (`oop _data[64]`, then
+/// `_allocated_bitmask` at +512 and its owner's address at +520). The `ActiveArray*`'s place
+/// in the `OopStorage` (after its name, which changed shape between releases) is found by
+/// trying each of its first words: the one whose first block names this storage as its owner.
+/// Empty when nothing checks out; a block whose owner is not this storage is skipped.
+fn storage_handles(mem: &dyn ReadMemory, at: u64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let Some(storage) = mem.read_u64(at).ok().filter(|&s| s != 0) else {
+        return out;
+    };
+    let owned = |block: u64| mem.read_u64(block.wrapping_add(520)).ok() == Some(storage);
+    let array = (0..16u64).find_map(|i| {
+        let a = mem.read_u64(storage.wrapping_add(8 * i)).ok()?;
+        let size = mem.read_u64(a).ok()?;
+        let count = mem.read_u64(a.wrapping_add(8)).ok()?;
+        let first = mem.read_u64(a.wrapping_add(24)).ok()?;
+        (count >= 1 && count <= size && size <= MAX_STORAGE_BLOCKS && owned(first))
+            .then_some((a, count))
+    });
+    let Some((array, count)) = array else {
+        return out;
+    };
+    let mut block = [0u8; 520];
+    for i in 0..count {
+        let Ok(b) = mem.read_u64(array.wrapping_add(24 + 8 * i)) else {
+            break;
+        };
+        if !owned(b) || mem.read_exact_at(b, &mut block).is_err() {
+            continue;
+        }
+        let bitmask = u64::from_le_bytes(block[512..520].try_into().unwrap_or([0; 8]));
+        for slot in 0..64usize {
+            if bitmask & (1 << slot) != 0 {
+                let raw =
+                    u64::from_le_bytes(block[slot * 8..slot * 8 + 8].try_into().unwrap_or([0; 8]));
+                if raw != 0 {
+                    out.push((b + 8 * slot as u64, raw));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The objects a thread's stack refers to, each with the depth of the frame whose slots hold
@@ -282,7 +469,6 @@ fn stack_roots(
         let i = sps.partition_point(|&(sp, _)| sp <= a);
         if i == 0 { 0 } else { sps[i - 1].1 }
     };
-    let is_object = |v: u64| v != 0 && v & 7 == 0 && starts.contains(v);
     while at < high {
         let n = ((high - at) as usize).min(buf.len());
         if mem.read_exact_at(at, &mut buf[..n]).is_err() {
@@ -293,31 +479,13 @@ fn stack_roots(
             if raw == 0 {
                 continue;
             }
-            let slot = at + 8 * k as u64;
-            let mut hit = |v: u64| {
-                if is_object(v) {
-                    found.push((v, depth_at(slot)));
-                    true
-                } else {
-                    false
-                }
-            };
-            if hit(raw) {
-                continue;
-            }
-            if refs.layout.compressed_oops {
-                let lo = refs.decode(&word[..4]);
-                let hi = refs.decode(&word[4..]);
-                if (raw as u32) != 0 && hit(lo) {
-                    continue;
-                }
-                if (raw >> 32) != 0 {
-                    hit(hi);
-                }
-            } else {
-                let decoded = refs.decode(word);
-                if decoded != raw {
-                    hit(decoded);
+            // A full oop, else each narrow oop the word holds (C2 packs two in a word).
+            let depth = depth_at(at + 8 * k as u64);
+            let mut hits = candidates(refs, raw).filter(|&v| is_object(starts, v));
+            if let Some(first) = hits.next() {
+                found.push((first, depth));
+                if first != raw {
+                    found.extend(hits.filter(|&v| v != first).map(|v| (v, depth)));
                 }
             }
         }
@@ -1108,6 +1276,7 @@ pub fn dump(
     vm: &VmModel,
     mem: &(dyn ReadMemory + Sync),
     stacks: &[StackThread],
+    globals: &GlobalRoots,
     sink: &mut (impl HeapDumpSink + ?Sized),
 ) -> Result<DumpStats, Error> {
     let out = Error::DumpOutput;
@@ -1204,6 +1373,7 @@ pub fn dump(
                 object,
                 frames: Vec::new(),
                 stack: (0, 0),
+                java_thread: 0,
             })
             .collect();
         listed.iter().collect()
@@ -1217,6 +1387,7 @@ pub fn dump(
             low: t.stack.0,
             high: t.stack.1,
             sps: frame_sps(&t.frames),
+            java_thread: t.java_thread,
         });
         let mut ids = Vec::with_capacity(t.frames.len());
         for (depth, f) in t.frames.iter().enumerate() {
@@ -1406,12 +1577,59 @@ pub fn dump(
         dumper.sink.root(r).map_err(out)?;
         dumper.stats.roots += 1;
     }
-    // The frames' slots, scanned: only against the map of starts (without it, any aligned
-    // word inside a space would pass).
+    // The handles and the frames' slots: only against the map of starts (without it, any
+    // aligned word inside a space would pass).
     if let Some(starts) = dumper.check.starts.clone() {
+        let mut global_rooted = std::collections::HashSet::new();
+        let jni = vm.static_address("JNIHandles", "_global_handles").ok();
+        let words = globals
+            .oops
+            .iter()
+            .filter_map(|&at| Some((at, mem.read_u64(at).ok()?)));
+        for (handle, raw) in jni
+            .iter()
+            .chain(&globals.storages)
+            .flat_map(|&at| storage_handles(mem, at))
+            .chain(words)
+        {
+            let Some(id) = candidates(refs, raw).find(|&v| is_object(&starts, v)) else {
+                continue;
+            };
+            if !global_rooted.insert(id) {
+                continue;
+            }
+            dumper
+                .sink
+                .root(Root::JniGlobal { id, handle })
+                .map_err(out)?;
+            dumper.stats.roots += 1;
+            dumper.stats.jni_global_roots += 1;
+        }
         let mut buf = vec![0u8; STACK_PIECE];
+        let handles = JniHandles::new(vm);
         for (i, t) in dumped_stacks.iter().enumerate() {
             let serial = i as u32 + 1;
+            if let Some(h) = &handles {
+                let mut jni_rooted = std::collections::HashSet::new();
+                for raw in h.locals(mem, t.java_thread) {
+                    let Some(id) = candidates(refs, raw).find(|&v| is_object(&starts, v)) else {
+                        continue;
+                    };
+                    if !jni_rooted.insert(id) {
+                        continue;
+                    }
+                    dumper
+                        .sink
+                        .root(Root::JniLocal {
+                            id,
+                            thread: serial,
+                            depth: 0,
+                        })
+                        .map_err(out)?;
+                    dumper.stats.roots += 1;
+                    dumper.stats.jni_local_roots += 1;
+                }
+            }
             let (found, scanned) = stack_roots(mem, refs, t, &starts, &mut buf);
             dumper.stats.stack_bytes_scanned += scanned;
             for (id, depth) in found {

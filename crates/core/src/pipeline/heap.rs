@@ -271,6 +271,7 @@ fn stacks(
         .into_iter()
         .map(|t| StackThread {
             object: t.vm.thread_obj,
+            java_thread: t.vm.address,
             // From the top Java frame (a mounted virtual thread's sit above the carrier's own)
             // to the stack's base.
             stack: t
@@ -313,19 +314,85 @@ fn stacks(
         .collect()
 }
 
+/// The libjvm `.symtab` symbol of the VM's own global handles (`Universe::_vm_global`, an
+/// `OopStorage*`, JDK 16+), which HotSpot's dumper writes as JNI global roots.
+const VM_GLOBAL_SYMBOL: &str = "_ZN8Universe10_vm_globalE";
+
+/// `Universe`'s static oops up to JDK 15 (`memory/universe.hpp`, what `Universe::oops_do`
+/// visits and HotSpot's dumper writes as JNI global roots), and `_mirrors` (an array of
+/// `T_VOID + 1` = 15 oops).
+const UNIVERSE_OOPS: [&str; 28] = [
+    "_int_mirror",
+    "_float_mirror",
+    "_double_mirror",
+    "_byte_mirror",
+    "_bool_mirror",
+    "_char_mirror",
+    "_long_mirror",
+    "_short_mirror",
+    "_void_mirror",
+    "_main_thread_group",
+    "_system_thread_group",
+    "_the_empty_class_klass_array",
+    "_the_null_sentinel",
+    "_the_null_string",
+    "_the_min_jint_string",
+    "_out_of_memory_error_java_heap",
+    "_out_of_memory_error_metaspace",
+    "_out_of_memory_error_class_metaspace",
+    "_out_of_memory_error_array_size",
+    "_out_of_memory_error_gc_overhead_limit",
+    "_out_of_memory_error_realloc_objects",
+    "_delayed_stack_overflow_error_message",
+    "_preallocated_out_of_memory_error_array",
+    "_null_ptr_exception_instance",
+    "_arithmetic_exception_instance",
+    "_virtual_machine_error_instance",
+    "_vm_exception",
+    "_reference_pending_list",
+];
+
+/// The global roots of [`crate::heap::dump::GlobalRoots`] for `jvm`, from libjvm's `.symtab`
+/// (none without one): `Universe::_vm_global` from JDK 16, `Universe`'s static oops before.
+fn global_roots(jvm: &Jvm) -> crate::heap::dump::GlobalRoots {
+    let mut roots = crate::heap::dump::GlobalRoots::default();
+    if jvm.vm.major >= 16 {
+        roots.storages = jvm
+            .symtab_addresses(&[VM_GLOBAL_SYMBOL])
+            .into_values()
+            .collect();
+    } else {
+        let mangled = |n: &str| format!("_ZN8Universe{}{n}E", n.len());
+        let mut names: Vec<String> = UNIVERSE_OOPS.iter().map(|n| mangled(n)).collect();
+        names.push(mangled("_mirrors"));
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let found = jvm.symtab_addresses(&refs);
+        for (name, &at) in &found {
+            if *name == mangled("_mirrors") {
+                roots.oops.extend((0..15).map(|i| at + 8 * i));
+            } else {
+                roots.oops.push(at);
+            }
+        }
+        roots.oops.sort_unstable();
+    }
+    roots
+}
+
 fn write_dump(
     vm: &VmModel,
     mem: &(dyn ReadMemory + Sync),
+    globals: &crate::heap::dump::GlobalRoots,
     registers: &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
     details: &mut Vec<Detail>,
 ) -> Result<crate::heap::dump::DumpStats, Error> {
     let began = Instant::now();
     let stacks = stacks(vm, mem, registers, details);
-    let s = crate::heap::dump::dump(vm, mem, &stacks, sink)?;
+    let s = crate::heap::dump::dump(vm, mem, &stacks, globals, sink)?;
     let took = began.elapsed();
     details.push(Detail::Heap(format!(
-        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots ({} of them frames' slots, from {} KiB of stacks scanned) in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to no object start written as null ({} of them inside a walked space); {}",
+        "heap dump: {} classes, {} instances, {} object arrays, {} primitive arrays, {} roots ({} of them frames' slots, from {} KiB of stacks scanned, {} JNI local and {} JNI global handles) in {:.1} ms; {} objects walked, {} bytes; {} reads, {} bytes read ({:.0} MB/s); {} class mirrors written as classes; {} references to no object start written as null ({} of them inside a walked space); {}",
         s.classes,
         s.instances,
         s.object_arrays,
@@ -333,6 +400,8 @@ fn write_dump(
         s.roots,
         s.stack_slot_roots,
         s.stack_bytes_scanned / 1024,
+        s.jni_local_roots,
+        s.jni_global_roots,
         took.as_secs_f64() * 1e3,
         s.walk.objects,
         s.walk.bytes,
@@ -364,7 +433,14 @@ pub fn heap_dump(
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
     let (stats, details, warnings) = live_held(pid, opts, |jvm, registers, details| {
-        write_dump(&jvm.vm, jvm.memory_sync(), registers, sink, details)
+        write_dump(
+            &jvm.vm,
+            jvm.memory_sync(),
+            &global_roots(jvm),
+            registers,
+            sink,
+            details,
+        )
     })?;
     Ok(HeapDumpReport {
         stats,
@@ -387,7 +463,14 @@ pub fn heap_dump_core(
     let jvm = Jvm::open_file(core_path, exe, sysroot, HEAP_NEEDS)?;
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let registers = |tid| jvm.saved_registers(tid);
-    let stats = write_dump(&jvm.vm, jvm.memory_sync(), &registers, sink, &mut details)?;
+    let stats = write_dump(
+        &jvm.vm,
+        jvm.memory_sync(),
+        &global_roots(&jvm),
+        &registers,
+        sink,
+        &mut details,
+    )?;
     Ok(HeapDumpReport {
         stats,
         details,
