@@ -774,6 +774,41 @@ fn histogram_matches_jmap(flags: &[&str]) {
     crate::support::histo::compare_as(&before, &ours, &after, false);
 }
 
+/// `inspect heapdump` of JDK 8 (Parallel, G1, CMS): both readers accept it, every class with
+/// the same instances in JDK 8's `jmap -histo` before and after has that many in the file,
+/// HeapTarget's objects read back (tests/integration/heapdump.rs `check_ours`); and its roots
+/// hold those of JDK 8's own dump (`jmap -dump`) of the same JVM: every frame and JNI local
+/// root, and JNI globals among JDK 8's (Debian's libjvm is stripped: `Universe`'s oops, which
+/// its dumper writes as JNI globals too, are not found).
+#[test]
+#[ignore = "requires root, JDK 8 root (scripts/test.sh)"]
+fn jdk8_heap_dumps_pass_both_readers_and_hold_jmaps_roots() {
+    for (name, flags) in COLLECTORS {
+        let jvm = start8_with(classes8(), "HeapTarget", flags, "20000");
+        let pid = jvm.pid.to_string();
+        let what = format!("JDK 8 {name}");
+        let histo = || {
+            let out = tool8("jmap", &["-histo", &pid]);
+            assert!(out.status.success(), "JDK 8's jmap -histo failed");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let dir = scratch_dir("jdk8-heapdump");
+        let ours = dir.path().join("ours.hprof");
+        let before = histo();
+        inspect_ok(&["heapdump", &pid, "-o", ours.to_str().unwrap()]);
+        let after = histo();
+        crate::heapdump::check_ours(&ours, &before, &after, 8, &what);
+        // JDK 8's own dump, written inside the root's /tmp.
+        let name = format!("hsinspect-jdk8-{pid}.hprof");
+        let theirs = root().join("tmp").join(&name);
+        let _ = std::fs::remove_file(&theirs);
+        let out = tool8("jmap", &[&format!("-dump:format=b,file=/tmp/{name}"), &pid]);
+        assert!(out.status.success(), "JDK 8's jmap -dump failed");
+        crate::heapdump::assert_roots_cover(&what, &theirs, &ours, false);
+        let _ = std::fs::remove_file(&theirs);
+    }
+}
+
 /// HotTarget (tests/java/HotTarget.java) on JDK 8 inside the root, with C2 (its counted loop).
 fn hot_target8() -> Jvm {
     let mut cmd = in_root(&format!("{JAVA_HOME8}/bin/java"), Some(classes8()));

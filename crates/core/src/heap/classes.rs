@@ -7,6 +7,9 @@
 //! `Klass::_layout_helper` (`oops/klass.hpp`), and for an instance class its declared fields
 //! (`JavaReader::declared_fields`).
 //!
+//! JDK 8's vmStructs export neither `ClassLoaderData::_klasses` nor `Klass::_next_link`
+//! ([`jdk8_links`] finds them and checks them against the classes' own loader data).
+//!
 //! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
 //! classes; a list that loops or runs past them is an error, not a hang.
 
@@ -206,26 +209,27 @@ pub fn read(
     let recolour = |a: u64| super::spaces::recolour(view, a);
     let rd = |a: u64, what: &str| mem.read_u64(a).map_err(|e| Error::memory(what, e));
     let next = vm.offset("ClassLoaderData", "_next")?;
-    let Ok(klasses) = vm.offset("ClassLoaderData", "_klasses") else {
-        return Err(Error::Unsupported {
-            what: "the class table of JDK 8 (its ClassLoaderData does not export its classes; the heap dump needs them)",
-            os: std::env::consts::OS,
-        });
+    let head = rd(
+        vm.static_address("ClassLoaderDataGraph", "_head")?,
+        "ClassLoaderDataGraph::_head",
+    )?;
+    let (klasses, next_link) = match (
+        vm.offset("ClassLoaderData", "_klasses"),
+        vm.offset("Klass", "_next_link"),
+    ) {
+        (Ok(k), Ok(n)) => (k, n),
+        _ => jdk8_links(vm, mem, head, next)?,
     };
     let loader_at = vm.offset("ClassLoaderData", "_class_loader")?;
     let loader_is_oop = vm
         .field("ClassLoaderData", "_class_loader")
         .and_then(|f| f.type_string.as_deref())
         .is_some_and(|t| t == "oop");
-    let next_link = vm.offset("Klass", "_next_link")?;
     let super_at = vm.offset("Klass", "_super")?;
     let lh_at = vm.offset("Klass", "_layout_helper")?;
     let refs = ResolvedReferences::new(vm);
     let mut table = ClassTable::default();
-    let mut cld = rd(
-        vm.static_address("ClassLoaderDataGraph", "_head")?,
-        "ClassLoaderDataGraph::_head",
-    )?;
+    let mut cld = head;
     let mut loaders = 0usize;
     let mut seen = 0usize;
     let mut mirrors = std::collections::HashSet::new();
@@ -304,25 +308,105 @@ pub fn read(
     Ok(table)
 }
 
+/// JDK 8's `ClassLoaderData::_klasses` and `Klass::_next_link` offsets, which its vmStructs do
+/// not export. From `classfile/classLoaderData.hpp` and `oops/klass.hpp` (JDK 8): `_klasses` is
+/// one of the loader data's first words (after `_class_loader`, before `_next`), and
+/// `_next_link` is the word before `_class_loader_data` (exported, as `InstanceKlass`'s). The
+/// `_klasses` offset is the one at which, for the most loaders, the instance classes of the
+/// list name that loader as theirs: it must hold for every loader whose list has one.
+///
+/// # Errors
+/// [`Error::Unsupported`] when no offset checks out.
+fn jdk8_links(
+    vm: &VmModel,
+    mem: &dyn ReadMemory,
+    head: u64,
+    next: u64,
+) -> Result<(u64, u64), Error> {
+    let unsupported = || Error::Unsupported {
+        what: "the class table of this JDK (its vmStructs export neither ClassLoaderData::_klasses nor Klass::_next_link, and no layout checks out)",
+        os: std::env::consts::OS,
+    };
+    let cld_at = vm
+        .offset("Klass", "_class_loader_data")
+        .or_else(|_| vm.offset("InstanceKlass", "_class_loader_data"))
+        .map_err(|_| unsupported())?;
+    let lh_at = vm.offset("Klass", "_layout_helper")?;
+    let next_link = cld_at.checked_sub(8).ok_or_else(unsupported)?;
+    let word = |a: u64| mem.read_u64(a).ok();
+    let mut clds = Vec::new();
+    let mut cld = head;
+    while cld != 0 && clds.len() < MAX_LOADERS {
+        clds.push(cld);
+        cld = word(cld.wrapping_add(next)).ok_or_else(unsupported)?;
+    }
+    // For one loader and a candidate offset: Some(true) when its list's first few instance
+    // classes are all its own, Some(false) when one is not, None when it has none to tell.
+    let agrees = |cld: u64, off: u64| -> Option<bool> {
+        let mut k = word(cld.wrapping_add(off))?;
+        let mut told = None;
+        for _ in 0..8 {
+            if k == 0 {
+                break;
+            }
+            let lh = mem.read_u32(k.wrapping_add(lh_at)).ok()? as i32;
+            if lh > 0 {
+                if word(k.wrapping_add(cld_at))? != cld {
+                    return Some(false);
+                }
+                told = Some(true);
+            }
+            k = word(k.wrapping_add(next_link))?;
+        }
+        told
+    };
+    let mut best = None;
+    for off in (8..next).step_by(8) {
+        let votes: Vec<Option<bool>> = clds.iter().map(|&c| agrees(c, off)).collect();
+        let yes = votes.iter().filter(|v| **v == Some(true)).count();
+        let no = votes.iter().filter(|v| **v == Some(false)).count();
+        if yes > 0 && no == 0 && best.is_none_or(|(_, y)| yes > y) {
+            best = Some((off, yes));
+        }
+    }
+    best.map(|(off, _)| (off, next_link))
+        .ok_or_else(unsupported)
+}
+
 /// Where a class's resolved references are: `InstanceKlass::_constants` → `ConstantPool::_cache`
 /// → `ConstantPoolCache::_resolved_references` (an `OopHandle`: the address of a slot in
 /// OopStorage holding the array's oop, coloured under generational ZGC). JDK 8 keeps a JNI
-/// handle in `ConstantPool::_resolved_references` instead; its classes are not read here.
+/// handle (the address of a slot holding the oop) in `ConstantPool::_resolved_references`.
 struct ResolvedReferences {
     constants: u64,
-    cache: u64,
+    /// `ConstantPool::_cache`, then its `_resolved_references`; `None` on JDK 8, whose
+    /// `ConstantPool::_resolved_references` (at `handle`) is the handle itself.
+    cache: Option<u64>,
     handle: u64,
     layout: crate::vm::Layout,
 }
 
 impl ResolvedReferences {
     fn new(vm: &VmModel) -> Option<Self> {
+        let constants = vm.offset("InstanceKlass", "_constants").ok()?;
+        let later = (|| {
+            Some((
+                vm.offset("ConstantPool", "_cache").ok()?,
+                vm.offset("ConstantPoolCache", "_resolved_references")
+                    .ok()?,
+            ))
+        })();
+        let (cache, handle) = match later {
+            Some((cache, handle)) => (Some(cache), handle),
+            None => (
+                None,
+                vm.offset("ConstantPool", "_resolved_references").ok()?,
+            ),
+        };
         Some(ResolvedReferences {
-            constants: vm.offset("InstanceKlass", "_constants").ok()?,
-            cache: vm.offset("ConstantPool", "_cache").ok()?,
-            handle: vm
-                .offset("ConstantPoolCache", "_resolved_references")
-                .ok()?,
+            constants,
+            cache,
+            handle,
             layout: vm.layout,
         })
     }
@@ -333,8 +417,11 @@ impl ResolvedReferences {
         let word = |a: u64| mem.read_u64(a).ok().filter(|&w| w != 0);
         (|| {
             let cp = word(klass.checked_add(self.constants)?)?;
-            let cache = word(cp.checked_add(self.cache)?)?;
-            let slot = word(cache.checked_add(self.handle)?)?;
+            let holder = match self.cache {
+                Some(cache) => word(cp.checked_add(cache)?)?,
+                None => cp,
+            };
+            let slot = word(holder.checked_add(self.handle)?)?;
             Some(self.layout.heap_oop(word(slot)?))
         })()
         .unwrap_or(0)

@@ -357,13 +357,31 @@ impl JniHandles {
     /// The non-null words the handles of `thread` (a `JavaThread*`; 0 gives none) hold, read
     /// until a block is unreadable or implausible.
     fn locals(&self, mem: &dyn ReadMemory, thread: u64) -> Vec<u64> {
-        let mut out = Vec::new();
         if thread == 0 {
-            return out;
+            return Vec::new();
         }
-        let Ok(mut block) = mem.read_u64(thread.wrapping_add(self.active)) else {
-            return out;
-        };
+        match mem.read_u64(thread.wrapping_add(self.active)) {
+            Ok(block) => self.chain(mem, block),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The handles of the chain of blocks from `block` (JDK 8 keeps its JNI global handles in
+    /// such a chain too: `JNIHandles::_global_handles`), each as (its address, the word it
+    /// holds).
+    fn chain_with_addresses(&self, mem: &dyn ReadMemory, block: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        self.each(mem, block, |at, w| out.push((at, w)));
+        out
+    }
+
+    fn chain(&self, mem: &dyn ReadMemory, block: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.each(mem, block, |_, w| out.push(w));
+        out
+    }
+
+    fn each(&self, mem: &dyn ReadMemory, mut block: u64, mut f: impl FnMut(u64, u64)) {
         for _ in 0..MAX_HANDLE_BLOCKS {
             if block == 0 {
                 break;
@@ -382,17 +400,17 @@ impl JniHandles {
             {
                 break;
             }
-            out.extend(
-                buf.chunks_exact(8)
-                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
-                    .filter(|&w| w != 0),
-            );
+            for (i, w) in buf.chunks_exact(8).enumerate() {
+                let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+                if w != 0 {
+                    f(block + self.handles + 8 * i as u64, w);
+                }
+            }
             match mem.read_u64(block.wrapping_add(self.next)) {
                 Ok(n) => block = n,
                 Err(_) => break,
             }
         }
-        out
     }
 }
 
@@ -1580,8 +1598,29 @@ pub fn dump(
     // The handles and the frames' slots: only against the map of starts (without it, any
     // aligned word inside a space would pass).
     if let Some(starts) = dumper.check.starts.clone() {
+        let handles = JniHandles::new(vm);
         let mut global_rooted = std::collections::HashSet::new();
-        let jni = vm.static_address("JNIHandles", "_global_handles").ok();
+        // JDK 11+: an `OopStorage`; JDK 8: a chain of `JNIHandleBlock`s, whose deleted handles
+        // hold `JNIHandles::_deleted_handle` (an object, not a root).
+        let jni_at = vm.static_address("JNIHandles", "_global_handles").ok();
+        let in_blocks = vm
+            .field("JNIHandles", "_global_handles")
+            .and_then(|f| f.type_string.as_deref())
+            == Some("JNIHandleBlock*");
+        let jni = jni_at.filter(|_| !in_blocks);
+        let deleted = vm
+            .static_address("JNIHandles", "_deleted_handle")
+            .ok()
+            .and_then(|a| mem.read_u64(a).ok())
+            .unwrap_or(0);
+        let blocks = match (jni_at, &handles) {
+            (Some(at), Some(h)) if in_blocks => mem
+                .read_u64(at)
+                .map(|b| h.chain_with_addresses(mem, b))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let blocks = blocks.into_iter().filter(move |&(_, w)| w != deleted);
         let words = globals
             .oops
             .iter()
@@ -1591,6 +1630,7 @@ pub fn dump(
             .chain(&globals.storages)
             .flat_map(|&at| storage_handles(mem, at))
             .chain(words)
+            .chain(blocks)
         {
             let Some(id) = candidates(refs, raw).find(|&v| is_object(&starts, v)) else {
                 continue;
@@ -1606,7 +1646,6 @@ pub fn dump(
             dumper.stats.jni_global_roots += 1;
         }
         let mut buf = vec![0u8; STACK_PIECE];
-        let handles = JniHandles::new(vm);
         for (i, t) in dumped_stacks.iter().enumerate() {
             let serial = i as u32 + 1;
             if let Some(h) = &handles {
