@@ -472,9 +472,9 @@ pub(crate) fn assert_roots_cover(
     ours_file: &Path,
     every_global: bool,
 ) {
-    let theirs = strict_check(&theirs_file);
-    let ours = strict_check(&ours_file);
-    let names = visualvm_check(&theirs_file, &[Query::Field("java.lang.Thread", "name")]);
+    let theirs = strict_check(theirs_file);
+    let ours = strict_check(ours_file);
+    let names = visualvm_check(theirs_file, &[Query::Field("java.lang.Thread", "name")]);
     let listener: BTreeSet<u64> = names
         .fields
         .iter()
