@@ -215,12 +215,15 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     // idle thread costs one read a second, not one a sample.
     let mut active: Vec<i32> = Vec::new();
     let mut refreshed = Instant::now() - Duration::from_secs(2);
-    // The OS threads when the Java thread list was last read, and when: the list (every
-    // `JavaThread` and its `java.lang.Thread`'s name, most of what `inspect` reads) is read again
-    // when a thread started or ended, else every `LIST_AGE` (a thread renamed meanwhile keeps
-    // its old name until then).
+    // The process's thread count when the Java thread list was last read, and when: the list
+    // (every `JavaThread` and its `java.lang.Thread`'s name, most of what `inspect` reads) is
+    // read again when the count moved (one read of a kept-open `stat`; listing
+    // `/proc/<pid>/task` each second cost more than the samples' own reads of it), else every
+    // `LIST_AGE` (a thread renamed meanwhile keeps its old name until then, and so may a thread
+    // started while another ended).
     const LIST_AGE: Duration = Duration::from_secs(10);
-    let mut listed: (std::collections::HashSet<i32>, Instant) = (Default::default(), began);
+    // (The sampler read the list when it opened.)
+    let mut listed: (Option<u64>, Instant) = (sampler.thread_count(), began);
     // Each interval is drawn uniformly from half to one and a half periods (the mean rate stays
     // `--rate`): on a fixed grid, a thread's progress between samples (a period less the hold)
     // can lock onto a periodic workload's round and sample one phase of it over and over.
@@ -229,15 +232,14 @@ pub fn run_record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let (mut held_total, mut hold_max) = (0usize, Duration::ZERO);
     while began.elapsed() < args.duration && !stop.load(std::sync::atomic::Ordering::SeqCst) {
         if refreshed.elapsed() >= Duration::from_secs(1) {
-            let tasks: std::collections::HashSet<i32> =
-                sampler.tasks().unwrap_or_default().into_iter().collect();
-            if tasks != listed.0 || listed.1.elapsed() >= LIST_AGE {
+            let count = sampler.thread_count();
+            if count.is_none() || count != listed.0 || listed.1.elapsed() >= LIST_AGE {
                 // The list read races with threads starting and ending: a failed read keeps
                 // the last list, unless the JVM is gone (then what was recorded is written).
                 if sampler.refresh().is_err() && hsinspect::process_usage(pid).is_err() {
                     break;
                 }
-                listed = (tasks, Instant::now());
+                listed = (sampler.thread_count(), Instant::now());
             }
             active = sampler.busy_java_threads();
             refreshed = Instant::now();

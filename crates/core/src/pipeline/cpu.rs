@@ -169,6 +169,15 @@ impl ThreadSampler {
             .collect()
     }
 
+    /// How many threads (Java or not) the process has now, read from a Java thread's kept-open
+    /// `stat` file (one read): what tells a recorder to read the thread list again without
+    /// listing `/proc/<pid>/task`. `None` when no tracked thread answers (or off Linux).
+    pub fn thread_count(&self) -> Option<u64> {
+        self.threads
+            .iter()
+            .find_map(|t| self.states.thread_count(t.tid))
+    }
+
     /// The process's threads (Java or not) now, by host id (`/proc/<pid>/task`).
     ///
     /// # Errors

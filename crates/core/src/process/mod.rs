@@ -67,6 +67,11 @@ impl TaskStates {
         task_stat(self.pid, tid).map(|s| s.state)
     }
 
+    /// Not read here: `None` (the caller lists the threads instead).
+    pub(crate) fn thread_count(&self, _tid: Pid) -> Option<u64> {
+        None
+    }
+
     /// Thread `tid`'s CPU time in nanoseconds.
     pub(crate) fn run_time_ns(&self, tid: Pid) -> Option<u64> {
         task_stat(self.pid, tid).map(|s| (s.cpu_ms * 1e6) as u64)
@@ -189,6 +194,16 @@ impl TaskStat {
             run_count: None,
         })
     }
+}
+
+/// The `num_threads` field (the 20th) of a `/proc/<pid>/task/<tid>/stat` line
+/// (`fs/proc/array.c` `do_task_stat`: the thread group's count, whichever thread's file).
+#[cfg_attr(not(all(feature = "live", target_os = "linux")), allow(dead_code))]
+pub(crate) fn num_threads(line: &[u8]) -> Option<u64> {
+    let close = line.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&line[close + 1..]).ok()?;
+    // After comm: state(3) ... nice(19) num_threads(20).
+    rest.split_ascii_whitespace().nth(17)?.parse().ok()
 }
 
 /// What the OS says process `pid` uses now.

@@ -455,6 +455,14 @@ impl TaskStates {
         super::TaskStat::parse(&buf[..n], tick_ms()).map(|s| s.state)
     }
 
+    /// The process's thread count (`num_threads`, the 20th field of any of its threads'
+    /// `stat`), read through thread `tid`'s kept file; `None` when that thread is gone.
+    pub fn thread_count(&self, tid: Pid) -> Option<u64> {
+        let mut buf = [0u8; 1024];
+        let n = self.read(tid, TaskFile::Stat, &mut buf)?;
+        super::num_threads(&buf[..n])
+    }
+
     /// Thread `tid`'s CPU time in nanoseconds (`schedstat`'s run time); `None` when it is
     /// gone or the kernel keeps no schedstat.
     pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
@@ -683,5 +691,33 @@ mod task_states_tests {
         assert_eq!(states.run_time_ns(other), None);
         states.keep_only(&[tid]);
         assert_eq!(states.state(tid), Some(b'R'));
+    }
+
+    /// The thread count read through one thread's kept `stat` follows the process's threads
+    /// as `/proc/self/task` lists them, one started and then ended.
+    #[test]
+    fn kept_stat_file_gives_the_process_thread_count() {
+        let me = std::process::id() as crate::pid::Pid;
+        let states = super::TaskStates::new(me);
+        let tid = nix::unistd::gettid().as_raw();
+        let listed = || std::fs::read_dir("/proc/self/task").unwrap().count() as u64;
+        // Other test threads come and go: compare with listings taken around the read.
+        let (before, count, after) = (listed(), states.thread_count(tid), listed());
+        let count = count.expect("no thread count");
+        assert!(
+            count >= before.min(after) && count <= before.max(after) + 2,
+            "{count} threads, listed {before} then {after}"
+        );
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let (ready, started) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            ready.send(()).unwrap();
+            let _ = wait.recv();
+        });
+        started.recv().unwrap();
+        let with = states.thread_count(tid).unwrap();
+        go.send(()).unwrap();
+        other.join().unwrap();
+        assert!(with >= 2, "{with} threads with a second one running");
     }
 }
