@@ -8,7 +8,7 @@
 //! (`JavaReader::declared_fields`).
 //!
 //! JDK 8's vmStructs export neither `ClassLoaderData::_klasses` nor `Klass::_next_link`
-//! ([`jdk8_links`] finds them and checks them against the classes' own loader data).
+//! (`jdk8_links` finds them and checks them against the classes' own loader data).
 //!
 //! Every count and pointer is bounded: at most [`MAX_LOADERS`] loaders and [`MAX_CLASSES`]
 //! classes; a list that loops or runs past them is an error, not a hang.
