@@ -1599,6 +1599,12 @@ pub fn dump(
     // aligned word inside a space would pass).
     if let Some(starts) = dumper.check.starts.clone() {
         let handles = JniHandles::new(vm);
+        // The object a handle's word refers to, when the dump writes it and `seen` had not.
+        let new_object = |raw: u64, seen: &mut std::collections::HashSet<u64>| {
+            candidates(refs, raw)
+                .find(|&v| is_object(&starts, v))
+                .filter(|&id| seen.insert(id))
+        };
         let mut global_rooted = std::collections::HashSet::new();
         // JDK 11+: an `OopStorage`; JDK 8: a chain of `JNIHandleBlock`s, whose deleted handles
         // hold `JNIHandles::_deleted_handle` (an object, not a root).
@@ -1632,12 +1638,9 @@ pub fn dump(
             .chain(words)
             .chain(blocks)
         {
-            let Some(id) = candidates(refs, raw).find(|&v| is_object(&starts, v)) else {
+            let Some(id) = new_object(raw, &mut global_rooted) else {
                 continue;
             };
-            if !global_rooted.insert(id) {
-                continue;
-            }
             dumper
                 .sink
                 .root(Root::JniGlobal { id, handle })
@@ -1651,12 +1654,9 @@ pub fn dump(
             if let Some(h) = &handles {
                 let mut jni_rooted = std::collections::HashSet::new();
                 for raw in h.locals(mem, t.java_thread) {
-                    let Some(id) = candidates(refs, raw).find(|&v| is_object(&starts, v)) else {
+                    let Some(id) = new_object(raw, &mut jni_rooted) else {
                         continue;
                     };
-                    if !jni_rooted.insert(id) {
-                        continue;
-                    }
                     dumper
                         .sink
                         .root(Root::JniLocal {
