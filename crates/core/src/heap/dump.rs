@@ -270,7 +270,6 @@ pub struct DumpStats {
     pub notes: Vec<Note>,
 }
 
-/// Decodes the references stored in objects into ids.
 /// The most bytes of a stack read at a time.
 const STACK_PIECE: usize = 64 << 10;
 
@@ -361,27 +360,16 @@ impl JniHandles {
             return Vec::new();
         }
         match mem.read_u64(thread.wrapping_add(self.active)) {
-            Ok(block) => self.chain(mem, block),
+            Ok(block) => self.chain(mem, block).into_iter().map(|(_, w)| w).collect(),
             Err(_) => Vec::new(),
         }
     }
 
-    /// The handles of the chain of blocks from `block` (JDK 8 keeps its JNI global handles in
-    /// such a chain too: `JNIHandles::_global_handles`), each as (its address, the word it
-    /// holds).
-    fn chain_with_addresses(&self, mem: &dyn ReadMemory, block: u64) -> Vec<(u64, u64)> {
+    /// The non-null handles of the chain of blocks from `block` (JDK 8 keeps its JNI global
+    /// handles in such a chain too: `JNIHandles::_global_handles`), each as (its address, the
+    /// word it holds), read until a block is unreadable or implausible.
+    fn chain(&self, mem: &dyn ReadMemory, mut block: u64) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        self.each(mem, block, |at, w| out.push((at, w)));
-        out
-    }
-
-    fn chain(&self, mem: &dyn ReadMemory, block: u64) -> Vec<u64> {
-        let mut out = Vec::new();
-        self.each(mem, block, |_, w| out.push(w));
-        out
-    }
-
-    fn each(&self, mem: &dyn ReadMemory, mut block: u64, mut f: impl FnMut(u64, u64)) {
         for _ in 0..MAX_HANDLE_BLOCKS {
             if block == 0 {
                 break;
@@ -403,7 +391,7 @@ impl JniHandles {
             for (i, w) in buf.chunks_exact(8).enumerate() {
                 let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
                 if w != 0 {
-                    f(block + self.handles + 8 * i as u64, w);
+                    out.push((block + self.handles + 8 * i as u64, w));
                 }
             }
             match mem.read_u64(block.wrapping_add(self.next)) {
@@ -411,6 +399,7 @@ impl JniHandles {
                 Err(_) => break,
             }
         }
+        out
     }
 }
 
@@ -468,8 +457,8 @@ fn storage_handles(mem: &dyn ReadMemory, at: u64) -> Vec<(u64, u64)> {
 /// The objects a thread's stack refers to, each with the depth of the frame whose slots hold
 /// the reference, and the bytes scanned. Each aligned word is taken as a full oop (as is, and
 /// decoded as the heap's references are: a ZGC colour taken off) and, with compressed oops,
-/// each of its halves as a narrow oop; a value counts when an object the dump writes starts there. An unreadable
-/// piece of the stack ends the scan.
+/// each of its halves as a narrow oop ([`candidates`]); a value counts when an object the dump
+/// writes starts there. An unreadable piece of the stack ends the scan.
 fn stack_roots(
     mem: &dyn ReadMemory,
     refs: Refs,
@@ -513,6 +502,7 @@ fn stack_roots(
     (found, scanned)
 }
 
+/// Decodes the references stored in objects into ids.
 #[derive(Clone, Copy)]
 struct Refs {
     layout: crate::vm::Layout,
@@ -1622,7 +1612,7 @@ pub fn dump(
         let blocks = match (jni_at, &handles) {
             (Some(at), Some(h)) if in_blocks => mem
                 .read_u64(at)
-                .map(|b| h.chain_with_addresses(mem, b))
+                .map(|b| h.chain(mem, b))
                 .unwrap_or_default(),
             _ => Vec::new(),
         };

@@ -277,14 +277,12 @@ pub fn heap_info(
         16..=24 => metaspace(mem, local),
         _ => None,
     };
-    let (metaspace, class_space) = {
-        match read {
-            Some((all, class)) => (
-                Some(all),
-                class.filter(|_| vm.layout.compressed_class_pointers),
-            ),
-            None => (None, None),
-        }
+    let (metaspace, class_space) = match read {
+        Some((all, class)) => (
+            Some(all),
+            class.filter(|_| vm.layout.compressed_class_pointers),
+        ),
+        None => (None, None),
     };
     Ok(HeapInfo {
         jdk: vm.major,

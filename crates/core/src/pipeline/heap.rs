@@ -74,20 +74,24 @@ fn walk(
     Ok(h)
 }
 
-/// Opens live process `pid` (its VM model read with the JVM running), holds its threads as
-/// `opts` says while `read` runs (given the JVM, the stop's registers by thread id, and the
+/// Opens live process `pid` (its VM model read with the JVM running), runs `prepare` (what
+/// needs no hold, such as reading libjvm's file), then holds its threads as `opts` says while
+/// `read` runs (given the JVM, what `prepare` gave, the stop's registers by thread id, and the
 /// details so far), outside any stop-the-world collection ([`held_outside_collections`]),
 /// releases them, and records the stop. Returns what `read` gave, the details and the warnings.
-fn live_held<R>(
+fn live_held<P, R>(
     pid: crate::process::Pid,
     opts: &HeapOptions,
+    prepare: impl FnOnce(&Jvm) -> P,
     read: impl FnOnce(
         &Jvm,
+        P,
         &dyn Fn(crate::pid::Pid) -> Option<crate::registers::ThreadRegisters>,
         &mut Vec<Detail>,
     ) -> Result<R, Error>,
 ) -> Result<(R, Vec<Detail>, Vec<Warning>), Error> {
     let jvm = Jvm::live(pid)?;
+    let prepared = prepare(&jvm);
     let mut details = vec![jvm.path_detail(), jvm.model_fact()];
     let stop = super::hold::StopOptions {
         stop: opts.stop,
@@ -98,7 +102,7 @@ fn live_held<R>(
     let host = |tid| host_tids.get(&tid).copied().unwrap_or(tid);
     let (read, report, wait) = super::hold::held_outside_collections(&jvm, &stop, |stopped| {
         let registers = |tid| stopped.and_then(|s| s.registers(host(tid)));
-        read(&jvm, &registers, &mut details)
+        read(&jvm, prepared, &registers, &mut details)
     })?;
     let read = read?;
     let mut warnings = Vec::new();
@@ -121,9 +125,12 @@ pub fn heap_histogram(
     pid: crate::process::Pid,
     opts: &HeapOptions,
 ) -> Result<HeapHistogram, Error> {
-    let (histogram, details, warnings) = live_held(pid, opts, |jvm, _, details| {
-        walk(&jvm.vm, jvm.memory_sync(), details)
-    })?;
+    let (histogram, details, warnings) = live_held(
+        pid,
+        opts,
+        |_| (),
+        |jvm, (), _, details| walk(&jvm.vm, jvm.memory_sync(), details),
+    )?;
     Ok(HeapHistogram {
         histogram,
         details,
@@ -432,16 +439,22 @@ pub fn heap_dump(
     opts: &HeapOptions,
     sink: &mut dyn crate::heap::dump::HeapDumpSink,
 ) -> Result<HeapDumpReport, Error> {
-    let (stats, details, warnings) = live_held(pid, opts, |jvm, registers, details| {
-        write_dump(
-            &jvm.vm,
-            jvm.memory_sync(),
-            &global_roots(jvm),
-            registers,
-            sink,
-            details,
-        )
-    })?;
+    // libjvm's `.symtab` is read before the hold.
+    let (stats, details, warnings) = live_held(
+        pid,
+        opts,
+        global_roots,
+        |jvm, globals, registers, details| {
+            write_dump(
+                &jvm.vm,
+                jvm.memory_sync(),
+                &globals,
+                registers,
+                sink,
+                details,
+            )
+        },
+    )?;
     Ok(HeapDumpReport {
         stats,
         details,
