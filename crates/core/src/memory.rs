@@ -93,6 +93,17 @@ pub trait ReadMemory {
     /// [`MemoryError`] when any byte of the range cannot be read.
     fn read_exact_at(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemoryError>;
 
+    /// Fills each `(addr, buf)` of `reads` as [`ReadMemory::read_exact_at`] would, in as few
+    /// calls to the OS as it allows (Linux's `process_vm_readv(2)` takes many ranges at once:
+    /// a sampled thread's `JavaThread` and stack in one call). One result per read, in order.
+    /// By default, one read after another.
+    fn read_each(&self, reads: &mut [(u64, &mut [u8])]) -> Vec<Result<(), MemoryError>> {
+        reads
+            .iter_mut()
+            .map(|(addr, buf)| self.read_exact_at(*addr, buf))
+            .collect()
+    }
+
     /// Reads a `u8`.
     ///
     /// # Errors

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use super::jvm::Jvm;
 use crate::cpu::StackSample;
 use crate::error::Error;
+use crate::memory::ReadMemory;
 use crate::pid::Pid;
 use crate::process::{self, TaskStat};
 use crate::threads::dump::{self, DumpThread};
@@ -40,6 +41,10 @@ struct Tracked {
     tid: Pid,
     /// `java.lang.Thread.name`.
     name: String,
+    /// Its stack, `(Thread::_stack_base, Thread::_stack_size)`: fixed while the thread lives.
+    stack: (u64, u64),
+    /// The bytes of its `OSThread` a walk reads ([`ThreadLayout::os_thread_span`]).
+    os_thread: Option<(u64, u64)>,
 }
 
 /// What one sample cost: threads walked, held, and the longest hold.
@@ -69,6 +74,9 @@ pub struct ThreadSampler {
     states: process::TaskStates,
     /// Each Java thread's run time (ns) at the last [`ThreadSampler::busy_java_threads`].
     run_times: std::cell::RefCell<HashMap<Pid, u64>>,
+    /// Where `CollectedHeap::_total_collections` is (the heap object lives as long as the VM):
+    /// one read a sample tells whether the kept caches may still be used.
+    total_collections: Option<u64>,
 }
 
 /// How long a sampler keeps its walks' caches of code and method data: an nmethod or a class
@@ -100,6 +108,12 @@ impl ThreadSampler {
         process::holds_single_threads()?;
         let jvm = Jvm::live(pid)?;
         let layout = ThreadLayout::new(&jvm.vm)?;
+        let total_collections = {
+            let vm = &jvm.vm;
+            let heap = crate::heap::spaces::collected_heap(vm, jvm.memory()).ok();
+            let offset = vm.offset("CollectedHeap", "_total_collections").ok();
+            heap.zip(offset).map(|(h, o)| h.wrapping_add(o))
+        };
         let mut sampler = ThreadSampler {
             jvm,
             layout,
@@ -108,6 +122,7 @@ impl ThreadSampler {
             caches: std::cell::RefCell::new(None),
             states: process::TaskStates::new(pid),
             run_times: std::cell::RefCell::new(HashMap::new()),
+            total_collections,
         };
         sampler.refresh()?;
         Ok(sampler)
@@ -152,6 +167,8 @@ impl ThreadSampler {
                 address,
                 tid: self.host_tids.get(&tid).copied().unwrap_or(tid),
                 name,
+                stack: t.stack,
+                os_thread: self.layout.os_thread_span(&paged, address),
             });
         }
         self.threads = threads;
@@ -200,7 +217,7 @@ impl ThreadSampler {
             };
             let moved = match last.get(&t.tid) {
                 Some(&before) => before != ns,
-                None => self.states.state(t.tid) == Some(b'R'),
+                None => self.states.state_once(t.tid) == Some(b'R'),
             };
             if moved {
                 busy.push(t.tid);
@@ -296,7 +313,9 @@ impl ThreadSampler {
     /// runs) is read once for all of them (one page cache, one [`dump::ThreadWalk`]).
     fn held_stacks(&self, threads: &[&Tracked]) -> Result<(Vec<StackSample>, SampleCost), Error> {
         let paged = Paged::new(self.jvm.memory());
-        let collections = super::threads::collections(&self.jvm.vm, &paged).map(|(total, _)| total);
+        let collections = self
+            .total_collections
+            .and_then(|at| paged.read_u32(at).ok());
         let kept = self.caches.take().filter(|k| {
             Some(k.collections) == collections
                 && k.since.elapsed() < CACHE_AGE
@@ -306,7 +325,7 @@ impl ThreadSampler {
             || (WalkCaches::default(), Instant::now()),
             |k| (k.caches, k.since),
         );
-        let mut walk = dump::ThreadWalk::with_kept(&self.jvm.vm, &paged, caches)?.frames_only();
+        let mut walk = dump::ThreadWalk::frames_only(&self.jvm.vm, &paged, caches)?;
         let host = &self.host_tids;
         let mut out = Vec::with_capacity(threads.len());
         let mut cost = SampleCost {
@@ -326,12 +345,20 @@ impl ThreadSampler {
                 Err(Error::NoSuchProcess(_)) if self.states.state(t.tid).is_none() => continue,
                 Err(e) => return Err(e),
             };
-            // Its `JavaThread`'s pages are read afresh: the cache may hold them from an earlier
-            // thread's walk (two `JavaThread`s can share a page), and this thread ran since.
+            // Its `JavaThread`, the used part of its stack and its `OSThread`'s fields, in one
+            // read: read afresh (the page cache may hold the `JavaThread`'s pages from an
+            // earlier thread's walk, two `JavaThread`s can share a page, and this thread ran
+            // since).
             paged.forget(t.address, self.layout.size());
+            let registers = stopped.registers(t.tid);
+            let mut ranges = vec![(t.address, t.address.saturating_add(self.layout.size()))];
+            ranges.extend(registers.and_then(|r| dump::stack_in_use(t.stack, r.sp)));
+            ranges.extend(t.os_thread);
+            paged.focus(&ranges);
             let walked = walk.thread(t.address, &|tid| {
-                stopped.registers(host.get(&tid).copied().unwrap_or(tid))
+                registers.filter(|_| host.get(&tid).copied().unwrap_or(tid) == t.tid)
             });
+            paged.focus(&[]);
             let held = stopped.not_stopped().is_empty();
             let report = stopped.release();
             if held {

@@ -20,7 +20,7 @@
 //! | `user_name(uid)` | a uid's user name, where the OS has uids |
 //! | `usage(pid)` | the process's [`ProcessUsage`] (CPU time, memory, handles), for `process_*` metrics |
 //! | `task_stat(pid, tid)` (Linux, Windows) | one thread's [`TaskStat`] (state, CPU time, nice; Windows: `GetThreadTimes`, `GetThreadPriority`); `Stopped::task_stat(tid)` gives it as read when the thread was stopped |
-//! | `TaskStates::new(pid)` → `state(tid)`, `run_time_ns(tid)` | threads' state letters and run times read again and again, as a sampler reads them (Linux: each `stat` and `schedstat` kept open, at most 256; elsewhere `task_stat` afresh) |
+//! | `TaskStates::new(pid)` → `state(tid)`, `run_time_ns(tid)` | threads' state letters and run times read again and again, as a sampler reads them (Linux: each `stat` and `schedstat` kept open, up to the open-file limit less 128; elsewhere `task_stat` afresh) |
 //! | `holds_single_threads()`, `stop_threads(&Process, tids, timeout)` → `Stopped` (`not_stopped`) | hold only some threads (Linux: ptrace, each thread alone); `Unsupported` elsewhere |
 //! | `list_tasks(pid)`, `thread_name(pid, tid)` | a process's threads and a thread's OS name (Linux: `/proc/<pid>/task`, `comm`; `Unsupported` and `None` elsewhere) |
 //!
@@ -65,6 +65,11 @@ impl TaskStates {
     /// Thread `tid`'s state letter.
     pub(crate) fn state(&self, tid: Pid) -> Option<u8> {
         task_stat(self.pid, tid).map(|s| s.state)
+    }
+
+    /// As [`TaskStates::state`].
+    pub(crate) fn state_once(&self, tid: Pid) -> Option<u8> {
+        self.state(tid)
     }
 
     /// Not read here: `None` (the caller lists the threads instead).

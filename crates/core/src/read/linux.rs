@@ -110,4 +110,69 @@ impl ReadMemory for ProcessMemory {
         }
         Ok(())
     }
+
+    /// One `process_vm_readv(2)` for every range (up to `IOV_MAX`, 1,024). The kernel reads the
+    /// ranges in order and stops at the first byte it cannot read: the ranges it read whole are
+    /// done, each of the others is read again alone (so each gets its own result).
+    fn read_each(&self, reads: &mut [(u64, &mut [u8])]) -> Vec<Result<(), MemoryError>> {
+        const IOV_MAX: usize = 1024;
+        if reads.len() < 2 || reads.len() > IOV_MAX {
+            return reads
+                .iter_mut()
+                .map(|(addr, buf)| self.read_exact_at(*addr, buf))
+                .collect();
+        }
+        let remote: Vec<RemoteIoVec> = reads
+            .iter()
+            .map(|(addr, buf)| RemoteIoVec {
+                base: *addr as usize,
+                len: buf.len(),
+            })
+            .collect();
+        let got = {
+            let mut local: Vec<IoSliceMut> = reads
+                .iter_mut()
+                .map(|(_, buf)| IoSliceMut::new(buf))
+                .collect();
+            process_vm_readv(NixPid::from_raw(self.pid), &mut local, &remote).unwrap_or(0)
+        };
+        let mut left = got;
+        reads
+            .iter_mut()
+            .map(|(addr, buf)| {
+                if left >= buf.len() {
+                    left -= buf.len();
+                    Ok(())
+                } else {
+                    left = 0;
+                    self.read_exact_at(*addr, buf)
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process's own memory: ranges read together, one that cannot be read answered
+    /// alone, the others still read whole, before and after it.
+    #[test]
+    fn ranges_are_read_together_and_each_gets_its_own_result() {
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        let base = data.as_ptr() as u64;
+        let me = ProcessMemory::new(std::process::id() as Pid);
+        let (mut a, mut b, mut c) = (vec![0u8; 100], vec![0u8; 8], vec![0u8; 9000]);
+        let mut reads: Vec<(u64, &mut [u8])> = vec![
+            (base + 10, &mut a),
+            (8, &mut b), // the zero page: never mapped
+            (base + 11_000, &mut c),
+        ];
+        let results = me.read_each(&mut reads);
+        assert!(results[0].is_ok() && results[2].is_ok(), "{results:?}");
+        assert!(matches!(results[1], Err(MemoryError::Unmapped { .. })));
+        assert_eq!(a, data[10..110]);
+        assert_eq!(c, data[11_000..20_000]);
+    }
 }

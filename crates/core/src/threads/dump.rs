@@ -115,7 +115,11 @@ fn vm_identity(vm: &VmModel, mem: &dyn ReadMemory) -> Option<(String, String)> {
 /// address at `sp - 8`) up to `Thread::_stack_base`; `None` when the sp is not inside the stack
 /// the thread reports.
 fn used_stack(t: &VmThread, sp: u64) -> Option<(u64, u64)> {
-    let (base, size) = t.stack;
+    stack_in_use(t.stack, sp)
+}
+
+/// As [`used_stack`], for a stack `(base, size)` (`Thread::_stack_base`, `_stack_size`).
+pub(crate) fn stack_in_use((base, size): (u64, u64), sp: u64) -> Option<(u64, u64)> {
     let lowest = base.checked_sub(size)?;
     (sp > lowest && sp < base).then(|| (sp.saturating_sub(256).max(lowest), base))
 }
@@ -253,9 +257,10 @@ pub struct ThreadWalk<'m> {
     mem: &'m Paged<'m>,
     layout: ThreadLayout,
     walker: Result<Walker<'m>, Error>,
-    java: Result<JavaReader<'m>, Error>,
-    lock_reader: Result<LockReader<'m>, Error>,
-    frames_only: bool,
+    /// `None` in a walk of frames only ([`ThreadWalk::frames_only`]).
+    java: Option<Result<JavaReader<'m>, Error>>,
+    /// `None` in a walk of frames only.
+    lock_reader: Option<Result<LockReader<'m>, Error>>,
 }
 
 impl<'m> ThreadWalk<'m> {
@@ -283,9 +288,8 @@ impl<'m> ThreadWalk<'m> {
             mem,
             layout: ThreadLayout::new(vm)?,
             walker: Walker::with_kept(vm, mem, caches),
-            java: JavaReader::new(vm, mem),
-            lock_reader: LockReader::new(vm, mem),
-            frames_only: false,
+            java: Some(JavaReader::new(vm, mem)),
+            lock_reader: Some(LockReader::new(vm, mem)),
         })
     }
 
@@ -294,12 +298,27 @@ impl<'m> ThreadWalk<'m> {
         self.walker.map(Walker::into_caches).unwrap_or_default()
     }
 
-    /// Walks only what a sample needs: the `JavaThread`'s own fields and the frames, not the
-    /// `java.lang.Thread` (its identity, a mounted virtual thread) nor the locks, which are
-    /// heap and monitor reads a sampler that knows its threads by id has no use for.
-    pub fn frames_only(mut self) -> Self {
-        self.frames_only = true;
-        self
+    /// As [`ThreadWalk::with_kept`], for a walk of only what a sample needs: the `JavaThread`'s
+    /// own fields and the frames, not the `java.lang.Thread` (its identity, a mounted virtual
+    /// thread) nor the locks, heap and monitor reads a sampler that knows its threads by id has
+    /// no use for. Their readers are not made either (a `JavaReader` resolves
+    /// `java.lang.Thread`'s fields from the target: most of what making a walk costs), and the
+    /// `JavaThread`'s oops are not read ([`ThreadLayout::thread_without_oops`]).
+    ///
+    /// # Errors
+    /// As [`ThreadWalk::new`].
+    pub fn frames_only(
+        vm: &VmModel,
+        mem: &'m Paged<'m>,
+        caches: super::frames::WalkCaches,
+    ) -> Result<Self, Error> {
+        Ok(ThreadWalk {
+            mem,
+            layout: ThreadLayout::new(vm)?,
+            walker: Walker::with_kept(vm, mem, caches),
+            java: None,
+            lock_reader: None,
+        })
     }
 
     /// Walks the thread whose `JavaThread` is at `address` (held, or the whole target stopped)
@@ -312,7 +331,11 @@ impl<'m> ThreadWalk<'m> {
         registers: &dyn Fn(Pid) -> Option<ThreadRegisters>,
     ) -> DumpThread {
         let mem = self.mem;
-        let vm_thread = match self.layout.thread(mem, address) {
+        let read = match self.java {
+            Some(_) => self.layout.thread(mem, address),
+            None => self.layout.thread_without_oops(mem, address),
+        };
+        let vm_thread = match read {
             Ok(t) => t,
             Err(e) => {
                 return DumpThread {
@@ -341,8 +364,8 @@ impl<'m> ThreadWalk<'m> {
         let mut notes = Vec::new();
         let mut from_registers = None;
         let identity = match &self.java {
-            _ if self.frames_only => None,
-            Ok(j) if vm_thread.thread_obj != 0 => match j.identity(vm_thread.thread_obj) {
+            None => None,
+            Some(Ok(j)) if vm_thread.thread_obj != 0 => match j.identity(vm_thread.thread_obj) {
                 Ok(i) => Some(i),
                 Err(e) => {
                     notes.push(format!(
@@ -352,8 +375,8 @@ impl<'m> ThreadWalk<'m> {
                     None
                 }
             },
-            Ok(_) => None,
-            Err(e) => {
+            Some(Ok(_)) => None,
+            Some(Err(e)) => {
                 notes.push(format!(
                     "java.lang.Thread fields: {}",
                     crate::error::with_causes(e)
@@ -364,9 +387,8 @@ impl<'m> ThreadWalk<'m> {
         // A virtual thread mounted on this carrier: its id (a different `Thread.tid` from the
         // carrier's; the oops alone may differ only in a collector's colour bits).
         let mounted = match (&self.java, vm_thread.mounted_vthread) {
-            _ if self.frames_only => None,
-            (_, 0) => None,
-            (Ok(j), v) => match j.thread_id(v) {
+            (None, _) | (_, 0) => None,
+            (Some(Ok(j)), v) => match j.thread_id(v) {
                 Ok(tid) if identity.as_ref().is_some_and(|i| i.tid == tid) => None,
                 Ok(tid) => Some(tid),
                 Err(e) => {
@@ -377,7 +399,7 @@ impl<'m> ThreadWalk<'m> {
                     None
                 }
             },
-            (Err(_), _) => None,
+            (Some(Err(_)), _) => None,
         };
         let frames = match &mut self.walker {
             Ok(w) => match walk_start(&vm_thread, registers) {
@@ -408,10 +430,10 @@ impl<'m> ThreadWalk<'m> {
             }
         };
         let locks = match &self.lock_reader {
-            _ if self.frames_only => ThreadLocks::default(),
-            Ok(l) => l
+            None | Some(Err(_)) => ThreadLocks::default(),
+            Some(Ok(l)) => l
                 .thread(
-                    self.java.as_ref().ok(),
+                    self.java.as_ref().and_then(|j| j.as_ref().ok()),
                     vm_thread.address,
                     vm_thread.thread_obj,
                 )
@@ -419,7 +441,6 @@ impl<'m> ThreadWalk<'m> {
                     notes.push(format!("locks: {}", crate::error::with_causes(&e)));
                     ThreadLocks::default()
                 }),
-            Err(_) => ThreadLocks::default(),
         };
         DumpThread {
             vm: vm_thread,

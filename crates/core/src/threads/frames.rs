@@ -325,6 +325,10 @@ struct Blob {
     address: u64,
     kind: BlobKind,
     frame_size: u64,
+    /// An nmethod's `nmethod::_method` (its header, read with the blob's), else 0.
+    method: u64,
+    /// `CodeBlob::_frame_complete_offset`, when the tables give it.
+    frame_complete: Option<i32>,
 }
 
 /// Where an nmethod's debug information is, JDK 9 to 22 (`code/compiledMethod.hpp`,
@@ -486,6 +490,9 @@ pub struct WalkCaches {
     methods: HashMap<u64, Option<MethodInfo>>,
     lines: HashMap<u64, Option<Rc<LineNumberTable>>>,
     blobs: HashMap<u64, Option<Blob>>,
+    /// The code blob's address for each pc looked up (the segment map's answer), so a kept
+    /// cache finds a sampled thread's blobs without reading the segment map again.
+    blob_at: HashMap<u64, Option<u64>>,
     symbols: HashMap<u64, Option<String>>,
 }
 
@@ -496,6 +503,7 @@ impl WalkCaches {
             + self.methods.len()
             + self.lines.len()
             + self.blobs.len()
+            + self.blob_at.len()
             + self.symbols.len()
     }
 
@@ -763,23 +771,14 @@ impl<'a> Walker<'a> {
 
     /// The code blob holding `pc`, via the segment map (`CodeHeap::find_blob`).
     fn blob(&mut self, pc: u64) -> Option<Blob> {
-        let heap = self.heap_of(pc)?;
-        let mut seg = (pc - heap.low) >> heap.log2;
-        let mut hops = 0u32;
-        loop {
-            let mut b = [0u8; 1];
-            self.mem.read_exact_at(heap.segmap + seg, &mut b).ok()?;
-            match b[0] {
-                0 => break,
-                0xFF => return None,
-                t => seg = seg.checked_sub(u64::from(t))?,
+        let address = match self.caches.blob_at.get(&pc) {
+            Some(a) => (*a)?,
+            None => {
+                let a = self.blob_address(pc);
+                self.caches.blob_at.insert(pc, a);
+                a?
             }
-            hops += 1;
-            if hops > 1 << 20 {
-                return None;
-            }
-        }
-        let address = heap.low + (seg << heap.log2) + self.heap_block;
+        };
         if let Some(b) = self.caches.blobs.get(&address) {
             return *b;
         }
@@ -796,14 +795,48 @@ impl<'a> Walker<'a> {
                 BlobKind::Other
             };
             let frame_size = u64::from(rd32(self.mem, address + self.blob_frame_size)?);
+            let method = match kind {
+                BlobKind::Nmethod | BlobKind::NativeNmethod => {
+                    rd(self.mem, address + self.nmethod_method).unwrap_or(0)
+                }
+                _ => 0,
+            };
+            let frame_complete = self.frame_complete.and_then(|(at, narrow)| match narrow {
+                true => rd16(self.mem, address + at).map(|o| i32::from(o as i16)),
+                false => rd32(self.mem, address + at).map(|o| o as i32),
+            });
             Some(Blob {
                 address,
                 kind,
                 frame_size,
+                method,
+                frame_complete,
             })
         })();
         self.caches.blobs.insert(address, blob);
         blob
+    }
+
+    /// The address of the code blob holding `pc`: the segment map's entries lead back from
+    /// `pc`'s segment to the blob's first (`CodeHeap::find_blob`), past its `HeapBlock` header.
+    fn blob_address(&self, pc: u64) -> Option<u64> {
+        let heap = self.heap_of(pc)?;
+        let mut seg = (pc - heap.low) >> heap.log2;
+        let mut hops = 0u32;
+        loop {
+            let mut b = [0u8; 1];
+            self.mem.read_exact_at(heap.segmap + seg, &mut b).ok()?;
+            match b[0] {
+                0 => break,
+                0xFF => return None,
+                t => seg = seg.checked_sub(u64::from(t))?,
+            }
+            hops += 1;
+            if hops > 1 << 20 {
+                return None;
+            }
+        }
+        Some(heap.low + (seg << heap.log2) + self.heap_block)
     }
 
     /// A `Symbol`'s text (`oops/symbol.hpp`: `_length` u16, `_body` bytes, modified UTF-8).
@@ -941,12 +974,7 @@ impl<'a> Walker<'a> {
     /// _frame_complete_offset`, in the prologue), so the sender is not where the frame size
     /// says. `None` when the frame is complete, or the offset is not in the tables.
     fn frame_incomplete(&mut self, blob: &Blob, pc: u64) -> Option<String> {
-        let (at, narrow) = self.frame_complete?;
-        let offset = if narrow {
-            i32::from(rd16(self.mem, blob.address + at)? as i16)
-        } else {
-            rd32(self.mem, blob.address + at)? as i32
-        };
+        let offset = blob.frame_complete?;
         let code_begin = self.nmethod(blob.address)?.code_begin;
         (offset >= 0 && pc < code_begin + offset as u64).then(|| {
             format!(
@@ -1091,7 +1119,7 @@ impl<'a> Walker<'a> {
             let method = match scope.method {
                 ScopeMethod::Metadata(0) => return None,
                 ScopeMethod::Metadata(m) => *info.metadata.get(m as usize - 1)?,
-                ScopeMethod::NmethodMethod => rd(self.mem, blob.address + self.nmethod_method)?,
+                ScopeMethod::NmethodMethod => Some(blob.method).filter(|&m| m != 0)?,
             };
             let kind = if i + 1 == chain.len() {
                 FrameKind::Compiled
@@ -1469,11 +1497,7 @@ impl<'a> Walker<'a> {
                     if let Some(c) = compiled {
                         frames.extend(c);
                     } else if blob.kind == BlobKind::NativeNmethod
-                        && let Some(mut f) = self.frame(
-                            rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0),
-                            None,
-                            FrameKind::Native,
-                        )
+                        && let Some(mut f) = self.frame(blob.method, None, FrameKind::Native)
                     {
                         // A native wrapper has no scope: no locals, and monitors only for a
                         // synchronized method (`compiledVFrame::monitors`; not read here).
@@ -1524,7 +1548,7 @@ impl<'a> Walker<'a> {
     /// The frame of an nmethod whose scopes were not decoded: its method, marked so when it is
     /// compiled Java code (a native wrapper has no scopes to decode).
     fn undecoded_frame(&mut self, blob: &Blob) -> Option<Frame> {
-        let method = rd(self.mem, blob.address + self.nmethod_method).unwrap_or(0);
+        let method = blob.method;
         let kind = if blob.kind == BlobKind::NativeNmethod {
             FrameKind::Native
         } else {

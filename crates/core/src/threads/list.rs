@@ -362,11 +362,48 @@ impl ThreadLayout {
         self.oops.heap_oop(raw)
     }
 
+    /// The bytes of thread `address`'s `OSThread` that [`ThreadLayout::thread`] reads
+    /// (`_thread_id`, `_state`), as `[from, to)`: what a sampler reads with the `JavaThread`
+    /// in one go. `None` when the `JavaThread` has no `OSThread` or cannot be read.
+    pub fn os_thread_span(&self, mem: &dyn ReadMemory, address: u64) -> Option<(u64, u64)> {
+        let osthread = mem.read_u64(address.wrapping_add(self.osthread)).ok()?;
+        if osthread == 0 {
+            return None;
+        }
+        let state = self.os_state.unwrap_or(self.os_thread_id);
+        let from = self.os_thread_id.min(state);
+        let to = self.os_thread_id.max(state) + 4;
+        Some((osthread.wrapping_add(from), osthread.wrapping_add(to)))
+    }
+
     /// Reads one `JavaThread`.
     ///
     /// # Errors
     /// [`Error::Memory`] when a field cannot be read.
     pub fn thread(&self, mem: &dyn ReadMemory, address: u64) -> Result<VmThread, Error> {
+        self.read_thread(mem, address, true)
+    }
+
+    /// As [`ThreadLayout::thread`], without the `JavaThread`'s oops: `thread_obj` and
+    /// `mounted_vthread` are 0, and the handles they are read through (`OopStorage` blocks
+    /// elsewhere in memory) are not read. What a sampler that knows its threads by id reads.
+    ///
+    /// # Errors
+    /// As [`ThreadLayout::thread`].
+    pub fn thread_without_oops(
+        &self,
+        mem: &dyn ReadMemory,
+        address: u64,
+    ) -> Result<VmThread, Error> {
+        self.read_thread(mem, address, false)
+    }
+
+    fn read_thread(
+        &self,
+        mem: &dyn ReadMemory,
+        address: u64,
+        oops: bool,
+    ) -> Result<VmThread, Error> {
         let f = |off: u64, what: &str| rd(mem, address.wrapping_add(off), what);
         let anchor = address.wrapping_add(self.anchor);
         let anchor = Anchor {
@@ -408,7 +445,10 @@ impl ThreadLayout {
             };
             (Some(i64::from(tid)), state)
         };
-        let mut thread_obj = f(self.thread_obj, "JavaThread::_threadObj")?;
+        let mut thread_obj = match oops {
+            true => f(self.thread_obj, "JavaThread::_threadObj")?,
+            false => 0,
+        };
         if self.thread_obj_handle && thread_obj != 0 {
             thread_obj = self.heap_oop(rd(
                 mem,

@@ -51,12 +51,16 @@ impl<'a> Paged<'a> {
     }
 
     /// Reads each `[from, to)` of `ranges` (what belongs to one thread: its `JavaThread`, the
-    /// used part of its stack) in one read and serves reads inside them from those copies, not
-    /// the page cache, until the next call (`&[]` ends it). A range longer than 1 MiB, or one
-    /// that cannot be read whole, is left to the page cache.
+    /// used part of its stack) and serves reads inside them from those copies, not the page
+    /// cache, until the next call (`&[]` ends it). The ranges are read together
+    /// ([`ReadMemory::read_each`]: one system call on Linux); a range that lies inside a copy
+    /// the last call made keeps that copy and is not read again. A range longer than 1 MiB, or
+    /// one that cannot be read whole, is left to the page cache.
     pub fn focus(&self, ranges: &[(u64, u64)]) {
         let mut focus = self.focus.borrow_mut();
-        focus.clear();
+        let old = std::mem::take(&mut *focus);
+        let mut keep = vec![false; old.len()];
+        let mut wanted = Vec::new();
         for &(from, to) in ranges {
             let Some(len) = to.checked_sub(from).and_then(|l| usize::try_from(l).ok()) else {
                 continue;
@@ -64,9 +68,29 @@ impl<'a> Paged<'a> {
             if len == 0 || len > MAX_FOCUS {
                 continue;
             }
-            self.reads.set(self.reads.get() + 1);
-            if let Ok(copy) = MemoryCopy::read(self.inner, from, len, MAX_FOCUS) {
-                focus.push(copy);
+            match old.iter().position(|c| c.contains(from, len)) {
+                Some(i) => keep[i] = true,
+                None => wanted.push((from, vec![0u8; len])),
+            }
+        }
+        focus.extend(
+            old.into_iter()
+                .zip(keep)
+                .filter_map(|(c, k)| k.then_some(c)),
+        );
+        if wanted.is_empty() {
+            return;
+        }
+        self.reads.set(self.reads.get() + wanted.len() as u64);
+        let mut reads: Vec<(u64, &mut [u8])> = wanted
+            .iter_mut()
+            .map(|(from, buf)| (*from, buf.as_mut_slice()))
+            .collect();
+        let results = self.inner.read_each(&mut reads);
+        let page = self.inner.page_size();
+        for ((from, bytes), result) in wanted.into_iter().zip(results) {
+            if result.is_ok() {
+                focus.push(MemoryCopy::new(from, bytes, page));
             }
         }
     }
@@ -214,5 +238,26 @@ mod tests {
         p.forget(u64::MAX - 8, 100);
         p.read_u8(0x12000).unwrap();
         assert_eq!(p.reads(), 6);
+    }
+
+    #[test]
+    fn a_focus_inside_the_last_keeps_its_copy_and_reads_the_rest_together() {
+        let t = target();
+        let p = Paged::new(&t);
+        p.focus(&[(0x10100, 0x10300), (0x12000, 0x13000)]);
+        assert_eq!(p.reads(), 2);
+        // Inside the second copy: kept, not read; a new range: read; the first copy: dropped.
+        p.focus(&[(0x12800, 0x12900), (0x11000, 0x11010)]);
+        assert_eq!(p.reads(), 3);
+        let mut b = [0u8; 2];
+        p.read_exact_at(0x128fe, &mut b).unwrap();
+        p.read_exact_at(0x1100e, &mut b).unwrap();
+        assert_eq!(p.reads(), 3, "both served from the copies");
+        p.read_exact_at(0x10100, &mut b).unwrap();
+        assert_eq!(
+            p.reads(),
+            4,
+            "the dropped copy's bytes come from the page cache"
+        );
     }
 }

@@ -394,12 +394,14 @@ pub fn task_stat(pid: Pid, tid: Pid) -> Option<super::TaskStat> {
 /// offset 0 (`pread`: `proc` generates the text afresh at each read from the start), so a
 /// sampler's look at its threads costs one read a thread, not an open, a read and a close. An
 /// open file stays with the thread it was opened for: a thread that ended reads as gone even
-/// when its id is reused. At most [`TaskStates::MAX_KEPT`] files are kept open (a JVM of
+/// when its id is reused. At most [`TaskStates::max_kept`] files are kept open (a JVM of
 /// thousands of threads must not use up the reader's descriptors); past that a read opens and
 /// closes its file.
 pub struct TaskStates {
     pid: Pid,
     files: std::cell::RefCell<std::collections::HashMap<(Pid, TaskFile), std::fs::File>>,
+    /// The most files kept open at once ([`TaskStates::max_kept`]).
+    max_kept: usize,
 }
 
 /// Which file of a thread [`TaskStates`] keeps.
@@ -410,20 +412,35 @@ enum TaskFile {
 }
 
 impl TaskStates {
-    /// The most files kept open at once.
-    pub const MAX_KEPT: usize = 256;
+    /// The most files kept open at once: this process's open-file limit (`RLIMIT_NOFILE`'s soft
+    /// limit, 1,024 by default) less 128 for everything else, at least 64 and at most 4,096 (two
+    /// files a thread: a JVM of 200 threads keeps its 400 files open by default).
+    pub fn max_kept() -> usize {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into the struct it is given.
+        let soft = match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
+            0 => usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX),
+            _ => 1024,
+        };
+        soft.saturating_sub(128).clamp(64, 4096)
+    }
 
     /// No file open yet.
     pub fn new(pid: Pid) -> Self {
         TaskStates {
             pid,
             files: std::cell::RefCell::new(std::collections::HashMap::new()),
+            max_kept: Self::max_kept(),
         }
     }
 
     /// Reads thread `tid`'s file `which` from its start into `buf` (opened the first time, kept
-    /// while there is room); the bytes read, `None` when the thread is gone (its file closed).
-    fn read(&self, tid: Pid, which: TaskFile, buf: &mut [u8]) -> Option<usize> {
+    /// while there is room when `keep`); the bytes read, `None` when the thread is gone (its file
+    /// closed).
+    fn read(&self, tid: Pid, which: TaskFile, buf: &mut [u8], keep: bool) -> Option<usize> {
         use std::os::unix::fs::FileExt;
         let mut files = self.files.borrow_mut();
         let key = (tid, which);
@@ -442,16 +459,28 @@ impl TaskStates {
         };
         let f = std::fs::File::open(format!("/proc/{}/task/{tid}/{name}", self.pid)).ok()?;
         let n = f.read_at(buf, 0).ok().filter(|&n| n > 0)?;
-        if files.len() < Self::MAX_KEPT {
+        if keep && files.len() < self.max_kept {
             files.insert(key, f);
         }
         Some(n)
     }
 
-    /// Thread `tid`'s state letter (`R`, `S`, ...); `None` when it is gone.
+    /// Thread `tid`'s state letter (`R`, `S`, ...); `None` when it is gone. Its file is kept
+    /// open for the next look.
     pub fn state(&self, tid: Pid) -> Option<u8> {
+        self.state_of(tid, true)
+    }
+
+    /// As [`TaskStates::state`], for a look that is not repeated (a thread seen for the first
+    /// time): its file is closed again unless it was open already, so a look at every thread
+    /// does not take the room of the files read each second.
+    pub fn state_once(&self, tid: Pid) -> Option<u8> {
+        self.state_of(tid, false)
+    }
+
+    fn state_of(&self, tid: Pid, keep: bool) -> Option<u8> {
         let mut buf = [0u8; 1024];
-        let n = self.read(tid, TaskFile::Stat, &mut buf)?;
+        let n = self.read(tid, TaskFile::Stat, &mut buf, keep)?;
         super::TaskStat::parse(&buf[..n], tick_ms()).map(|s| s.state)
     }
 
@@ -459,7 +488,7 @@ impl TaskStates {
     /// `stat`), read through thread `tid`'s kept file; `None` when that thread is gone.
     pub fn thread_count(&self, tid: Pid) -> Option<u64> {
         let mut buf = [0u8; 1024];
-        let n = self.read(tid, TaskFile::Stat, &mut buf)?;
+        let n = self.read(tid, TaskFile::Stat, &mut buf, true)?;
         super::num_threads(&buf[..n])
     }
 
@@ -467,7 +496,7 @@ impl TaskStates {
     /// gone or the kernel keeps no schedstat.
     pub fn run_time_ns(&self, tid: Pid) -> Option<u64> {
         let mut buf = [0u8; 128];
-        let n = self.read(tid, TaskFile::Schedstat, &mut buf)?;
+        let n = self.read(tid, TaskFile::Schedstat, &mut buf, true)?;
         schedstat(&buf[..n]).map(|(ns, _)| ns)
     }
 
