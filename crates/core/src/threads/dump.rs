@@ -284,12 +284,21 @@ impl<'m> ThreadWalk<'m> {
         mem: &'m Paged<'m>,
         caches: super::frames::WalkCaches,
     ) -> Result<Self, Error> {
+        Self::make(vm, mem, caches, true)
+    }
+
+    fn make(
+        vm: &VmModel,
+        mem: &'m Paged<'m>,
+        caches: super::frames::WalkCaches,
+        readers: bool,
+    ) -> Result<Self, Error> {
         Ok(ThreadWalk {
             mem,
             layout: ThreadLayout::new(vm)?,
             walker: Walker::with_kept(vm, mem, caches),
-            java: Some(JavaReader::new(vm, mem)),
-            lock_reader: Some(LockReader::new(vm, mem)),
+            java: readers.then(|| JavaReader::new(vm, mem)),
+            lock_reader: readers.then(|| LockReader::new(vm, mem)),
         })
     }
 
@@ -312,13 +321,7 @@ impl<'m> ThreadWalk<'m> {
         mem: &'m Paged<'m>,
         caches: super::frames::WalkCaches,
     ) -> Result<Self, Error> {
-        Ok(ThreadWalk {
-            mem,
-            layout: ThreadLayout::new(vm)?,
-            walker: Walker::with_kept(vm, mem, caches),
-            java: None,
-            lock_reader: None,
-        })
+        Self::make(vm, mem, caches, false)
     }
 
     /// Walks the thread whose `JavaThread` is at `address` (held, or the whole target stopped)
