@@ -372,6 +372,11 @@ impl MemoryCopy {
         &self.bytes
     }
 
+    /// The copied bytes, taken back (a buffer for the next copy).
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
     /// Whether `[addr, addr + len)` lies inside the copy.
     pub fn contains(&self, addr: u64, len: usize) -> bool {
         addr.checked_sub(self.base).is_some_and(|off| {
@@ -398,6 +403,33 @@ impl ReadMemory for MemoryCopy {
         Ok(())
     }
 }
+
+/// A hasher for keys that are addresses in the target (`Klass*`, `Method*`, pages, pcs): one
+/// multiply, high bits folded down. Walks look such keys up per object or per frame, where
+/// SipHash's cost shows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
+
+/// A map keyed by an address in the target ([`AddressHasher`]).
+pub type AddressMap<V> =
+    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<AddressHasher>>;
 
 #[cfg(test)]
 mod tests {
@@ -438,3 +470,4 @@ mod tests {
         ));
     }
 }
+

@@ -21,8 +21,6 @@
 //! instance size nor an array descriptor, a size of zero, past the space's top or across a
 //! TLAB hole, or an unreadable chunk ends the walk of that space with a [`Note`].
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Note;
 use super::spaces::{Space, SpaceKind, Tlab};
@@ -41,34 +39,12 @@ pub const MAX_OBJECT: u64 = 1 << 36;
 /// `Klass::_lh_instance_slow_path_bit`.
 const LH_SLOW_PATH: i32 = 1;
 
-/// A hasher for `Klass*` keys (one multiply, high bits folded down): the walk looks a klass up
-/// per object, where SipHash's cost shows.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct KlassHasher(u64);
-
-impl Hasher for KlassHasher {
-    fn finish(&self) -> u64 {
-        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h ^ (h >> 32)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-}
-
 /// What [`Walker::walk`] calls for each object: its address, `Klass*`, size in bytes and (with
 /// [`Walker::with_bodies`]) its bytes.
 pub type Visit<'v> = dyn FnMut(u64, u64, u64, Option<&[u8]>) + 'v;
 
-/// A map keyed by `Klass*`.
-pub type KlassMap<V> = HashMap<u64, V, BuildHasherDefault<KlassHasher>>;
+/// A map keyed by `Klass*` (the walk looks a klass up per object, where SipHash's cost shows).
+pub type KlassMap<V> = crate::memory::AddressMap<V>;
 
 /// A direct-mapped cache of one value per `Klass*`, in front of a [`KlassMap`]: a heap's
 /// objects are mostly of a few classes, often interleaved, and one probe here costs less than a

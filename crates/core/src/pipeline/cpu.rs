@@ -253,26 +253,22 @@ impl ThreadSampler {
             .iter()
             .filter(|t| tids.contains(&t.tid))
             .collect();
-        let before: HashMap<Pid, TaskStat> = wanted
-            .iter()
-            .filter_map(|t| Some((t.tid, process::task_stat(pid, t.tid)?)))
-            .collect();
+        let tids: Vec<Pid> = wanted.iter().map(|t| t.tid).collect();
+        let watch = process::RunWatch::start(pid, &tids);
         // Those not running now: walked unheld first.
         let (quiet, running): (Vec<&Tracked>, Vec<&Tracked>) = wanted
             .iter()
-            .partition(|t| before.get(&t.tid).is_some_and(|s| s.state != b'R'));
+            .partition(|t| watch.first(t.tid).is_some_and(|s| s.state != b'R'));
         let paged = Paged::new(self.jvm.memory());
         let addresses: Vec<u64> = quiet.iter().map(|t| t.address).collect();
         let unheld = dump::walk_at(&self.jvm.vm, &paged, &|_| None, &addresses)?;
         let mut out = Vec::new();
         let mut again: Vec<&Tracked> = running;
         for (t, walked) in quiet.iter().zip(unheld) {
-            let still = process::task_stat(pid, t.tid);
-            match (before.get(&t.tid), still) {
-                (Some(b), Some(a)) if b.quiet_until(&a) => {
-                    out.extend(sample_of(t, walked, false));
-                }
-                _ => again.push(t),
+            if watch.quiet(t.tid) {
+                out.extend(sample_of(t, walked, false));
+            } else {
+                again.push(t);
             }
         }
         let mut cost = SampleCost {

@@ -219,19 +219,20 @@ fn running_held_walk(
     let mut details = vec![jvm.path_detail()];
     let host_tids = process::namespace_tids(pid);
     let host = |tid: crate::pid::Pid| host_tids.get(&tid).copied().unwrap_or(tid);
-    let stats = || -> HashMap<crate::pid::Pid, TaskStat> {
-        process::list_tasks(pid)
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|tid| Some((tid, process::task_stat(pid, tid)?)))
-            .collect()
-    };
     let walk_began = Instant::now();
-    let before = stats();
+    let tids = process::list_tasks(pid).unwrap_or_default();
+    let watch = process::RunWatch::start(pid, &tids);
+    eprintln!("T before {:?}", walk_began.elapsed());
     let paged = Paged::new(jvm.memory());
     let (list, addresses) = dump::thread_list(vm, &paged)?;
+    eprintln!("T list {:?}", walk_began.elapsed());
     let mut threads = dump::walk_at(vm, &paged, &|_| None, &addresses)?;
-    let after = stats();
+    eprintln!("T walk {:?}", walk_began.elapsed());
+    let after: HashMap<crate::pid::Pid, TaskStat> = tids
+        .iter()
+        .filter_map(|&tid| Some((tid, watch.again(tid)?)))
+        .collect();
+    eprintln!("T after {:?}", walk_began.elapsed());
     if counter() != Some(began) {
         return Ok(Err(
             "a collection ran during the unheld walk (objects may have moved)",
@@ -255,7 +256,7 @@ fn running_held_walk(
         .enumerate()
         .filter(|(_, t)| {
             needs_registers(t)
-                || !os_tid(t).is_some_and(|tid| match (before.get(&tid), after.get(&tid)) {
+                || !os_tid(t).is_some_and(|tid| match (watch.first(tid), after.get(&tid)) {
                     (Some(b), Some(a)) => b.quiet_until(a),
                     _ => false,
                 })
@@ -284,6 +285,7 @@ fn running_held_walk(
         report = Some(stopped.release());
         assembled?
     };
+    eprintln!("T assembled {:?}", walk_began.elapsed());
     process.check_same()?;
     let mut dump = dump;
     dump.taken_at = Some(std::time::SystemTime::now());

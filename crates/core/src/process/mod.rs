@@ -85,6 +85,51 @@ impl TaskStates {
     /// Nothing is kept open.
     pub(crate) fn keep_only(&self, _tids: &[Pid]) {}
 }
+/// A first look at threads, to tell later which of them did not run since (Linux: each
+/// thread's `schedstat` kept open).
+#[cfg(all(feature = "live", target_os = "linux"))]
+pub(crate) use os::RunWatch;
+
+/// A first look at threads, to tell later which did not run since: where no run count is
+/// known (not Linux), none is ever quiet.
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+pub(crate) struct RunWatch {
+    pid: Pid,
+    first: std::collections::HashMap<Pid, TaskStat>,
+}
+
+#[cfg(not(all(feature = "live", target_os = "linux")))]
+impl RunWatch {
+    /// Looks at threads `tids` of process `pid` now ([`task_stat`]).
+    pub(crate) fn start(pid: Pid, tids: &[Pid]) -> RunWatch {
+        let first = tids
+            .iter()
+            .filter_map(|&tid| Some((tid, task_stat(pid, tid)?)))
+            .collect();
+        RunWatch { pid, first }
+    }
+
+    /// Thread `tid` at the first look.
+    pub(crate) fn first(&self, tid: Pid) -> Option<TaskStat> {
+        self.first.get(&tid).copied()
+    }
+
+    /// Thread `tid` now ([`task_stat`] again).
+    pub(crate) fn again(&self, tid: Pid) -> Option<TaskStat> {
+        self.first.get(&tid)?;
+        task_stat(self.pid, tid)
+    }
+
+    /// Whether thread `tid` provably did not run since the first look
+    /// ([`TaskStat::quiet_until`]).
+    pub(crate) fn quiet(&self, tid: Pid) -> bool {
+        match (self.first(tid), self.again(tid)) {
+            (Some(b), Some(a)) => b.quiet_until(&a),
+            _ => false,
+        }
+    }
+}
+
 /// The host's ids of a process's threads by the ids its own pid namespace gives them (Linux
 /// `NSpid`; empty on Windows and in the reader's own namespace).
 pub(crate) use os::namespace_tids;

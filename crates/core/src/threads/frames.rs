@@ -36,14 +36,13 @@
 //!   at `ConstantPool + sizeof(ConstantPool) + 8 * index`; `Klass::_name`; `Symbol::_length`,
 //!   `_body`.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use std::rc::Rc;
 
 use super::list::Anchor;
 use crate::error::{Error, VmError};
-use crate::memory::{LeBytes, ReadMemory};
+use crate::memory::{AddressMap, LeBytes, ReadMemory};
 use crate::registers::{Arch, ThreadRegisters};
 use crate::vm::VmModel;
 use crate::vm::codec::line_numbers::LineNumberTable;
@@ -476,6 +475,8 @@ pub struct Walker<'a> {
     /// `Location::Type` numbering with `vector` (JDK 16+).
     vector_locations: bool,
     caches: WalkCaches,
+    /// The frames of the thread being walked ([`Walker::walk`]), kept for the next.
+    scratch: Vec<Frame>,
 }
 
 /// What walks learn of the code cache and the methods, by address: code blobs, nmethods'
@@ -486,14 +487,14 @@ pub struct Walker<'a> {
 pub struct WalkCaches {
     /// The code heaps and `StubRoutines::_call_stub_return_address`.
     code: Option<(Vec<Heap>, u64)>,
-    nmethods: HashMap<u64, Option<Rc<NmethodInfo>>>,
-    methods: HashMap<u64, Option<MethodInfo>>,
-    lines: HashMap<u64, Option<Rc<LineNumberTable>>>,
-    blobs: HashMap<u64, Option<Blob>>,
+    nmethods: AddressMap<Option<Rc<NmethodInfo>>>,
+    methods: AddressMap<Option<MethodInfo>>,
+    lines: AddressMap<Option<Rc<LineNumberTable>>>,
+    blobs: AddressMap<Option<Blob>>,
     /// The code blob's address for each pc looked up (the segment map's answer), so a kept
     /// cache finds a sampled thread's blobs without reading the segment map again.
-    blob_at: HashMap<u64, Option<u64>>,
-    symbols: HashMap<u64, Option<String>>,
+    blob_at: AddressMap<Option<u64>>,
+    symbols: AddressMap<Option<String>>,
 }
 
 impl WalkCaches {
@@ -752,6 +753,7 @@ impl<'a> Walker<'a> {
             relative_monitor_top: vm.major >= 22,
             vector_locations: vm.major >= 16,
             caches,
+            scratch: Vec::new(),
         })
     }
 
@@ -1276,7 +1278,22 @@ impl<'a> Walker<'a> {
     /// Walks the Java frames of a thread from its anchor or its registers; `stack` is `(base,
     /// size)`. Returns the frames and, when the walk stopped before the first entry frame, why.
     pub fn walk(&mut self, start: WalkStart, stack: (u64, u64)) -> (Vec<Frame>, Option<String>) {
-        let mut frames = Vec::new();
+        // Walked into a buffer kept from one thread to the next, then moved into a vector of
+        // the right size: a thread's frames are one allocation, not a vector grown by doubling.
+        let scratch = std::mem::take(&mut self.scratch);
+        let (mut walked, why) = self.walk_frames(scratch, start, stack);
+        let frames = walked.drain(..).collect();
+        self.scratch = walked;
+        (frames, why)
+    }
+
+    /// [`Walker::walk`] into `frames` (empty; its room is reused).
+    fn walk_frames(
+        &mut self,
+        mut frames: Vec<Frame>,
+        start: WalkStart,
+        stack: (u64, u64),
+    ) -> (Vec<Frame>, Option<String>) {
         let (base, size) = stack;
         let low = base.saturating_sub(size);
         let in_stack = |a: u64| a >= low && a < base;

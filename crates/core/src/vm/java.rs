@@ -20,7 +20,7 @@ use std::rc::Rc;
 use super::VmModel;
 use super::codec::{field_info, java_string};
 use crate::error::{Error, VmEntry, VmError};
-use crate::memory::ReadMemory;
+use crate::memory::{AddressMap, ReadMemory};
 
 /// The fields of a `java.lang.Thread` a dump prints.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -916,8 +916,8 @@ const MAX_CACHED_CLASSES: usize = 1 << 20;
 /// read.
 #[derive(Default)]
 pub struct ModuleNames {
-    by_module: HashMap<u64, Option<String>>,
-    by_klass: HashMap<u64, Option<String>>,
+    by_module: AddressMap<Option<String>>,
+    by_klass: AddressMap<Option<String>>,
     /// `Class.module`'s offset: `Some(None)` once it is known not to exist (JDK 8).
     class_module: Option<Option<u64>>,
 }

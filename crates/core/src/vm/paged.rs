@@ -8,7 +8,7 @@
 //! dump of a thousand threads neither reads them page by page nor keeps them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use crate::memory::AddressMap;
 
 use crate::memory::{MemoryCopy, MemoryError, ReadMemory};
 
@@ -27,11 +27,20 @@ const MAX_FOCUS: usize = 1 << 20;
 pub struct Paged<'a> {
     inner: &'a dyn ReadMemory,
     page: u64,
-    pages: RefCell<HashMap<u64, Option<Box<[u8]>>>>,
+    pages: RefCell<AddressMap<Option<Box<[u8]>>>>,
     reads: std::cell::Cell<u64>,
     /// The ranges of the thread being read, each copied in one read.
     focus: RefCell<Vec<MemoryCopy>>,
+    /// Buffers of copies [`Paged::focus`] dropped, for its next copies (at most
+    /// [`SPARE_BUFFERS`]): a dump of 1,000 threads does not allocate and fault in fresh memory
+    /// for each thread's stack.
+    spare: RefCell<Vec<Vec<u8>>>,
 }
+
+/// The most buffers [`Paged::focus`] keeps for reuse (a thread's focus is three ranges), and
+/// the longest kept.
+const SPARE_BUFFERS: usize = 4;
+const SPARE_MAX: usize = 256 << 10;
 
 impl<'a> Paged<'a> {
     /// A cache over `inner`, with `inner`'s page size (at most 64 KiB, at least 4 KiB).
@@ -39,9 +48,10 @@ impl<'a> Paged<'a> {
         Paged {
             inner,
             page: inner.page_size().clamp(4096, 65536),
-            pages: RefCell::new(HashMap::new()),
+            pages: RefCell::new(AddressMap::default()),
             reads: std::cell::Cell::new(0),
             focus: RefCell::new(Vec::new()),
+            spare: RefCell::new(Vec::new()),
         }
     }
 
@@ -70,14 +80,27 @@ impl<'a> Paged<'a> {
             }
             match old.iter().position(|c| c.contains(from, len)) {
                 Some(i) => keep[i] = true,
-                None => wanted.push((from, vec![0u8; len])),
+                None => wanted.push((from, len)),
             }
         }
-        focus.extend(
-            old.into_iter()
-                .zip(keep)
-                .filter_map(|(c, k)| k.then_some(c)),
-        );
+        let mut spare = self.spare.borrow_mut();
+        for (copy, kept) in old.into_iter().zip(keep) {
+            if kept {
+                focus.push(copy);
+            } else if spare.len() < SPARE_BUFFERS && copy.bytes().len() <= SPARE_MAX {
+                spare.push(copy.into_bytes());
+            }
+        }
+        let mut wanted: Vec<(u64, Vec<u8>)> = wanted
+            .into_iter()
+            .map(|(from, len)| {
+                let mut buf = spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.resize(len, 0);
+                (from, buf)
+            })
+            .collect();
+        drop(spare);
         if wanted.is_empty() {
             return;
         }
