@@ -29,7 +29,7 @@ pub fn frame_text(f: &Frame) -> String {
     let at = match (f.kind, &f.file, f.line) {
         (FrameKind::Native, _, _) => "Native Method".to_string(),
         (_, Some(file), Some(line)) => format!("{file}:{line}"),
-        (_, Some(file), None) => file.clone(),
+        (_, Some(file), None) => file.to_string(),
         (_, None, _) => "Unknown Source".to_string(),
     };
     format!("{}.{}({at})", f.class, f.method)

@@ -301,9 +301,9 @@ fn stacks(
                         _ => -1,
                     },
                     sp: f.sp,
-                    method: f.method,
-                    signature: f.signature.unwrap_or_default(),
-                    file: f.file,
+                    method: f.method.to_string(),
+                    signature: f.signature.as_deref().unwrap_or_default().to_string(),
+                    file: f.file.as_deref().map(str::to_string),
                     objects: f
                         .monitors
                         .iter()

@@ -30,7 +30,9 @@ impl DumpThread {
         let Some(at) = self
             .frames
             .iter()
-            .position(|f| f.class == "jdk.internal.vm.Continuation" && f.method == "enterSpecial")
+            .position(|f| {
+                &*f.class == "jdk.internal.vm.Continuation" && &*f.method == "enterSpecial"
+            })
         else {
             return;
         };

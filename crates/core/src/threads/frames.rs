@@ -39,6 +39,7 @@
 use std::fmt::Write as _;
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::list::Anchor;
 use crate::error::{Error, VmError};
@@ -99,20 +100,20 @@ pub struct Frame {
     #[serde(skip)]
     pub holder: u64,
     /// The holder class, external name (`java.lang.Object`).
-    pub class: String,
+    pub class: Arc<str>,
     /// The method name.
-    pub method: String,
+    pub method: Arc<str>,
     /// The method's signature (`(Ljava/lang/String;)V`), when `ConstMethod::_signature_index`
     /// is exported.
     #[serde(skip)]
-    pub signature: Option<String>,
+    pub signature: Option<Arc<str>>,
     /// The holder's named module as `Thread.print` prefixes the source with it
     /// (`java.base@17.0.15`): filled by [`super::dump::annotate`] (`vm::java::ModuleNames`);
     /// `None` in the unnamed module, on JDK 8, and in a sampler's frames.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
+    pub module: Option<Arc<str>>,
     /// The source file (`Object.java`), when the class records one.
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     /// The line, when known.
     pub line: Option<i32>,
     /// The bytecode index, when known.
@@ -300,10 +301,10 @@ pub enum WalkStart {
 struct MethodInfo {
     /// The holder's `InstanceKlass*`.
     holder: u64,
-    class: String,
-    name: String,
-    signature: Option<String>,
-    file: Option<String>,
+    class: Arc<str>,
+    name: Arc<str>,
+    signature: Option<Arc<str>>,
+    file: Option<Arc<str>>,
     native: bool,
     const_method: u64,
     code_size: u64,
@@ -904,10 +905,10 @@ impl<'a> Walker<'a> {
             }
             Some(MethodInfo {
                 holder,
-                class,
-                name,
-                signature,
-                file,
+                class: class.into(),
+                name: name.into(),
+                signature: signature.map(Into::into),
+                file: file.map(Into::into),
                 native: flags & 0x0100 != 0,
                 const_method: cm,
                 code_size,

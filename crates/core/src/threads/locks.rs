@@ -357,11 +357,11 @@ pub fn annotate(
     // `_init_thread` is the thread running them.
     let mut initializing: Vec<(u64, String)> = Vec::new();
     for t in threads.iter() {
-        for f in t.frames.iter().filter(|f| f.method == "<clinit>") {
+        for f in t.frames.iter().filter(|f| &*f.method == "<clinit>") {
             if locks.initializing(f.holder, t.vm.address)
-                && !initializing.iter().any(|(_, c)| *c == f.class)
+                && !initializing.iter().any(|(_, c)| **c == *f.class)
             {
-                initializing.push((t.vm.address, f.class.clone()));
+                initializing.push((t.vm.address, f.class.to_string()));
             }
         }
     }
@@ -374,7 +374,7 @@ pub fn annotate(
             && t.vm.os_state == Some(5)
             && t.frames
                 .first()
-                .is_some_and(|f| !(f.class == "java.lang.Object" && f.method.starts_with("wait")));
+                .is_some_and(|f| !(&*f.class == "java.lang.Object" && f.method.starts_with("wait")));
         let init_line = if waits_for_init {
             let mut others = initializing.iter().filter(|(by, _)| *by != t.vm.address);
             match (others.next(), others.next()) {
@@ -420,7 +420,7 @@ pub fn annotate(
             let mut lines = Vec::new();
             if first_frame {
                 let is_wait =
-                    (f.method == "wait" || f.method == "wait0") && f.class == "java.lang.Object";
+                    (&*f.method == "wait" || &*f.method == "wait0") && &*f.class == "java.lang.Object";
                 if is_wait {
                     match f.receiver {
                         Receiver::Value(o) if o != 0 => lines.push(LockLine {

@@ -916,15 +916,19 @@ const MAX_CACHED_CLASSES: usize = 1 << 20;
 /// read.
 #[derive(Default)]
 pub struct ModuleNames {
-    by_module: AddressMap<Option<String>>,
-    by_klass: AddressMap<Option<String>>,
+    by_module: AddressMap<Option<std::sync::Arc<str>>>,
+    by_klass: AddressMap<Option<std::sync::Arc<str>>>,
     /// `Class.module`'s offset: `Some(None)` once it is known not to exist (JDK 8).
     class_module: Option<Option<u64>>,
 }
 
 impl ModuleNames {
     /// The named module of the class whose `Klass*` is `klass`, by its mirror.
-    pub fn of_klass(&mut self, reader: &JavaReader<'_>, klass: u64) -> Option<String> {
+    pub fn of_klass(
+        &mut self,
+        reader: &JavaReader<'_>,
+        klass: u64,
+    ) -> Option<std::sync::Arc<str>> {
         if let Some(m) = self.by_klass.get(&klass) {
             return m.clone();
         }
@@ -939,7 +943,11 @@ impl ModuleNames {
     }
 
     /// The named module of the class whose `java.lang.Class` mirror is `mirror`.
-    pub fn of_mirror(&mut self, reader: &JavaReader<'_>, mirror: u64) -> Option<String> {
+    pub fn of_mirror(
+        &mut self,
+        reader: &JavaReader<'_>,
+        mirror: u64,
+    ) -> Option<std::sync::Arc<str>> {
         let class_module = match self.class_module {
             Some(o) => o?,
             None => {
@@ -960,7 +968,7 @@ impl ModuleNames {
         if let Some(m) = self.by_module.get(&module) {
             return m.clone();
         }
-        let named = Self::read(reader, module);
+        let named = Self::read(reader, module).map(std::sync::Arc::from);
         if self.by_module.len() < MAX_CACHED_CLASSES {
             self.by_module.insert(module, named.clone());
         }
