@@ -91,7 +91,6 @@ pub fn say_how(
 
 /// Runs `inspect threads`.
 pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
-    let t0 = std::time::Instant::now();
     let taken = match args.file.source(args.pid)? {
         Source::Live(pid) => live(pid, args)?,
         Source::Core(core) => hsinspect::pipeline::dump_threads_core(
@@ -106,7 +105,6 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
         )
         .with_context(|| format!("thread dump of core {}", core.display()))?,
     };
-    eprintln!("T dumped {:?}", t0.elapsed());
     say_how(&taken.details, &taken.warnings, args.verbose);
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match args.format {
@@ -117,7 +115,6 @@ pub fn run(args: &ThreadsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    eprintln!("T printed {:?}", t0.elapsed());
     let code = match &taken.dump.virtual_threads_error {
         Some(e) => {
             eprintln!("error: virtual threads not read: {e}");

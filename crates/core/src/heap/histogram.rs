@@ -191,7 +191,10 @@ pub fn histogram(vm: &VmModel, mem: &(dyn ReadMemory + Sync)) -> Result<Histogra
             dormant += instances;
             continue;
         }
-        let module = modules.of_mirror(&reader, mirror).as_deref().map(str::to_string);
+        let module = modules
+            .of_mirror(&reader, mirror)
+            .as_deref()
+            .map(str::to_string);
         rows.push(Row {
             instances,
             bytes,

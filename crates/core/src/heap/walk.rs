@@ -21,7 +21,6 @@
 //! instance size nor an array descriptor, a size of zero, past the space's top or across a
 //! TLAB hole, or an unreadable chunk ends the walk of that space with a [`Note`].
 
-
 use super::Note;
 use super::spaces::{Space, SpaceKind, Tlab};
 use crate::error::{Error, VmError};

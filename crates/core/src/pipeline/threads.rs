@@ -222,17 +222,13 @@ fn running_held_walk(
     let walk_began = Instant::now();
     let tids = process::list_tasks(pid).unwrap_or_default();
     let watch = process::RunWatch::start(pid, &tids);
-    eprintln!("T before {:?}", walk_began.elapsed());
     let paged = Paged::new(jvm.memory());
     let (list, addresses) = dump::thread_list(vm, &paged)?;
-    eprintln!("T list {:?}", walk_began.elapsed());
     let mut threads = dump::walk_at(vm, &paged, &|_| None, &addresses)?;
-    eprintln!("T walk {:?}", walk_began.elapsed());
     let after: HashMap<crate::pid::Pid, TaskStat> = tids
         .iter()
         .filter_map(|&tid| Some((tid, watch.again(tid)?)))
         .collect();
-    eprintln!("T after {:?}", walk_began.elapsed());
     if counter() != Some(began) {
         return Ok(Err(
             "a collection ran during the unheld walk (objects may have moved)",
@@ -285,7 +281,6 @@ fn running_held_walk(
         report = Some(stopped.release());
         assembled?
     };
-    eprintln!("T assembled {:?}", walk_began.elapsed());
     process.check_same()?;
     let mut dump = dump;
     dump.taken_at = Some(std::time::SystemTime::now());

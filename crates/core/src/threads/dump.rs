@@ -27,13 +27,9 @@ impl DumpThread {
         let Some(v) = &mut self.virtual_thread else {
             return;
         };
-        let Some(at) = self
-            .frames
-            .iter()
-            .position(|f| {
-                &*f.class == "jdk.internal.vm.Continuation" && &*f.method == "enterSpecial"
-            })
-        else {
+        let Some(at) = self.frames.iter().position(|f| {
+            &*f.class == "jdk.internal.vm.Continuation" && &*f.method == "enterSpecial"
+        }) else {
             return;
         };
         let carrier = self.frames.split_off(at + 1);

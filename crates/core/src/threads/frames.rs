@@ -1283,7 +1283,8 @@ impl<'a> Walker<'a> {
         // the right size: a thread's frames are one allocation, not a vector grown by doubling.
         let scratch = std::mem::take(&mut self.scratch);
         let (mut walked, why) = self.walk_frames(scratch, start, stack);
-        let frames = walked.drain(..).collect();
+        let mut frames = Vec::with_capacity(walked.len());
+        frames.append(&mut walked);
         self.scratch = walked;
         (frames, why)
     }

@@ -372,9 +372,9 @@ pub fn annotate(
         // class is being initialized by another thread, left out otherwise.
         let waits_for_init = locks.major >= 17
             && t.vm.os_state == Some(5)
-            && t.frames
-                .first()
-                .is_some_and(|f| !(&*f.class == "java.lang.Object" && f.method.starts_with("wait")));
+            && t.frames.first().is_some_and(|f| {
+                !(&*f.class == "java.lang.Object" && f.method.starts_with("wait"))
+            });
         let init_line = if waits_for_init {
             let mut others = initializing.iter().filter(|(by, _)| *by != t.vm.address);
             match (others.next(), others.next()) {
@@ -419,8 +419,8 @@ pub fn annotate(
         for (f, states) in t.frames.iter_mut().zip(states) {
             let mut lines = Vec::new();
             if first_frame {
-                let is_wait =
-                    (&*f.method == "wait" || &*f.method == "wait0") && &*f.class == "java.lang.Object";
+                let is_wait = (&*f.method == "wait" || &*f.method == "wait0")
+                    && &*f.class == "java.lang.Object";
                 if is_wait {
                     match f.receiver {
                         Receiver::Value(o) if o != 0 => lines.push(LockLine {

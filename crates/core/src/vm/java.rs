@@ -924,11 +924,7 @@ pub struct ModuleNames {
 
 impl ModuleNames {
     /// The named module of the class whose `Klass*` is `klass`, by its mirror.
-    pub fn of_klass(
-        &mut self,
-        reader: &JavaReader<'_>,
-        klass: u64,
-    ) -> Option<std::sync::Arc<str>> {
+    pub fn of_klass(&mut self, reader: &JavaReader<'_>, klass: u64) -> Option<std::sync::Arc<str>> {
         if let Some(m) = self.by_klass.get(&klass) {
             return m.clone();
         }

@@ -7,8 +7,8 @@
 //! the cache ([`Paged::focus`]): each range in one read, dropped once the thread is done, so a
 //! dump of a thousand threads neither reads them page by page nor keeps them.
 
-use std::cell::RefCell;
 use crate::memory::AddressMap;
+use std::cell::RefCell;
 
 use crate::memory::{MemoryCopy, MemoryError, ReadMemory};
 

@@ -434,7 +434,13 @@ impl RunWatch {
         let open = |tid: Pid, name: &str| -> Option<std::fs::File> {
             let path = format!("{tid}/{name}");
             let fd = match &dir {
-                Some(d) => openat(d, path.as_str(), OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty()).ok()?,
+                Some(d) => openat(
+                    d,
+                    path.as_str(),
+                    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?,
                 None => return std::fs::File::open(format!("/proc/{pid}/task/{path}")).ok(),
             };
             Some(std::fs::File::from(fd))
@@ -778,6 +784,67 @@ mod schedstat_tests {
             ..asleep
         };
         assert!(!unknown.quiet_until(&unknown));
+    }
+}
+
+#[cfg(test)]
+mod run_watch_tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// A thread of this process that sends its id, then waits for a message (asleep, `S`) and
+    /// ends after the second; `wake` sends one.
+    fn sleeper() -> (
+        crate::pid::Pid,
+        mpsc::Sender<()>,
+        std::thread::JoinHandle<()>,
+    ) {
+        let (tx, rx) = mpsc::channel();
+        let (wake, wait) = mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            let _ = wait.recv();
+            let _ = wait.recv();
+        });
+        (rx.recv().unwrap(), wake, handle)
+    }
+
+    /// Waits until thread `tid` of this process sleeps.
+    fn until_asleep(tid: crate::pid::Pid) {
+        let me = std::process::id() as crate::pid::Pid;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while super::task_stat(me, tid).is_none_or(|s| s.state != b'S') {
+            assert!(Instant::now() < deadline, "thread {tid} never slept");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// A sleeping thread is quiet until it is woken and runs; this (running) thread never is;
+    /// a thread not watched, or ended, is not either.
+    #[test]
+    fn a_thread_is_quiet_until_it_runs() {
+        let me = std::process::id() as crate::pid::Pid;
+        let running = nix::unistd::gettid().as_raw();
+        let (asleep, wake, handle) = sleeper();
+        until_asleep(asleep);
+        let watch = super::RunWatch::start(me, &[running, asleep]);
+        assert_eq!(watch.first(running).map(|s| s.state), Some(b'R'));
+        assert!(!watch.quiet(running), "the watching thread runs");
+        assert!(watch.quiet(asleep), "{:?}", watch.first(asleep));
+        assert!(watch.quiet(asleep), "still asleep: quiet when asked again");
+        let first = watch.first(asleep).unwrap();
+        let again = watch.again(asleep).unwrap();
+        assert_eq!((again.state, again.nice), (first.state, first.nice));
+        // Woken: it runs (to wait again), so its run count moved.
+        wake.send(()).unwrap();
+        until_asleep(asleep);
+        assert!(!watch.quiet(asleep), "it ran: {:?}", watch.again(asleep));
+        assert!(watch.again(asleep).unwrap().run_count > first.run_count);
+        assert!(!watch.quiet(1), "not watched");
+        wake.send(()).unwrap();
+        handle.join().unwrap();
+        assert_eq!(watch.again(asleep), None, "an ended thread's kept file");
+        assert!(!watch.quiet(asleep));
     }
 }
 
