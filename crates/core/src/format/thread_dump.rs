@@ -285,15 +285,22 @@ fn virtual_thread_text(t: &UnmountedVirtualThread, table: &[Frame], out: &mut St
 }
 
 fn stack_text<'f>(frames: impl IntoIterator<Item = &'f Frame>, out: &mut String) {
+    // Pieces pushed, not formatted: 27,000 frames on a JVM of 1,000 threads.
     for f in frames {
-        let _ = write!(out, "\tat {}.{}(", f.class, f.method);
+        out.push_str("\tat ");
+        out.push_str(&f.class);
+        out.push('.');
+        out.push_str(&f.method);
+        out.push('(');
         if let Some(module) = &f.module {
-            let _ = write!(out, "{module}/");
+            out.push_str(module);
+            out.push('/');
         }
         match (f.kind, &f.file, f.line) {
             (FrameKind::Native, _, _) => out.push_str("Native Method"),
             (_, Some(file), Some(line)) => {
-                let _ = write!(out, "{file}:{line}");
+                out.push_str(file);
+                let _ = write!(out, ":{line}");
             }
             (_, Some(file), None) => out.push_str(file),
             (_, None, _) => out.push_str("Unknown Source"),
