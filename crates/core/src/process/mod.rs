@@ -85,6 +85,7 @@ impl TaskStates {
     /// Nothing is kept open.
     pub(crate) fn keep_only(&self, _tids: &[Pid]) {}
 }
+
 /// A first look at threads, to tell later which of them did not run since (Linux: each
 /// thread's `schedstat` kept open).
 #[cfg(all(feature = "live", target_os = "linux"))]

@@ -362,9 +362,9 @@ fn open_with_stat(pid: Pid) -> Result<(ProcfsProcess, procfs::process::Stat), Er
 /// (`-XX:ThreadPriorityPolicy`, `os::get_native_priority` in `os_linux.cpp`); else it prints 0.
 pub const OS_PRIORITY_IS_NICE: bool = true;
 
-/// Thread `tid` of process `pid` as `/proc/<pid>/task/<tid>/stat` says (one open and one read:
-/// the line is about 300 bytes, `comm` at most 16 and 52 numbers); `None` when it is gone or
-/// unreadable.
+/// Thread `tid` of process `pid` as `/proc/<pid>/task/<tid>/stat` and `schedstat` say (an open
+/// and a read each: the `stat` line is about 300 bytes, `comm` at most 16 and 52 numbers);
+/// `None` when it is gone or unreadable.
 ///
 /// The CPU time is the scheduler's own, in nanoseconds (`schedstat`'s first field,
 /// `sum_exec_runtime`: what the thread's CPU clock and so jcmd's `cpu=` read); `stat`'s user and
