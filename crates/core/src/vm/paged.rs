@@ -7,10 +7,9 @@
 //! the cache ([`Paged::focus`]): each range in one read, dropped once the thread is done, so a
 //! dump of a thousand threads neither reads them page by page nor keeps them.
 
-use crate::memory::AddressMap;
 use std::cell::RefCell;
 
-use crate::memory::{MemoryCopy, MemoryError, ReadMemory};
+use crate::memory::{AddressMap, MemoryCopy, MemoryError, ReadMemory};
 
 /// At most this many pages are kept (4 MiB with 4 KiB pages); past it the cache is cleared. The
 /// pages read again after a clear are few (the shared metadata: methods, symbols, the code
