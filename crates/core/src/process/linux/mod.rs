@@ -409,12 +409,41 @@ fn stat_with(f: std::fs::File, sched: Option<(u64, u64)>) -> Option<super::TaskS
 /// no CPU from the first read to the later one ([`super::TaskStat::quiet_until`]).
 ///
 /// The files are opened relative to `/proc/<pid>/task` (no walk of the whole path each time),
-/// and each thread's `schedstat` is kept open for the later look (at most
-/// [`TaskStates::max_kept`] files; past that the later look opens it again): on a JVM of 1,000
-/// threads the later look is 1,000 `pread`s.
+/// and each thread's `schedstat` is kept open for the later look: on a JVM of 1,000 threads the
+/// later look is 1,000 `pread`s. A kept file stays with its thread, so an id that a new thread
+/// took since reads as gone. The soft open-file limit is raised for them when it is too low
+/// (up to the hard limit: this reader's own limit, nothing of the target's); a thread past what
+/// the hard limit allows has its file opened again by its path at the later look, for its CPU
+/// time only: its run count is then unknown and it is never quiet (it is held).
 pub struct RunWatch {
     pid: Pid,
     first: std::collections::HashMap<Pid, Watched>,
+}
+
+/// The open-file limit (`RLIMIT_NOFILE`'s soft limit) raised to `wanted` when it is lower and
+/// the hard limit allows (to the hard limit when that is lower): what [`RunWatch`] may keep
+/// open. 1,024 when the limit cannot be read.
+fn open_files_for(wanted: usize) -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit into the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    let wanted = libc::rlim_t::try_from(wanted).unwrap_or(libc::rlim_t::MAX);
+    if limit.rlim_cur < wanted && limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: wanted.min(limit.rlim_max),
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct it is given; a refusal leaves the limit as it was.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit = raised;
+        }
+    }
+    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
 }
 
 /// One thread's first look and its kept `schedstat`.
@@ -445,7 +474,7 @@ impl RunWatch {
             };
             Some(std::fs::File::from(fd))
         };
-        let mut room = TaskStates::max_kept();
+        let mut room = open_files_for(tids.len() + 128).saturating_sub(128);
         for &tid in tids {
             let sched_file = open(tid, "schedstat");
             let sched = sched_file.as_ref().and_then(read_schedstat);
@@ -468,16 +497,18 @@ impl RunWatch {
     /// those of the first look. `None` when it was not seen then or is gone now.
     pub fn again(&self, tid: Pid) -> Option<super::TaskStat> {
         let w = self.first.get(&tid)?;
-        let sched = match &w.schedstat {
-            Some(f) => read_schedstat(f)?,
+        // A file opened again by its path may be another thread's that took the id: its CPU
+        // time serves `cpu=`, but its run count proves nothing (unknown: never quiet).
+        let (sched, kept) = match &w.schedstat {
+            Some(f) => (read_schedstat(f)?, true),
             None => {
                 let f = std::fs::File::open(format!("/proc/{}/task/{tid}/schedstat", self.pid));
-                read_schedstat(&f.ok()?)?
+                (read_schedstat(&f.ok()?)?, false)
             }
         };
         Some(super::TaskStat {
             cpu_ms: sched.0 as f64 / 1e6,
-            run_count: Some(sched.1),
+            run_count: kept.then_some(sched.1),
             ..w.stat
         })
     }
