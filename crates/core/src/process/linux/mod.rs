@@ -422,7 +422,8 @@ pub struct RunWatch {
 
 /// The open-file limit (`RLIMIT_NOFILE`'s soft limit) raised to `wanted` when it is lower and
 /// the hard limit allows (to the hard limit when that is lower): what [`RunWatch`] may keep
-/// open. 1,024 when the limit cannot be read.
+/// open. 1,024 when the limit cannot be read; `wanted` 0 only reads it
+/// ([`TaskStates::max_kept`]).
 fn open_files_for(wanted: usize) -> usize {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -550,16 +551,7 @@ impl TaskStates {
     /// limit, 1,024 by default) less 128 for everything else, at least 64 and at most 4,096 (two
     /// files a thread: a JVM of 200 threads keeps its 400 files open by default).
     pub fn max_kept() -> usize {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the limit into the struct it is given.
-        let soft = match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } {
-            0 => usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX),
-            _ => 1024,
-        };
-        soft.saturating_sub(128).clamp(64, 4096)
+        open_files_for(0).saturating_sub(128).clamp(64, 4096)
     }
 
     /// No file open yet.
